@@ -1,0 +1,394 @@
+/*
+ * salvo: batched Vulkan compute with CUDA-like streams and events.
+ *
+ * One public header. No Vulkan types are needed to use it. Every fallible
+ * function returns a salvo_status (0 success, positive = not an error,
+ * negative = error); salvo_last_error() gives this thread's detail message.
+ *
+ * Conventions:
+ *  - create functions set *out to NULL first and only set it on success;
+ *  - destroy functions accept NULL and never block, never fail;
+ *  - a zeroed or NULL desc means defaults.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef SALVO_SALVO_H
+#define SALVO_SALVO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define SALVO_API
+#else
+#define SALVO_API __attribute__((visibility("default")))
+#endif
+
+#define SALVO_VERSION_MAJOR 0
+#define SALVO_VERSION_MINOR 1
+#define SALVO_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ */
+/* Status codes: Vulkan's sign convention. Callers treat any unknown   */
+/* negative value as an error; codes may be added later.               */
+/* ------------------------------------------------------------------ */
+typedef enum salvo_status {
+    SALVO_OK = 0,
+    SALVO_NOT_READY = 1,  /* work not complete yet (queries)            */
+    SALVO_TIMEOUT = 2,    /* a bounded wait expired; the work goes on    */
+    SALVO_CANCELLED = 3,  /* the event's launches were withdrawn         */
+    SALVO_ERROR_INVALID_ARGUMENT = -1,
+    SALVO_ERROR_OUT_OF_HOST_MEMORY = -2,
+    SALVO_ERROR_OUT_OF_DEVICE_MEMORY = -3,
+    SALVO_ERROR_DEVICE_LOST = -4,
+    SALVO_ERROR_UNSUPPORTED = -5,
+    SALVO_ERROR_NO_DEVICE = -6,     /* no Vulkan device (or none matched) */
+    SALVO_ERROR_BATCH_FAILED = -7,  /* a batch failed; the message names its kernels */
+    SALVO_ERROR_INVALID_STATE = -8, /* the call is not valid in the current state */
+    SALVO_ERROR_UNKNOWN = -9        /* an unexpected driver error */
+} salvo_status;
+
+/* Name of a status ("SALVO_ERROR_DEVICE_LOST"); never allocates, never NULL. */
+SALVO_API const char *salvo_status_string(salvo_status status);
+
+/* Detail of this thread's last failure: where, what, and for a batch the
+ * kernels recorded in it. Empty string when there is none.
+ * Thread safety: thread-local. Lifetime: valid until this thread's next
+ * salvo call. */
+SALVO_API const char *salvo_last_error(void);
+
+/* ------------------------------------------------------------------ */
+/* Opaque objects                                                      */
+/* ------------------------------------------------------------------ */
+typedef struct salvo_device salvo_device;
+typedef struct salvo_stream salvo_stream;
+typedef struct salvo_event salvo_event;
+typedef struct salvo_buffer salvo_buffer;
+typedef struct salvo_kernel salvo_kernel;
+typedef struct salvo_gate salvo_gate;
+
+/* ------------------------------------------------------------------ */
+/* Device                                                              */
+/* ------------------------------------------------------------------ */
+typedef enum salvo_device_type {
+    SALVO_DEVICE_TYPE_OTHER = 0,
+    SALVO_DEVICE_TYPE_INTEGRATED = 1,
+    SALVO_DEVICE_TYPE_DISCRETE = 2,
+    SALVO_DEVICE_TYPE_VIRTUAL = 3,
+    SALVO_DEVICE_TYPE_CPU = 4
+} salvo_device_type;
+
+typedef enum salvo_log_level {
+    SALVO_LOG_DEBUG = 0,
+    SALVO_LOG_INFO = 1,
+    SALVO_LOG_WARNING = 2,
+    SALVO_LOG_ERROR = 3
+} salvo_log_level;
+
+/* Receives every message the library has to say (it never prints by
+ * itself). file/line name the place in salvo's source; validation-layer
+ * messages arrive with file "validation". May be called from any thread
+ * that calls into salvo, with the device's lock held: do not call salvo
+ * from it. */
+typedef void (*salvo_log_fn)(void *user, salvo_log_level level, const char *file, int line,
+                             const char *message);
+
+/* Host allocator. Every host allocation of a device goes through it.
+ * alloc returns memory aligned for any object (as malloc) or NULL. */
+typedef struct salvo_allocator {
+    void *(*alloc)(void *user, size_t size);
+    void (*free)(void *user, void *ptr);
+    void *user;
+} salvo_allocator;
+
+enum {
+    SALVO_NAME_MAX = 256
+};
+
+typedef struct salvo_device_entry {
+    char name[SALVO_NAME_MAX]; /* the enumerated name: what desc.name matches */
+    salvo_device_type type;
+    uint32_t vendor_id;
+    uint32_t device_id;
+    uint32_t api_version; /* Vulkan version, VK_MAKE_API_VERSION encoding */
+} salvo_device_entry;
+
+/* Device creation flags. */
+enum {
+    /* Enable VK_LAYER_KHRONOS_validation; its messages go to the log
+     * callback and are counted in salvo_stats.validation_messages.
+     * Also enabled by the environment variable SALVO_VALIDATION=1. */
+    SALVO_DEVICE_VALIDATION = 1u << 0,
+    /* Also enable synchronization validation (implies VALIDATION).
+     * SALVO_VALIDATION=2 in the environment. */
+    SALVO_DEVICE_SYNC_VALIDATION = 1u << 1,
+    /* Move every explicit transfer through a staging buffer even where
+     * device memory is host-visible (tests the staged path). */
+    SALVO_DEVICE_FORCE_STAGING = 1u << 2
+};
+
+typedef struct salvo_device_desc {
+    /* Exact enumerated name; NULL: $SALVO_DEVICE, else the preferred device
+     * (discrete > integrated > virtual > CPU > other). */
+    const char *name;
+    /* Launches per submitted batch. 0: $SALVO_BATCH, else the default.
+     * 1: submit and wait at every launch. */
+    uint32_t batch_size;
+    /* Bound on each fence wait, in seconds. 0: $SALVO_FENCE_TIMEOUT_S,
+     * else no bound. */
+    double fence_timeout_s;
+    /* Queued releases past which the next launch first runs them.
+     * 0: $SALVO_RELEASE_MAX_COUNT / $SALVO_RELEASE_MAX_BYTES, else defaults. */
+    uint32_t release_max_count;
+    uint64_t release_max_bytes;
+    salvo_log_fn log;
+    void *log_user;
+    const salvo_allocator *allocator; /* NULL: malloc/free */
+    uint32_t flags;                   /* SALVO_DEVICE_* */
+    /* Fault injection (see README, "Testing your failure handling"), same
+     * syntax as $SALVO_FAULT: "op:n:result[:always][,...]". NULL: $SALVO_FAULT. */
+    const char *fault;
+} salvo_device_desc;
+
+typedef struct salvo_memory_heap {
+    uint64_t size;
+    bool device_local;
+} salvo_memory_heap;
+
+typedef struct salvo_device_info {
+    char name[SALVO_NAME_MAX];
+    salvo_device_type type;
+    uint32_t vendor_id;
+    uint32_t device_id;
+    uint32_t api_version;
+    uint32_t driver_version;
+    char driver_name[SALVO_NAME_MAX];
+    char driver_info[SALVO_NAME_MAX];
+    /* compute limits */
+    uint32_t max_workgroup_count[3];
+    uint32_t max_workgroup_size[3];
+    uint32_t max_workgroup_invocations;
+    uint32_t max_push_constants_size;
+    uint32_t max_storage_buffer_range;
+    uint32_t max_bindings; /* storage buffers per kernel */
+    uint64_t min_storage_buffer_offset_alignment;
+    uint32_t subgroup_size;
+    /* capabilities */
+    bool timeline_semaphores;
+    bool host_import;
+    uint64_t host_import_alignment; /* 0 when host_import is false */
+    bool push_descriptors;
+    uint32_t memory_heap_count;
+    salvo_memory_heap memory_heaps[16];
+    /* effective settings */
+    uint32_t batch_size;
+    double fence_timeout_s; /* 0 = unbounded */
+} salvo_device_info;
+
+typedef struct salvo_stats {
+    /* live objects */
+    uint64_t live_buffers;
+    uint64_t live_kernels;
+    uint64_t live_streams;
+    uint64_t live_events;
+    uint64_t live_gates;
+    uint64_t live_buffer_bytes;
+    /* deferred releases */
+    uint64_t releases_pending;
+    uint64_t release_bytes_pending;
+    uint64_t releases_run;
+    /* work */
+    uint64_t launches_pending; /* open batches + batches in flight */
+    uint64_t launches_total;
+    uint64_t batches_submitted;
+    uint64_t barriers_emitted;
+    uint64_t transfer_bytes; /* explicit write/read */
+    uint64_t direct_bindings;
+    uint64_t validation_messages;
+} salvo_stats;
+
+/* List the Vulkan devices that can run compute. With entries NULL, sets
+ * *count to the number available; otherwise fills up to *count entries and
+ * sets *count to the number written. Thread safety: any thread. */
+SALVO_API salvo_status salvo_device_enumerate(salvo_device_entry *entries, uint32_t *count);
+
+/* Open a device (see salvo_device_desc for the choice).
+ * Thread safety: any thread. Lifetime: until salvo_device_destroy; every
+ * object created from it must be destroyed first (or is reclaimed then). */
+SALVO_API salvo_status salvo_device_create(const salvo_device_desc *desc, salvo_device **out);
+
+/* Wait for all work, run every queued release, destroy what is left and
+ * close the device. Objects still alive are reclaimed (logged as a warning);
+ * their handles must not be used again. NULL is a no-op.
+ * Thread safety: no other call on this device may be in progress. */
+SALVO_API void salvo_device_destroy(salvo_device *device);
+
+/* Identity, limits, capabilities and effective settings.
+ * Thread safety: any thread. */
+SALVO_API salvo_status salvo_device_info_get(salvo_device *device, salvo_device_info *out);
+
+/* True once the device has reported that it is lost. Sticky.
+ * Thread safety: any thread. */
+SALVO_API bool salvo_device_is_lost(salvo_device *device);
+
+/* Submit and wait for every stream of the device. Every stream is drained
+ * even when one fails; returns the first failure (consuming it).
+ * Thread safety: no stream of the device may be used meanwhile. */
+SALVO_API salvo_status salvo_device_synchronize(salvo_device *device);
+
+/* A snapshot of the device's counters. Thread safety: any thread. */
+SALVO_API salvo_status salvo_device_stats(salvo_device *device, salvo_stats *out);
+
+/* ------------------------------------------------------------------ */
+/* Buffers                                                             */
+/* ------------------------------------------------------------------ */
+typedef enum salvo_domain {
+    SALVO_DOMAIN_DEVICE = 0, /* device-local; write/read are staged */
+    SALVO_DOMAIN_HOST = 1,   /* host-visible, cached where possible; mappable */
+    SALVO_DOMAIN_SHARED = 2  /* host-visible device-local where the device has it; mappable */
+} salvo_domain;
+
+/* Allocate exactly size bytes (size > 0) in domain. Contents are undefined.
+ * Thread safety: any thread. Lifetime: until salvo_buffer_destroy. */
+SALVO_API salvo_status salvo_buffer_create(salvo_device *device, uint64_t size, salvo_domain domain,
+                                           salvo_buffer **out);
+
+/* Import caller-owned host memory (VK_EXT_external_memory_host) as a HOST or
+ * SHARED buffer. ptr and size must be multiples of
+ * salvo_device_info.host_import_alignment.
+ * Lifetime: the memory must stay allocated until the buffer is destroyed and
+ * no launch that bound it is still pending. */
+SALVO_API salvo_status salvo_buffer_import_host(salvo_device *device, void *ptr, uint64_t size,
+                                                salvo_domain domain, salvo_buffer **out);
+
+/* Copy host memory into the buffer. Ordered after every launch already
+ * made on any stream of the device that uses the buffer; returns once the
+ * bytes are in place. Thread safety: any thread. */
+SALVO_API salvo_status salvo_buffer_write(salvo_buffer *buffer, uint64_t offset, const void *src,
+                                          uint64_t size);
+
+/* Copy buffer contents to host memory, after every launch already made that
+ * uses the buffer has completed (their batches are submitted first). */
+SALVO_API salvo_status salvo_buffer_read(salvo_buffer *buffer, uint64_t offset, void *dst,
+                                         uint64_t size);
+
+/* Persistent pointer to a HOST or SHARED buffer's memory (coherent). The
+ * host must synchronize the streams that use the buffer before reading what
+ * they wrote. SALVO_ERROR_INVALID_ARGUMENT for a DEVICE buffer.
+ * Lifetime: valid until the buffer is destroyed. */
+SALVO_API salvo_status salvo_buffer_map(salvo_buffer *buffer, void **out);
+
+/* Size in bytes. */
+SALVO_API uint64_t salvo_buffer_size(const salvo_buffer *buffer);
+
+/* Release the buffer. Never blocks: the memory is freed once no pending
+ * launch can read it. NULL is a no-op. Thread safety: any thread, once no
+ * other call uses this buffer. */
+SALVO_API void salvo_buffer_destroy(salvo_buffer *buffer);
+
+/* ------------------------------------------------------------------ */
+/* Kernels                                                             */
+/* ------------------------------------------------------------------ */
+typedef struct salvo_spec_constant {
+    uint32_t id;
+    uint32_t value; /* 32-bit: int, uint, float bits or bool (0/1) */
+} salvo_spec_constant;
+
+typedef struct salvo_kernel_desc {
+    const uint32_t *spirv; /* SPIR-V module words */
+    size_t spirv_size;     /* in bytes, a multiple of 4 */
+    const char *entry;     /* entry point; NULL = "main" */
+    const char *name;      /* used in error messages; NULL = entry */
+    const salvo_spec_constant *spec_constants;
+    uint32_t spec_constant_count;
+} salvo_kernel_desc;
+
+/* What a kernel declares, reflected from its module. */
+typedef enum salvo_access {
+    SALVO_ACCESS_READ = 1,
+    SALVO_ACCESS_WRITE = 2,
+    SALVO_ACCESS_READ_WRITE = 3
+} salvo_access;
+
+typedef struct salvo_kernel_binding {
+    uint32_t binding;
+    salvo_access access;
+    bool uniform; /* a uniform buffer rather than a storage buffer */
+} salvo_kernel_binding;
+
+enum {
+    SALVO_MAX_BINDINGS = 32
+};
+
+typedef struct salvo_kernel_info {
+    char name[SALVO_NAME_MAX];
+    uint32_t binding_count;
+    salvo_kernel_binding bindings[SALVO_MAX_BINDINGS];
+    uint32_t push_constant_size;
+    uint32_t local_size[3];
+} salvo_kernel_info;
+
+/* Build a compute pipeline. Bindings (descriptor set 0, storage or uniform
+ * buffers), their access, the push-constant size and the local size are
+ * reflected from the module; a module that is not valid SPIR-V, has no such
+ * entry point or uses other resource kinds returns
+ * SALVO_ERROR_INVALID_ARGUMENT. Thread safety: any thread. */
+SALVO_API salvo_status salvo_kernel_create(salvo_device *device, const salvo_kernel_desc *desc,
+                                           salvo_kernel **out);
+
+SALVO_API salvo_status salvo_kernel_info_get(const salvo_kernel *kernel, salvo_kernel_info *out);
+
+/* Release the kernel; never blocks (deferred while launches use it). */
+SALVO_API void salvo_kernel_destroy(salvo_kernel *kernel);
+
+/* ------------------------------------------------------------------ */
+/* Streams and launches                                                */
+/* ------------------------------------------------------------------ */
+typedef struct salvo_stream_desc {
+    uint32_t batch_size; /* 0 = the device's */
+} salvo_stream_desc;
+
+typedef struct salvo_binding {
+    uint32_t binding;      /* binding number in descriptor set 0 */
+    salvo_buffer *buffer;
+    uint64_t offset;       /* multiple of min_storage_buffer_offset_alignment */
+    uint64_t size;         /* 0 = to the end of the buffer */
+} salvo_binding;
+
+/* An in-order queue of launches. Thread safety: a stream is used by one
+ * thread at a time. Lifetime: until salvo_stream_destroy. */
+SALVO_API salvo_status salvo_stream_create(salvo_device *device, const salvo_stream_desc *desc,
+                                           salvo_stream **out);
+
+/* Release the stream. Never blocks and never submits: launches already
+ * made are submitted at the device's next drain point (any flush,
+ * synchronize or device destroy) and run to completion; a failure among
+ * them is logged, as no caller is left to report it to. NULL is a no-op. */
+SALVO_API void salvo_stream_destroy(salvo_stream *stream);
+
+/* Record one dispatch of kernel with groups[0..2] workgroups. Every binding
+ * the kernel declares must be given exactly once; push_size must equal the
+ * kernel's push-constant size. Sees the writes of every earlier launch on
+ * the stream. May submit the batch (when full). */
+SALVO_API salvo_status salvo_launch(salvo_stream *stream, salvo_kernel *kernel,
+                                    const uint32_t groups[3], const salvo_binding *bindings,
+                                    uint32_t binding_count, const void *push, uint32_t push_size);
+
+/* Submit the open batch without waiting. A failure found here is kept for
+ * the stream's next synchronize, unless it is returned now. */
+SALVO_API salvo_status salvo_stream_flush(salvo_stream *stream);
+
+/* Submit and wait for every launch on the stream; returns the first failure
+ * (a deferred one included), exactly once. */
+SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SALVO_SALVO_H */

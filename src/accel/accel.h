@@ -1,0 +1,220 @@
+/*
+ * The accelerator interface: every device operation the core uses.
+ *
+ * The core (src/core, src/api) drives devices only through this table. The
+ * Vulkan implementation (accel_vulkan.c) is the only code that names a
+ * Vulkan function; a fake one (tests/fake_accel.c) runs the state machines
+ * without a device; the fault decorator (accel_fault.c) wraps either and
+ * fails chosen calls.
+ *
+ * Results use VkResult's numbers (so a fault spec can name any of them)
+ * without this header needing Vulkan's.
+ *
+ * Handles are opaque pointers owned by the implementation. Every call gets
+ * the implementation's `self` and the device handle. Destroy calls accept
+ * NULL and cannot fail. Calls on one accel_device may come from several
+ * threads, but the core serialises: submit, wait_idle and everything on one
+ * command buffer are externally synchronised (as Vulkan requires).
+ */
+#ifndef SALVO_ACCEL_H
+#define SALVO_ACCEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "salvo/salvo.h"
+
+typedef int32_t accel_result;
+enum {
+    ACCEL_SUCCESS = 0,
+    ACCEL_NOT_READY = 1,
+    ACCEL_TIMEOUT = 2,
+    ACCEL_INCOMPLETE = 5,
+    ACCEL_ERROR_OUT_OF_HOST_MEMORY = -1,
+    ACCEL_ERROR_OUT_OF_DEVICE_MEMORY = -2,
+    ACCEL_ERROR_INITIALIZATION_FAILED = -3,
+    ACCEL_ERROR_DEVICE_LOST = -4,
+    ACCEL_ERROR_LAYER_NOT_PRESENT = -6,
+    ACCEL_ERROR_EXTENSION_NOT_PRESENT = -7,
+    ACCEL_ERROR_FEATURE_NOT_PRESENT = -8,
+    ACCEL_ERROR_INCOMPATIBLE_DRIVER = -9,
+    ACCEL_ERROR_UNKNOWN = -13,
+    ACCEL_ERROR_OUT_OF_POOL_MEMORY = -1000069000,
+    ACCEL_ERROR_INVALID_EXTERNAL_HANDLE = -1000072003
+};
+
+/* Name of a result ("VK_ERROR_DEVICE_LOST"); parse_result is its inverse
+ * (also accepts short forms "device_lost", "oom_device", "oom_host",
+ * "timeout"). Both in accel_common.c. */
+const char *accel_result_name(accel_result r);
+bool accel_result_parse(const char *text, accel_result *out);
+
+typedef struct accel_device accel_device;
+typedef struct accel_buffer accel_buffer;
+typedef struct accel_pipeline accel_pipeline;
+typedef struct accel_cmd accel_cmd;         /* one command buffer (with its own pool) */
+typedef struct accel_fence accel_fence;
+typedef struct accel_descpool accel_descpool;
+typedef struct accel_timeline accel_timeline; /* timeline semaphore */
+
+/* Options the core passes when opening a device. */
+typedef struct accel_open_options {
+    uint32_t index;      /* index into the enumeration order */
+    bool validation;     /* enable VK_LAYER_KHRONOS_validation */
+    bool sync_validation;
+    /* Validation and driver messages; counted by the caller. */
+    salvo_log_fn log;
+    void *log_user;
+} accel_open_options;
+
+/* What a device can do; filled by device_open. */
+typedef struct accel_caps {
+    salvo_device_info info; /* identity, limits, capabilities (settings left 0) */
+    bool device_memory_host_visible; /* DEVICE-domain memory can be mapped */
+} accel_caps;
+
+typedef struct accel_buffer_desc {
+    uint64_t size;
+    salvo_domain domain;
+    /* Non-NULL: import this host memory (size and pointer aligned). */
+    void *import_host;
+    /* Internal staging/transfer use as well as storage. */
+    bool transfer;
+} accel_buffer_desc;
+
+/* Buffer as the core sees it. */
+typedef struct accel_buffer_info {
+    void *mapped;             /* persistent mapping, NULL if not host-visible */
+    bool host_coherent;
+} accel_buffer_info;
+
+typedef struct accel_pipeline_binding {
+    uint32_t binding;
+    bool uniform; /* uniform buffer, else storage buffer */
+} accel_pipeline_binding;
+
+typedef struct accel_pipeline_desc {
+    const uint32_t *spirv;
+    size_t spirv_size; /* bytes */
+    const char *entry;
+    const accel_pipeline_binding *bindings; /* all in descriptor set 0 */
+    uint32_t binding_count;
+    uint32_t push_constant_size;
+    const salvo_spec_constant *spec_constants;
+    uint32_t spec_constant_count;
+} accel_pipeline_desc;
+
+/* One bound range at dispatch time. */
+typedef struct accel_bind {
+    uint32_t binding;
+    bool uniform;
+    accel_buffer *buffer;
+    uint64_t offset;
+    uint64_t size;
+} accel_bind;
+
+typedef enum accel_barrier {
+    ACCEL_BARRIER_COMPUTE_COMPUTE, /* shader writes -> later shader reads/writes */
+    ACCEL_BARRIER_TRANSFER_COMPUTE,/* transfer writes -> shader reads/writes */
+    ACCEL_BARRIER_COMPUTE_TRANSFER,/* shader writes -> transfer reads/writes */
+    ACCEL_BARRIER_ALL_HOST         /* shader and transfer writes -> host reads */
+} accel_barrier;
+
+typedef struct accel_sem_op {
+    accel_timeline *timeline;
+    uint64_t value;
+} accel_sem_op;
+
+typedef struct accel_submit_desc {
+    accel_cmd *cmd;
+    accel_fence *fence; /* signalled when the command buffer completes */
+    const accel_sem_op *waits;   /* timeline waits before it starts */
+    uint32_t wait_count;
+    const accel_sem_op *signals; /* timeline values it signals */
+    uint32_t signal_count;
+} accel_submit_desc;
+
+typedef struct accel_vtable {
+    const char *name;
+
+    /* Instance level. enumerate: as salvo_device_enumerate. */
+    accel_result (*enumerate)(void *self, salvo_device_entry *entries, uint32_t *count);
+    accel_result (*device_open)(void *self, const accel_open_options *opt, accel_device **out,
+                                accel_caps *caps);
+    void (*device_close)(void *self, accel_device *dev);
+    /* Wait until the queue has no work. */
+    accel_result (*queue_wait_idle)(void *self, accel_device *dev);
+
+    /* Buffers: create allocates, binds and (where host-visible) maps. */
+    accel_result (*buffer_create)(void *self, accel_device *dev, const accel_buffer_desc *desc,
+                                  accel_buffer **out, accel_buffer_info *info);
+    void (*buffer_destroy)(void *self, accel_device *dev, accel_buffer *buf);
+
+    /* Pipelines with their set layout and pipeline layout. */
+    accel_result (*pipeline_create)(void *self, accel_device *dev, const accel_pipeline_desc *desc,
+                                    accel_pipeline **out);
+    void (*pipeline_destroy)(void *self, accel_device *dev, accel_pipeline *pipe);
+
+    /* Descriptor pools: room for max_sets sets of up to bindings_per_set
+     * buffers each. reset frees every set allocated from it. */
+    accel_result (*descpool_create)(void *self, accel_device *dev, uint32_t max_sets,
+                                    uint32_t bindings_per_set, accel_descpool **out);
+    accel_result (*descpool_reset)(void *self, accel_device *dev, accel_descpool *pool);
+    void (*descpool_destroy)(void *self, accel_device *dev, accel_descpool *pool);
+
+    /* Command buffers. begin starts recording from the initial state
+     * (implicitly resetting); reset returns any state to initial. */
+    accel_result (*cmd_create)(void *self, accel_device *dev, accel_cmd **out);
+    void (*cmd_destroy)(void *self, accel_device *dev, accel_cmd *cmd);
+    accel_result (*cmd_begin)(void *self, accel_device *dev, accel_cmd *cmd);
+    accel_result (*cmd_end)(void *self, accel_device *dev, accel_cmd *cmd);
+    accel_result (*cmd_reset)(void *self, accel_device *dev, accel_cmd *cmd);
+    /* Record bind + descriptor set (allocated from pool) + push + dispatch.
+     * ACCEL_ERROR_OUT_OF_POOL_MEMORY when the pool is full: nothing is
+     * recorded then. */
+    accel_result (*cmd_dispatch)(void *self, accel_device *dev, accel_cmd *cmd,
+                                 accel_pipeline *pipe, accel_descpool *pool,
+                                 const accel_bind *binds, uint32_t bind_count,
+                                 const uint32_t groups[3], const void *push, uint32_t push_size);
+    void (*cmd_barrier)(void *self, accel_device *dev, accel_cmd *cmd, accel_barrier kind);
+    void (*cmd_copy)(void *self, accel_device *dev, accel_cmd *cmd, accel_buffer *src,
+                     uint64_t src_offset, accel_buffer *dst, uint64_t dst_offset, uint64_t size);
+
+    /* Fences. status: SUCCESS (signalled), NOT_READY, or an error. */
+    accel_result (*fence_create)(void *self, accel_device *dev, accel_fence **out);
+    void (*fence_destroy)(void *self, accel_device *dev, accel_fence *fence);
+    accel_result (*fence_reset)(void *self, accel_device *dev, accel_fence *fence);
+    accel_result (*fence_status)(void *self, accel_device *dev, accel_fence *fence);
+    accel_result (*fence_wait)(void *self, accel_device *dev, accel_fence *fence,
+                               uint64_t timeout_ns);
+
+    /* Submit one command buffer to the device's queue. */
+    accel_result (*submit)(void *self, accel_device *dev, const accel_submit_desc *desc);
+
+    /* Timeline semaphores (only where caps.info.timeline_semaphores). */
+    accel_result (*timeline_create)(void *self, accel_device *dev, uint64_t initial,
+                                    accel_timeline **out);
+    void (*timeline_destroy)(void *self, accel_device *dev, accel_timeline *tl);
+    accel_result (*timeline_signal)(void *self, accel_device *dev, accel_timeline *tl,
+                                    uint64_t value);
+    accel_result (*timeline_value)(void *self, accel_device *dev, accel_timeline *tl,
+                                   uint64_t *value);
+    accel_result (*timeline_wait)(void *self, accel_device *dev, accel_timeline *tl,
+                                  uint64_t value, uint64_t timeout_ns);
+
+    /* Release the implementation itself (after every device is closed). */
+    void (*destroy)(void *self);
+} accel_vtable;
+
+/* An accelerator: a table and its state. */
+typedef struct accel {
+    const accel_vtable *vt;
+    void *self;
+} accel;
+
+/* Constructors. Each returns false (and leaves *out untouched) on failure
+ * to allocate. alloc may be NULL (malloc). */
+bool accel_vulkan_create(const salvo_allocator *alloc, accel *out);
+
+#endif /* SALVO_ACCEL_H */

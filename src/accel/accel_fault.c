@@ -1,0 +1,342 @@
+#include "accel/accel_fault.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+
+#define FAULT_OPS(X)                                                                              \
+    X(enumerate) X(device_open) X(queue_wait_idle) X(buffer_create) X(pipeline_create)            \
+    X(descpool_create) X(descpool_reset) X(cmd_create) X(cmd_begin) X(cmd_end) X(cmd_reset)       \
+    X(cmd_dispatch) X(fence_create) X(fence_reset) X(fence_status) X(fence_wait) X(submit)        \
+    X(timeline_create) X(timeline_signal) X(timeline_value) X(timeline_wait)
+
+enum fault_op {
+#define X(name) OP_##name,
+    FAULT_OPS(X)
+#undef X
+    OP_COUNT
+};
+
+const char *const accel_fault_ops[] = {
+#define X(name) #name,
+    FAULT_OPS(X)
+#undef X
+    NULL};
+
+enum { MAX_RULES = 32 };
+
+typedef struct fault_rule {
+    enum fault_op op;
+    uint64_t n;
+    accel_result result;
+    unsigned flags;
+} fault_rule;
+
+struct fault_accel {
+    accel inner;
+    const salvo_allocator *alloc;
+    salvo_allocator alloc_copy;
+    fault_rule rules[MAX_RULES];
+    uint32_t rule_count;
+    _Atomic bool lost;
+    _Atomic uint64_t calls[OP_COUNT];
+    _Atomic uint64_t injected;
+};
+
+static int op_index(const char *name)
+{
+    for (int i = 0; i < OP_COUNT; i++)
+        if (strcmp(accel_fault_ops[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Count the call and decide: ACCEL_SUCCESS to call through, else the
+ * result to return; *after says to call through first and undo. */
+static accel_result decide(fault_accel *f, enum fault_op op, bool *after)
+{
+    uint64_t n = atomic_fetch_add(&f->calls[op], 1) + 1;
+    *after = false;
+    if (atomic_load(&f->lost) && op != OP_enumerate) {
+        atomic_fetch_add(&f->injected, 1);
+        return ACCEL_ERROR_DEVICE_LOST;
+    }
+    for (uint32_t i = 0; i < f->rule_count; i++) {
+        const fault_rule *r = &f->rules[i];
+        if (r->op != op || n < r->n || (n != r->n && !(r->flags & (FAULT_ALWAYS | FAULT_LOST))))
+            continue;
+        atomic_fetch_add(&f->injected, 1);
+        if (r->flags & FAULT_LOST) {
+            atomic_store(&f->lost, true);
+            return ACCEL_ERROR_DEVICE_LOST;
+        }
+        *after = (r->flags & FAULT_AFTER) != 0;
+        return r->result;
+    }
+    return ACCEL_SUCCESS;
+}
+
+#define F(self) ((fault_accel *)(self))
+#define IN(self) (F(self)->inner)
+#define CALL(self, fn, ...) IN(self).vt->fn(IN(self).self, __VA_ARGS__)
+
+/* An operation that creates nothing: fail instead of calling through. */
+#define PLAIN(op, params, args)                                                                   \
+    static accel_result f_##op params                                                             \
+    {                                                                                             \
+        bool after;                                                                               \
+        accel_result r = decide(F(self), OP_##op, &after);                                        \
+        return r != ACCEL_SUCCESS ? r : CALL args;                                                \
+    }
+
+/* An operation that creates *out: with FAULT_AFTER, create then destroy. */
+#define CREATING(op, destroy, params, args)                                                       \
+    static accel_result f_##op params                                                             \
+    {                                                                                             \
+        bool after;                                                                               \
+        accel_result r = decide(F(self), OP_##op, &after);                                        \
+        if (r != ACCEL_SUCCESS && !after)                                                         \
+            return r;                                                                             \
+        accel_result inner = CALL args;                                                           \
+        if (r == ACCEL_SUCCESS || inner != ACCEL_SUCCESS)                                         \
+            return inner;                                                                         \
+        IN(self).vt->destroy(IN(self).self, dev, *out);                                           \
+        *out = NULL;                                                                              \
+        return r;                                                                                 \
+    }
+
+#define PASS(op, params, args)                                                                    \
+    static void f_##op params { CALL args; }
+
+PLAIN(enumerate, (void *self, salvo_device_entry *e, uint32_t *count), (self, enumerate, e, count))
+
+static accel_result f_device_open(void *self, const accel_open_options *opt, accel_device **out,
+                                  accel_caps *caps)
+{
+    bool after;
+    accel_result r = decide(F(self), OP_device_open, &after);
+    if (r != ACCEL_SUCCESS && !after)
+        return r;
+    accel_result inner = CALL(self, device_open, opt, out, caps);
+    if (r == ACCEL_SUCCESS || inner != ACCEL_SUCCESS)
+        return inner;
+    CALL(self, device_close, *out);
+    *out = NULL;
+    return r;
+}
+
+static void f_device_close(void *self, accel_device *dev)
+{
+    CALL(self, device_close, dev);
+}
+
+PLAIN(queue_wait_idle, (void *self, accel_device *dev), (self, queue_wait_idle, dev))
+
+static accel_result f_buffer_create(void *self, accel_device *dev, const accel_buffer_desc *d,
+                                    accel_buffer **out, accel_buffer_info *info)
+{
+    bool after;
+    accel_result r = decide(F(self), OP_buffer_create, &after);
+    if (r != ACCEL_SUCCESS && !after)
+        return r;
+    accel_result inner = CALL(self, buffer_create, dev, d, out, info);
+    if (r == ACCEL_SUCCESS || inner != ACCEL_SUCCESS)
+        return inner;
+    CALL(self, buffer_destroy, dev, *out);
+    *out = NULL;
+    return r;
+}
+
+PASS(buffer_destroy, (void *self, accel_device *dev, accel_buffer *b), (self, buffer_destroy, dev, b))
+CREATING(pipeline_create, pipeline_destroy,
+         (void *self, accel_device *dev, const accel_pipeline_desc *d, accel_pipeline **out),
+         (self, pipeline_create, dev, d, out))
+PASS(pipeline_destroy, (void *self, accel_device *dev, accel_pipeline *p),
+     (self, pipeline_destroy, dev, p))
+CREATING(descpool_create, descpool_destroy,
+         (void *self, accel_device *dev, uint32_t sets, uint32_t per, accel_descpool **out),
+         (self, descpool_create, dev, sets, per, out))
+PLAIN(descpool_reset, (void *self, accel_device *dev, accel_descpool *p),
+      (self, descpool_reset, dev, p))
+PASS(descpool_destroy, (void *self, accel_device *dev, accel_descpool *p),
+     (self, descpool_destroy, dev, p))
+CREATING(cmd_create, cmd_destroy, (void *self, accel_device *dev, accel_cmd **out),
+         (self, cmd_create, dev, out))
+PASS(cmd_destroy, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_destroy, dev, c))
+PLAIN(cmd_begin, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_begin, dev, c))
+PLAIN(cmd_end, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_end, dev, c))
+PLAIN(cmd_reset, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_reset, dev, c))
+PLAIN(cmd_dispatch,
+      (void *self, accel_device *dev, accel_cmd *c, accel_pipeline *p, accel_descpool *pool,
+       const accel_bind *b, uint32_t n, const uint32_t g[3], const void *push, uint32_t ps),
+      (self, cmd_dispatch, dev, c, p, pool, b, n, g, push, ps))
+PASS(cmd_barrier, (void *self, accel_device *dev, accel_cmd *c, accel_barrier k),
+     (self, cmd_barrier, dev, c, k))
+PASS(cmd_copy,
+     (void *self, accel_device *dev, accel_cmd *c, accel_buffer *s, uint64_t so, accel_buffer *d,
+      uint64_t dof, uint64_t size),
+     (self, cmd_copy, dev, c, s, so, d, dof, size))
+CREATING(fence_create, fence_destroy, (void *self, accel_device *dev, accel_fence **out),
+         (self, fence_create, dev, out))
+PASS(fence_destroy, (void *self, accel_device *dev, accel_fence *fe), (self, fence_destroy, dev, fe))
+PLAIN(fence_reset, (void *self, accel_device *dev, accel_fence *fe), (self, fence_reset, dev, fe))
+PLAIN(fence_status, (void *self, accel_device *dev, accel_fence *fe),
+      (self, fence_status, dev, fe))
+PLAIN(fence_wait, (void *self, accel_device *dev, accel_fence *fe, uint64_t t),
+      (self, fence_wait, dev, fe, t))
+PLAIN(submit, (void *self, accel_device *dev, const accel_submit_desc *d), (self, submit, dev, d))
+CREATING(timeline_create, timeline_destroy,
+         (void *self, accel_device *dev, uint64_t initial, accel_timeline **out),
+         (self, timeline_create, dev, initial, out))
+PASS(timeline_destroy, (void *self, accel_device *dev, accel_timeline *t),
+     (self, timeline_destroy, dev, t))
+PLAIN(timeline_signal, (void *self, accel_device *dev, accel_timeline *t, uint64_t v),
+      (self, timeline_signal, dev, t, v))
+PLAIN(timeline_value, (void *self, accel_device *dev, accel_timeline *t, uint64_t *v),
+      (self, timeline_value, dev, t, v))
+PLAIN(timeline_wait, (void *self, accel_device *dev, accel_timeline *t, uint64_t v, uint64_t to),
+      (self, timeline_wait, dev, t, v, to))
+
+static void f_destroy(void *self)
+{
+    fault_accel *f = F(self);
+    f->inner.vt->destroy(f->inner.self);
+    salvo_mem_free(f->alloc, f);
+}
+
+static const accel_vtable fault_vtable = {
+    .name = "fault",
+    .enumerate = f_enumerate,
+    .device_open = f_device_open,
+    .device_close = f_device_close,
+    .queue_wait_idle = f_queue_wait_idle,
+    .buffer_create = f_buffer_create,
+    .buffer_destroy = f_buffer_destroy,
+    .pipeline_create = f_pipeline_create,
+    .pipeline_destroy = f_pipeline_destroy,
+    .descpool_create = f_descpool_create,
+    .descpool_reset = f_descpool_reset,
+    .descpool_destroy = f_descpool_destroy,
+    .cmd_create = f_cmd_create,
+    .cmd_destroy = f_cmd_destroy,
+    .cmd_begin = f_cmd_begin,
+    .cmd_end = f_cmd_end,
+    .cmd_reset = f_cmd_reset,
+    .cmd_dispatch = f_cmd_dispatch,
+    .cmd_barrier = f_cmd_barrier,
+    .cmd_copy = f_cmd_copy,
+    .fence_create = f_fence_create,
+    .fence_destroy = f_fence_destroy,
+    .fence_reset = f_fence_reset,
+    .fence_status = f_fence_status,
+    .fence_wait = f_fence_wait,
+    .submit = f_submit,
+    .timeline_create = f_timeline_create,
+    .timeline_destroy = f_timeline_destroy,
+    .timeline_signal = f_timeline_signal,
+    .timeline_value = f_timeline_value,
+    .timeline_wait = f_timeline_wait,
+    .destroy = f_destroy,
+};
+
+bool accel_fault_wrap(const salvo_allocator *alloc, accel inner, accel *out, fault_accel **handle)
+{
+    fault_accel *f = salvo_mem_calloc(alloc, 1, sizeof *f);
+    if (!f)
+        return false;
+    if (alloc) {
+        f->alloc_copy = *alloc;
+        f->alloc = &f->alloc_copy;
+    }
+    f->inner = inner;
+    *out = (accel){&fault_vtable, f};
+    if (handle)
+        *handle = f;
+    return true;
+}
+
+bool accel_fault_add(fault_accel *f, const char *op, uint64_t n, accel_result result,
+                     unsigned flags)
+{
+    int i = op ? op_index(op) : -1;
+    if (i < 0 || n == 0 || f->rule_count == MAX_RULES)
+        return false;
+    f->rules[f->rule_count++] = (fault_rule){(enum fault_op)i, n, result, flags};
+    return true;
+}
+
+static bool parse_one(fault_accel *f, char *item, char *reason, size_t size)
+{
+    char *save = NULL;
+    char *op = strtok_r(item, ":", &save);
+    char *n = strtok_r(NULL, ":", &save);
+    char *res = strtok_r(NULL, ":", &save);
+    if (!op || !n || !res) {
+        snprintf(reason, size, "fault '%s': want op:n:result", item);
+        return false;
+    }
+    char *end = NULL;
+    unsigned long long count = strtoull(n, &end, 10);
+    if (*end || count == 0) {
+        snprintf(reason, size, "fault '%s': n must be a positive integer", op);
+        return false;
+    }
+    unsigned flags = 0;
+    accel_result r = ACCEL_ERROR_DEVICE_LOST;
+    if (strcmp(res, "lost") == 0)
+        flags |= FAULT_LOST;
+    else if (!accel_result_parse(res, &r) || r == ACCEL_SUCCESS) {
+        snprintf(reason, size, "fault '%s': unknown result '%s'", op, res);
+        return false;
+    }
+    for (char *flag; (flag = strtok_r(NULL, ":", &save));) {
+        if (strcmp(flag, "always") == 0)
+            flags |= FAULT_ALWAYS;
+        else if (strcmp(flag, "after") == 0)
+            flags |= FAULT_AFTER;
+        else {
+            snprintf(reason, size, "fault '%s': unknown flag '%s'", op, flag);
+            return false;
+        }
+    }
+    if (!accel_fault_add(f, op, count, r, flags)) {
+        snprintf(reason, size, "fault: unknown operation '%s' (or too many rules)", op);
+        return false;
+    }
+    return true;
+}
+
+bool accel_fault_parse(fault_accel *f, const char *spec, char *reason, size_t reason_size)
+{
+    char buf[1024];
+    if (!spec || strlen(spec) >= sizeof buf) {
+        snprintf(reason, reason_size, "fault spec missing or too long");
+        return false;
+    }
+    memcpy(buf, spec, strlen(spec) + 1);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save))
+        if (!parse_one(f, item, reason, reason_size))
+            return false;
+    return true;
+}
+
+uint64_t accel_fault_injected(const fault_accel *f)
+{
+    return atomic_load(&((fault_accel *)f)->injected);
+}
+
+uint64_t accel_fault_calls(const fault_accel *f, const char *op)
+{
+    int i = op_index(op);
+    return i < 0 ? 0 : atomic_load(&((fault_accel *)f)->calls[i]);
+}
+
+void accel_fault_clear(fault_accel *f)
+{
+    f->rule_count = 0;
+    atomic_store(&f->lost, false);
+}

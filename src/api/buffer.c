@@ -1,0 +1,269 @@
+/* Buffers: exact allocations in a domain, explicit transfers, mapping,
+ * host import, and a release that waits for the work that uses them. */
+#include <string.h>
+
+#include "api/internal.h"
+
+#define VT(dev) ((dev)->acc.vt)
+#define SELF(dev) ((dev)->acc.self)
+
+static void buffer_release(retire_entry *e, bool abandoned)
+{
+    (void)abandoned; /* destroy commands stay valid on a lost device */
+    salvo_buffer *buf = (salvo_buffer *)((char *)e - offsetof(salvo_buffer, release));
+    salvo_device *dev = buf->dev;
+    VT(dev)->buffer_destroy(SELF(dev), dev->adev, buf->ab);
+    COUNT_SUB(dev, live_buffers, 1);
+    COUNT_SUB(dev, live_buffer_bytes, buf->size);
+    salvo_mem_free(dev->alloc, buf);
+}
+
+static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain domain, void *host,
+                                salvo_buffer **out)
+{
+    const char *what = host ? "buffer_import_host" : "buffer_create";
+    if (!out)
+        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT, "%s: out is NULL",
+                          what);
+    *out = NULL;
+    if (!dev)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "%s: device is NULL", what);
+    if (size == 0)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: size is 0", what);
+    if (domain != SALVO_DOMAIN_DEVICE && domain != SALVO_DOMAIN_HOST && domain != SALVO_DOMAIN_SHARED)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: unknown domain %d", what,
+                        (int)domain);
+    if (device_is_lost(dev))
+        return device_lost_error(dev);
+    salvo_buffer *buf = salvo_mem_calloc(dev->alloc, 1, sizeof *buf);
+    if (!buf)
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", what);
+    accel_buffer_desc d = {.size = size, .domain = domain, .import_host = host, .transfer = true};
+    accel_result r = VT(dev)->buffer_create(SELF(dev), dev->adev, &d, &buf->ab, &buf->ai);
+    if (r == ACCEL_ERROR_OUT_OF_DEVICE_MEMORY) {
+        pthread_mutex_lock(&dev->lock);
+        r = device_buffer_create_locked(dev, &d, &buf->ab, &buf->ai);
+        pthread_mutex_unlock(&dev->lock);
+    }
+    if (r != ACCEL_SUCCESS) {
+        salvo_mem_free(dev->alloc, buf);
+        if (r == ACCEL_ERROR_DEVICE_LOST) {
+            pthread_mutex_lock(&dev->lock);
+            device_mark_lost_locked(dev);
+            pthread_mutex_unlock(&dev->lock);
+        }
+        return DEV_FAIL(dev, salvo_status_from_accel(r), "%s: %llu bytes in domain %d: %s", what,
+                        (unsigned long long)size, (int)domain, accel_result_name(r));
+    }
+    buf->dev = dev;
+    buf->size = size;
+    buf->domain = domain;
+    buf->imported = host != NULL;
+    atomic_init(&buf->last_serial, 0);
+    buf->release.fn = buffer_release;
+    buf->release.bytes = size;
+    COUNT_ADD(dev, live_buffers, 1);
+    COUNT_ADD(dev, live_buffer_bytes, size);
+    salvo_clear_error();
+    *out = buf;
+    return SALVO_OK;
+}
+
+salvo_status salvo_buffer_create(salvo_device *dev, uint64_t size, salvo_domain domain,
+                                 salvo_buffer **out)
+{
+    return make_buffer(dev, size, domain, NULL, out);
+}
+
+salvo_status salvo_buffer_import_host(salvo_device *dev, void *ptr, uint64_t size,
+                                      salvo_domain domain, salvo_buffer **out)
+{
+    if (out)
+        *out = NULL;
+    if (!dev)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "buffer_import_host: device is NULL");
+    if (!dev->info.host_import)
+        return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
+                        "buffer_import_host: the device cannot import host memory");
+    if (!ptr)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "buffer_import_host: ptr is NULL");
+    if (domain == SALVO_DOMAIN_DEVICE)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "buffer_import_host: imported memory must be HOST or SHARED");
+    uint64_t align = dev->info.host_import_alignment;
+    if (align && (((uintptr_t)ptr % align) || size % align))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "buffer_import_host: pointer and size must be multiples of %llu",
+                        (unsigned long long)align);
+    salvo_status r = make_buffer(dev, size, domain, ptr, out);
+    if (r == SALVO_OK)
+        COUNT_ADD(dev, direct_bindings, 1);
+    return r;
+}
+
+uint64_t salvo_buffer_size(const salvo_buffer *buf)
+{
+    return buf ? buf->size : 0;
+}
+
+salvo_status salvo_buffer_map(salvo_buffer *buf, void **out)
+{
+    if (out)
+        *out = NULL;
+    if (!buf || !out)
+        return SALVO_FAIL(buf ? &buf->dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "buffer_map: %s is NULL", buf ? "out" : "buffer");
+    if (buf->domain == SALVO_DOMAIN_DEVICE || !buf->ai.mapped)
+        return DEV_FAIL(buf->dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "buffer_map: only HOST and SHARED buffers can be mapped");
+    *out = buf->ai.mapped;
+    salvo_clear_error();
+    return SALVO_OK;
+}
+
+void salvo_buffer_destroy(salvo_buffer *buf)
+{
+    if (buf)
+        device_release(buf->dev, &buf->release);
+}
+
+/* ------------------------------------------------------------------ */
+/* Explicit transfers                                                  */
+/* ------------------------------------------------------------------ */
+
+static salvo_status check_range(salvo_buffer *buf, const char *what, uint64_t offset,
+                                const void *host, uint64_t size)
+{
+    if (!buf)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "%s: buffer is NULL", what);
+    if (!host)
+        return DEV_FAIL(buf->dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", what);
+    if (size == 0 || offset >= buf->size || size > buf->size - offset)
+        return DEV_FAIL(buf->dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "%s: range [%llu, +%llu) outside the buffer of %llu bytes", what,
+                        (unsigned long long)offset, (unsigned long long)size,
+                        (unsigned long long)buf->size);
+    return SALVO_OK;
+}
+
+/* Every batch that bound the buffer must be over before the host touches it. */
+static salvo_status settle_locked(salvo_buffer *buf)
+{
+    salvo_device *dev = buf->dev;
+    if (device_is_lost(dev))
+        return device_lost_error(dev);
+    uint64_t last = atomic_load(&buf->last_serial);
+    if (last == 0)
+        return SALVO_OK;
+    return device_quiesce_locked(dev, last);
+}
+
+static salvo_status staging_locked(salvo_device *dev)
+{
+    if (dev->staging)
+        return SALVO_OK;
+    accel_buffer_desc d = {.size = STAGING_BYTES, .domain = SALVO_DOMAIN_HOST, .transfer = true};
+    accel_result r = device_buffer_create_locked(dev, &d, &dev->staging, &dev->staging_info);
+    if (r == ACCEL_SUCCESS)
+        r = VT(dev)->cmd_create(SELF(dev), dev->adev, &dev->xfer_cmd);
+    if (r == ACCEL_SUCCESS)
+        r = VT(dev)->fence_create(SELF(dev), dev->adev, &dev->xfer_fence);
+    if (r != ACCEL_SUCCESS || !dev->staging_info.mapped) {
+        VT(dev)->buffer_destroy(SELF(dev), dev->adev, dev->staging);
+        VT(dev)->cmd_destroy(SELF(dev), dev->adev, dev->xfer_cmd);
+        VT(dev)->fence_destroy(SELF(dev), dev->adev, dev->xfer_fence);
+        dev->staging = NULL;
+        dev->xfer_cmd = NULL;
+        dev->xfer_fence = NULL;
+        return DEV_FAIL(dev, r ? salvo_status_from_accel(r) : SALVO_ERROR_UNKNOWN,
+                        "transfer: cannot create the staging buffer (%s)", accel_result_name(r));
+    }
+    return SALVO_OK;
+}
+
+/* One staged copy through the device's transfer command buffer, waited for
+ * before returning (the transfer is synchronous). */
+static salvo_status staged_copy_locked(salvo_device *dev, accel_buffer *src, uint64_t so,
+                                       accel_buffer *dst, uint64_t dof, uint64_t size, bool to_host)
+{
+    const accel_vtable *vt = VT(dev);
+    void *self = SELF(dev);
+    accel_result r = vt->cmd_begin(self, dev->adev, dev->xfer_cmd);
+    if (r == ACCEL_SUCCESS) {
+        vt->cmd_barrier(self, dev->adev, dev->xfer_cmd, ACCEL_BARRIER_COMPUTE_TRANSFER);
+        vt->cmd_copy(self, dev->adev, dev->xfer_cmd, src, so, dst, dof, size);
+        if (to_host)
+            vt->cmd_barrier(self, dev->adev, dev->xfer_cmd, ACCEL_BARRIER_ALL_HOST);
+        r = vt->cmd_end(self, dev->adev, dev->xfer_cmd);
+    }
+    if (r == ACCEL_SUCCESS)
+        r = vt->fence_reset(self, dev->adev, dev->xfer_fence);
+    if (r == ACCEL_SUCCESS) {
+        accel_submit_desc d = {.cmd = dev->xfer_cmd, .fence = dev->xfer_fence};
+        r = vt->submit(self, dev->adev, &d);
+        if (r == ACCEL_SUCCESS) {
+            /* Held lock: transfers are rare and short, and the transfer
+             * objects are the lock's to guard. */
+            r = vt->fence_wait(self, dev->adev, dev->xfer_fence, dev->fence_timeout_ns);
+            if (r == ACCEL_TIMEOUT) /* it was accepted: it must end before reuse */
+                r = vt->queue_wait_idle(self, dev->adev) == ACCEL_SUCCESS ? ACCEL_TIMEOUT
+                                                                         : ACCEL_ERROR_DEVICE_LOST;
+        }
+    }
+    if (r == ACCEL_SUCCESS)
+        return SALVO_OK;
+    vt->cmd_reset(self, dev->adev, dev->xfer_cmd);
+    if (r == ACCEL_ERROR_DEVICE_LOST)
+        device_mark_lost_locked(dev);
+    return DEV_FAIL(dev, salvo_status_from_accel(r), "transfer of %llu bytes failed (%s)",
+                    (unsigned long long)size, accel_result_name(r));
+}
+
+static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host, uint64_t size,
+                             bool to_host)
+{
+    salvo_device *dev = buf->dev;
+    void *mapped = buf->ai.mapped;
+    bool direct = mapped && !(dev->force_staging && buf->domain == SALVO_DOMAIN_DEVICE);
+    pthread_mutex_lock(&dev->lock);
+    salvo_status r = settle_locked(buf);
+    if (r == SALVO_OK && direct) {
+        if (to_host)
+            memcpy(host, (char *)mapped + offset, size);
+        else
+            memcpy((char *)mapped + offset, host, size);
+    } else if (r == SALVO_OK) {
+        r = staging_locked(dev);
+        for (uint64_t done = 0; r == SALVO_OK && done < size;) {
+            uint64_t n = size - done < STAGING_BYTES ? size - done : STAGING_BYTES;
+            char *stage = dev->staging_info.mapped;
+            if (to_host) {
+                r = staged_copy_locked(dev, buf->ab, offset + done, dev->staging, 0, n, true);
+                if (r == SALVO_OK)
+                    memcpy((char *)host + done, stage, n);
+            } else {
+                memcpy(stage, (const char *)host + done, n);
+                r = staged_copy_locked(dev, dev->staging, 0, buf->ab, offset + done, n, false);
+            }
+            done += n;
+        }
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (r == SALVO_OK) {
+        COUNT_ADD(dev, transfer_bytes, size);
+        salvo_clear_error();
+    }
+    return r;
+}
+
+salvo_status salvo_buffer_write(salvo_buffer *buf, uint64_t offset, const void *src, uint64_t size)
+{
+    salvo_status r = check_range(buf, "buffer_write", offset, src, size);
+    return r ? r : transfer(buf, offset, (void *)src, size, false);
+}
+
+salvo_status salvo_buffer_read(salvo_buffer *buf, uint64_t offset, void *dst, uint64_t size)
+{
+    salvo_status r = check_range(buf, "buffer_read", offset, dst, size);
+    return r ? r : transfer(buf, offset, dst, size, true);
+}

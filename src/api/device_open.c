@@ -1,0 +1,53 @@
+/* The public entry points that reach the real Vulkan accelerator (kept
+ * apart so unit tests can run the device layer on a fake one). */
+#include <stdlib.h>
+
+#include "accel/accel_fault.h"
+#include "api/internal.h"
+
+salvo_status salvo_device_create(const salvo_device_desc *desc, salvo_device **out)
+{
+    if (!out)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "out is NULL");
+    *out = NULL;
+    const salvo_allocator *alloc = desc ? desc->allocator : NULL;
+    salvo_log_sink sink = {desc ? desc->log : NULL, desc ? desc->log_user : NULL};
+    accel acc;
+    if (!accel_vulkan_create(alloc, &acc))
+        return SALVO_FAIL(&sink, SALVO_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    /* Fault injection for users testing their own failure handling. */
+    const char *fault = desc && desc->fault ? desc->fault : getenv("SALVO_FAULT");
+    if (fault && *fault) {
+        accel wrapped;
+        fault_accel *f = NULL;
+        if (!accel_fault_wrap(alloc, acc, &wrapped, &f)) {
+            acc.vt->destroy(acc.self);
+            return SALVO_FAIL(&sink, SALVO_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+        }
+        char reason[256];
+        if (!accel_fault_parse(f, fault, reason, sizeof reason)) {
+            wrapped.vt->destroy(wrapped.self);
+            return SALVO_FAIL(&sink, SALVO_ERROR_INVALID_ARGUMENT, "SALVO_FAULT: %s", reason);
+        }
+        acc = wrapped;
+    }
+    return device_create_with_accel(desc, acc, out);
+}
+
+salvo_status salvo_device_enumerate(salvo_device_entry *entries, uint32_t *count)
+{
+    if (!count)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "count is NULL");
+    accel acc;
+    if (!accel_vulkan_create(NULL, &acc))
+        return SALVO_FAIL(NULL, SALVO_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    accel_result r = acc.vt->enumerate(acc.self, entries, count);
+    acc.vt->destroy(acc.self);
+    if (r == ACCEL_INCOMPLETE)
+        r = ACCEL_SUCCESS;
+    if (r != ACCEL_SUCCESS)
+        return SALVO_FAIL(NULL, salvo_status_from_accel(r), "cannot enumerate Vulkan devices (%s)",
+                          accel_result_name(r));
+    salvo_clear_error();
+    return SALVO_OK;
+}

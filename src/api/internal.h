@@ -1,0 +1,160 @@
+/*
+ * The public objects as the library sees them, and the device's internal
+ * entry points shared by the api/ files.
+ *
+ * Locking (the whole order, written once):
+ *   device->lock, the batch lock, is the only lock a call blocks on. It
+ *   guards the stream list, every slot's state and the stream fields marked
+ *   [lock], the retire queue's list, the queue (submissions) and the
+ *   transfer objects. It is never held across a fence wait: waits drop it
+ *   and re-check the slot (state and serial) when they take it back.
+ *   The free path only try-locks it; when that fails the release goes to
+ *   the retire queue's lock-free incoming stack.
+ *   The log callback may run with the lock held.
+ */
+#ifndef SALVO_API_INTERNAL_H
+#define SALVO_API_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "accel/accel.h"
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "core/reflect.h"
+#include "core/retire.h"
+#include "core/slot.h"
+#include "salvo/salvo.h"
+
+enum {
+    STREAM_SLOTS = 3,             /* ring: record one while two run */
+    DEFAULT_BATCH = 128,
+    POOL_MAX_SETS = 1024,         /* descriptor sets per slot pool */
+    POOL_BINDINGS_PER_SET = 8,    /* average budget; a fuller pool just submits early */
+    DEFAULT_RELEASE_MAX_COUNT = 1024,
+    STAGING_BYTES = 16u << 20
+};
+#define DEFAULT_RELEASE_MAX_BYTES (256ull << 20)
+
+typedef struct salvo_counters {
+    _Atomic uint64_t live_buffers, live_kernels, live_streams, live_events, live_gates;
+    _Atomic uint64_t live_buffer_bytes;
+    _Atomic uint64_t launches_pending, launches_total, batches_submitted, barriers_emitted;
+    _Atomic uint64_t transfer_bytes, direct_bindings, validation_messages;
+} salvo_counters;
+
+struct salvo_device {
+    salvo_allocator allocator_copy;
+    const salvo_allocator *alloc; /* &allocator_copy or NULL */
+    salvo_log_sink log;
+    salvo_log_fn user_log;
+    void *user_log_user;
+
+    accel acc;
+    accel_device *adev;
+    accel_caps caps;
+    slot_env env;
+    salvo_device_info info;
+
+    uint32_t batch_size;
+    uint64_t fence_timeout_ns; /* UINT64_MAX: unbounded */
+    uint64_t release_max_count;
+    uint64_t release_max_bytes;
+    bool force_staging;
+
+    pthread_mutex_t lock;         /* the batch lock; see the top of this file */
+    _Atomic uint64_t next_serial; /* the next batch's serial; read by the free path */
+    _Atomic bool lost;            /* sticky */
+    retire_queue retire;          /* list [lock]; counters atomic */
+    salvo_stream *streams;        /* [lock] every stream, destroyed ones until idle */
+    _Atomic int waiters;          /* threads in a fence wait with the lock dropped */
+
+    /* Staged transfers [lock]. */
+    accel_buffer *staging;
+    accel_buffer_info staging_info;
+    accel_cmd *xfer_cmd;
+    accel_fence *xfer_fence;
+
+    salvo_counters n;
+};
+
+struct salvo_stream {
+    salvo_device *dev;
+    salvo_stream *next, *prev; /* [lock] */
+    slot slots[STREAM_SLOTS];  /* states [lock] */
+    uint32_t cur;              /* [lock] index of the slot recorded next */
+    slot *open;                /* [lock] the slot recording, or NULL */
+    uint32_t batch_size;
+    /* The first failure found by someone other than this stream's own wait
+     * [lock]; given to the stream's next synchronize. */
+    salvo_status deferred;
+    char deferred_msg[SALVO_ERROR_MAX];
+    _Atomic bool destroyed; /* the user let go; freed once idle */
+};
+
+struct salvo_buffer {
+    salvo_device *dev;
+    accel_buffer *ab;
+    accel_buffer_info ai;
+    uint64_t size;
+    salvo_domain domain;
+    bool imported;
+    /* Highest serial of a batch that bound it (fetch-max). */
+    _Atomic uint64_t last_serial;
+    retire_entry release;
+};
+
+struct salvo_kernel {
+    salvo_device *dev;
+    accel_pipeline *pipe;
+    reflect_module refl;
+    char *name;
+    retire_entry release;
+};
+
+/* device.c */
+salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
+                                      salvo_device **out);
+bool device_is_lost(const salvo_device *dev);
+salvo_status device_lost_error(salvo_device *dev);
+/* The one place the retire clock advances: after a slot was seen complete. */
+void device_advance_locked(salvo_device *dev);
+/* Observe device loss: abandon every slot and every queued release. */
+void device_mark_lost_locked(salvo_device *dev);
+/* Queue or run a release: the free path. Never blocks. */
+void device_release(salvo_device *dev, retire_entry *e);
+/* Poll every in-flight slot of every stream; finish destroyed streams.
+ * Failures go to their stream's deferred error. */
+void device_reap_locked(salvo_device *dev);
+/* Wait (dropping the lock meanwhile) for stream's slot s if it is still the
+ * same submission. report: return a failure to the caller; otherwise keep
+ * it as the stream's deferred error. */
+salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *s, bool report);
+/* Submit every open batch with serial <= limit and wait for every batch
+ * with serial <= limit, on all streams. Failures are kept on their streams
+ * (never consumed); returns SALVO_OK, or DEVICE_LOST / TIMEOUT when the
+ * wait could not finish. */
+salvo_status device_quiesce_locked(salvo_device *dev, uint64_t limit);
+/* When the release bounds are exceeded, run what completed, then wait. */
+void device_relieve_locked(salvo_device *dev);
+/* Keep err (and this thread's message) as st's deferred error, first wins. */
+void stream_defer_locked(salvo_stream *st, salvo_status err);
+/* Make a buffer allocation, retrying once after running releases when
+ * device memory ran out. */
+accel_result device_buffer_create_locked(salvo_device *dev, const accel_buffer_desc *d,
+                                         accel_buffer **out, accel_buffer_info *info);
+
+/* stream.c */
+/* Submit st's open batch. report as for device_wait_slot_locked. */
+salvo_status stream_submit_locked(salvo_stream *st, bool report);
+/* Free a destroyed stream whose slots are all idle or abandoned. */
+void stream_free_locked(salvo_stream *st);
+bool stream_idle_locked(const salvo_stream *st);
+
+#define DEV_FAIL(dev, status, ...) SALVO_FAIL(&(dev)->log, (status), __VA_ARGS__)
+#define COUNT_ADD(dev, field, v) atomic_fetch_add_explicit(&(dev)->n.field, (v), memory_order_relaxed)
+#define COUNT_SUB(dev, field, v) atomic_fetch_sub_explicit(&(dev)->n.field, (v), memory_order_relaxed)
+
+#endif

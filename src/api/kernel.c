@@ -1,0 +1,139 @@
+/* Kernels: a compute pipeline built from SPIR-V, with what it binds
+ * reflected from the module so every launch can be checked against it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/internal.h"
+
+#define VT(dev) ((dev)->acc.vt)
+#define SELF(dev) ((dev)->acc.self)
+
+static void kernel_release(retire_entry *e, bool abandoned)
+{
+    (void)abandoned;
+    salvo_kernel *k = (salvo_kernel *)((char *)e - offsetof(salvo_kernel, release));
+    salvo_device *dev = k->dev;
+    VT(dev)->pipeline_destroy(SELF(dev), dev->adev, k->pipe);
+    COUNT_SUB(dev, live_kernels, 1);
+    salvo_mem_free(dev->alloc, k->name);
+    salvo_mem_free(dev->alloc, k);
+}
+
+salvo_status salvo_kernel_create(salvo_device *dev, const salvo_kernel_desc *desc,
+                                 salvo_kernel **out)
+{
+    if (!out)
+        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "kernel_create: out is NULL");
+    *out = NULL;
+    if (!dev || !desc)
+        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "kernel_create: %s is NULL", dev ? "desc" : "device");
+    const char *entry = desc->entry ? desc->entry : "main";
+    const char *name = desc->name ? desc->name : entry;
+    if (!desc->spirv || desc->spirv_size == 0 || desc->spirv_size % 4)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "kernel '%s': SPIR-V must be a non-empty whole number of words", name);
+    if (desc->spec_constant_count && !desc->spec_constants)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "kernel '%s': spec_constants is NULL", name);
+    if (device_is_lost(dev))
+        return device_lost_error(dev);
+
+    salvo_kernel *k = salvo_mem_calloc(dev->alloc, 1, sizeof *k);
+    if (!k)
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "kernel '%s': out of host memory",
+                        name);
+    char reason[256];
+    salvo_status st = reflect_spirv(desc->spirv, desc->spirv_size, entry, &k->refl, reason,
+                                    sizeof reason);
+    if (st != SALVO_OK) {
+        salvo_mem_free(dev->alloc, k);
+        return DEV_FAIL(dev, st, "kernel '%s': %s", name, reason);
+    }
+    accel_pipeline_binding pb[SALVO_MAX_BINDINGS];
+    for (uint32_t i = 0; i < k->refl.binding_count; i++) {
+        const reflect_binding *b = &k->refl.bindings[i];
+        if (b->set != 0) {
+            salvo_mem_free(dev->alloc, k);
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "kernel '%s': binding %u is in descriptor set %u; only set 0 is "
+                            "supported",
+                            name, b->binding, b->set);
+        }
+        pb[i] = (accel_pipeline_binding){.binding = b->binding, .uniform = b->uniform};
+    }
+    if (k->refl.binding_count > dev->info.max_bindings ||
+        k->refl.push_constant_size > dev->info.max_push_constants_size) {
+        salvo_mem_free(dev->alloc, k);
+        return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
+                        "kernel '%s': %u bindings / %u push bytes exceed the device's %u / %u",
+                        name, k->refl.binding_count, k->refl.push_constant_size,
+                        dev->info.max_bindings, dev->info.max_push_constants_size);
+    }
+    k->name = salvo_mem_strdup(dev->alloc, name);
+    if (!k->name) {
+        salvo_mem_free(dev->alloc, k);
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "kernel '%s': out of host memory",
+                        name);
+    }
+    accel_pipeline_desc pd = {
+        .spirv = desc->spirv,
+        .spirv_size = desc->spirv_size,
+        .entry = entry,
+        .bindings = pb,
+        .binding_count = k->refl.binding_count,
+        .push_constant_size = k->refl.push_constant_size,
+        .spec_constants = desc->spec_constants,
+        .spec_constant_count = desc->spec_constant_count,
+    };
+    accel_result r = VT(dev)->pipeline_create(SELF(dev), dev->adev, &pd, &k->pipe);
+    if (r != ACCEL_SUCCESS) {
+        salvo_mem_free(dev->alloc, k->name);
+        salvo_mem_free(dev->alloc, k);
+        if (r == ACCEL_ERROR_DEVICE_LOST) {
+            pthread_mutex_lock(&dev->lock);
+            device_mark_lost_locked(dev);
+            pthread_mutex_unlock(&dev->lock);
+        }
+        return DEV_FAIL(dev, salvo_status_from_accel(r), "kernel '%s': pipeline creation failed (%s)",
+                        name, accel_result_name(r));
+    }
+    /* The local size the launch will really use: spec constants override. */
+    for (int i = 0; i < 3; i++)
+        for (uint32_t c = 0; c < desc->spec_constant_count; c++)
+            if (k->refl.local_size_spec_id[i] == desc->spec_constants[c].id)
+                k->refl.local_size[i] = desc->spec_constants[c].value;
+    k->dev = dev;
+    k->release.fn = kernel_release;
+    COUNT_ADD(dev, live_kernels, 1);
+    salvo_clear_error();
+    *out = k;
+    return SALVO_OK;
+}
+
+salvo_status salvo_kernel_info_get(const salvo_kernel *k, salvo_kernel_info *out)
+{
+    if (!k || !out)
+        return SALVO_FAIL(k ? &k->dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "kernel_info: %s is NULL", k ? "out" : "kernel");
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", k->name);
+    out->binding_count = k->refl.binding_count;
+    for (uint32_t i = 0; i < k->refl.binding_count; i++)
+        out->bindings[i] = (salvo_kernel_binding){
+            .binding = k->refl.bindings[i].binding,
+            .access = k->refl.bindings[i].access,
+            .uniform = k->refl.bindings[i].uniform,
+        };
+    out->push_constant_size = k->refl.push_constant_size;
+    memcpy(out->local_size, k->refl.local_size, sizeof out->local_size);
+    salvo_clear_error();
+    return SALVO_OK;
+}
+
+void salvo_kernel_destroy(salvo_kernel *k)
+{
+    if (k)
+        device_release(k->dev, &k->release);
+}

@@ -1,0 +1,377 @@
+/* Streams and the batch recorder: launches go into the stream's open slot,
+ * which is submitted when full, at flush and at synchronize. */
+#include <string.h>
+
+#include "api/internal.h"
+
+#define VT(dev) ((dev)->acc.vt)
+#define SELF(dev) ((dev)->acc.self)
+
+static void barrier(salvo_device *dev, slot *s, accel_barrier kind)
+{
+    VT(dev)->cmd_barrier(SELF(dev), dev->adev, s->cmd, kind);
+    COUNT_ADD(dev, barriers_emitted, 1);
+}
+
+salvo_status salvo_stream_create(salvo_device *dev, const salvo_stream_desc *desc,
+                                 salvo_stream **out)
+{
+    if (!out)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "stream_create: out is NULL");
+    *out = NULL;
+    if (!dev)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "stream_create: device is NULL");
+    if (device_is_lost(dev))
+        return device_lost_error(dev);
+    salvo_stream *st = salvo_mem_calloc(dev->alloc, 1, sizeof *st);
+    if (!st)
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "stream_create: out of host memory");
+    st->dev = dev;
+    st->batch_size = desc && desc->batch_size ? desc->batch_size : dev->batch_size;
+    atomic_init(&st->destroyed, false);
+    uint32_t sets = st->batch_size < POOL_MAX_SETS ? st->batch_size : POOL_MAX_SETS;
+    /* Room for at least one launch of the widest kernel. */
+    uint32_t per_set = POOL_BINDINGS_PER_SET;
+    if (sets * per_set < SALVO_MAX_BINDINGS)
+        per_set = (SALVO_MAX_BINDINGS + sets - 1) / sets;
+    for (int i = 0; i < STREAM_SLOTS; i++) {
+        salvo_status r = slot_init(&st->slots[i], &dev->env, sets, per_set);
+        if (r != SALVO_OK) {
+            for (int j = 0; j < i; j++)
+                slot_destroy(&st->slots[j], &dev->env);
+            salvo_mem_free(dev->alloc, st);
+            return r;
+        }
+    }
+    pthread_mutex_lock(&dev->lock);
+    st->next = dev->streams;
+    if (dev->streams)
+        dev->streams->prev = st;
+    dev->streams = st;
+    pthread_mutex_unlock(&dev->lock);
+    COUNT_ADD(dev, live_streams, 1);
+    salvo_clear_error();
+    *out = st;
+    return SALVO_OK;
+}
+
+bool stream_idle_locked(const salvo_stream *st)
+{
+    if (st->open)
+        return false;
+    for (int i = 0; i < STREAM_SLOTS; i++)
+        if (slot_active(&st->slots[i]))
+            return false;
+    return true;
+}
+
+void stream_free_locked(salvo_stream *st)
+{
+    salvo_device *dev = st->dev;
+    if (st->prev)
+        st->prev->next = st->next;
+    else
+        dev->streams = st->next;
+    if (st->next)
+        st->next->prev = st->prev;
+    if (st->deferred != SALVO_OK)
+        SALVO_LOG(&dev->log, SALVO_LOG_ERROR, "failure on a destroyed stream: %s",
+                  st->deferred_msg);
+    for (int i = 0; i < STREAM_SLOTS; i++)
+        slot_destroy(&st->slots[i], &dev->env);
+    salvo_mem_free(dev->alloc, st);
+}
+
+void salvo_stream_destroy(salvo_stream *st)
+{
+    if (!st || atomic_exchange(&st->destroyed, true))
+        return;
+    salvo_device *dev = st->dev;
+    COUNT_SUB(dev, live_streams, 1);
+    /* The free path: try-lock only, submit nothing. A stream with work
+     * left is finished by the next drain point. */
+    if (pthread_mutex_trylock(&dev->lock) != 0)
+        return;
+    if (stream_idle_locked(st) && atomic_load(&dev->waiters) == 0)
+        stream_free_locked(st);
+    pthread_mutex_unlock(&dev->lock);
+}
+
+salvo_status stream_submit_locked(salvo_stream *st, bool report)
+{
+    salvo_device *dev = st->dev;
+    slot *s = st->open;
+    if (!s)
+        return SALVO_OK;
+    st->open = NULL;
+    if (device_is_lost(dev))
+        return device_lost_error(dev);
+    /* The host may read what this batch wrote once its fence signals. */
+    barrier(dev, s, ACCEL_BARRIER_ALL_HOST);
+    uint32_t n = s->launches;
+    salvo_status r = slot_submit(s, &dev->env, NULL, 0, NULL, 0);
+    if (r == SALVO_OK) {
+        COUNT_ADD(dev, batches_submitted, 1);
+        st->cur = (st->cur + 1) % STREAM_SLOTS;
+        return SALVO_OK;
+    }
+    if (!slot_active(s))
+        COUNT_SUB(dev, launches_pending, n);
+    if (r == SALVO_ERROR_DEVICE_LOST)
+        device_mark_lost_locked(dev);
+    if (!report)
+        stream_defer_locked(st, r);
+    return r;
+}
+
+/* Make the stream's next slot ready to record: wait for its previous
+ * submission if it is still in flight, then begin. */
+static salvo_status open_locked(salvo_stream *st)
+{
+    salvo_device *dev = st->dev;
+    if (st->open)
+        return SALVO_OK;
+    slot *s = &st->slots[st->cur];
+    if (s->state == SLOT_IN_FLIGHT) {
+        salvo_status r = device_wait_slot_locked(dev, st, s, true);
+        if (r != SALVO_OK)
+            return r;
+    }
+    if (device_is_lost(dev) || s->state == SLOT_ABANDONED)
+        return device_lost_error(dev);
+    salvo_status r = slot_begin(s, &dev->env, atomic_fetch_add(&dev->next_serial, 1));
+    if (r != SALVO_OK)
+        return r;
+    st->open = s;
+    /* Earlier batches (and staged transfers) wrote what this one may read:
+     * order against everything submitted before. */
+    barrier(dev, s, ACCEL_BARRIER_COMPUTE_COMPUTE);
+    barrier(dev, s, ACCEL_BARRIER_TRANSFER_COMPUTE);
+    return SALVO_OK;
+}
+
+/* Check a launch against what the kernel declares; fill binds in the
+ * kernel's binding order. Touches no state. */
+static salvo_status check_launch(salvo_stream *st, salvo_kernel *k, const uint32_t groups[3],
+                                 const salvo_binding *bindings, uint32_t count, const void *push,
+                                 uint32_t push_size, accel_bind *binds, salvo_buffer **bufs)
+{
+    salvo_device *dev = st->dev;
+    const salvo_device_info *info = &dev->info;
+    if (k->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': the kernel belongs to another device", k->name);
+    if (!groups)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "launch of kernel '%s': groups is NULL",
+                        k->name);
+    for (int i = 0; i < 3; i++)
+        if (groups[i] == 0 || groups[i] > info->max_workgroup_count[i])
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': groups[%d] = %u is outside 1..%u", k->name, i,
+                            groups[i], info->max_workgroup_count[i]);
+    if (push_size != k->refl.push_constant_size)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': push_size %u, the kernel declares %u", k->name,
+                        push_size, k->refl.push_constant_size);
+    if (push_size && !push)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "launch of kernel '%s': push is NULL",
+                        k->name);
+    if (count && !bindings)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': bindings is NULL", k->name);
+    if (count != k->refl.binding_count)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': %u binding(s) given, the kernel declares %u",
+                        k->name, count, k->refl.binding_count);
+    for (uint32_t i = 0; i < count; i++)
+        binds[i].buffer = NULL;
+    for (uint32_t i = 0; i < count; i++) {
+        const salvo_binding *b = &bindings[i];
+        uint32_t j = 0;
+        while (j < count && k->refl.bindings[j].binding != b->binding)
+            j++;
+        if (j == count)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u is not declared by the kernel",
+                            k->name, b->binding);
+        if (binds[j].buffer)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u given twice", k->name, b->binding);
+        salvo_buffer *buf = b->buffer;
+        if (!buf)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u has no buffer", k->name, b->binding);
+        if (buf->dev != dev)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: buffer of another device", k->name,
+                            b->binding);
+        uint64_t size = b->size ? b->size : (b->offset < buf->size ? buf->size - b->offset : 0);
+        if (b->offset >= buf->size || size == 0 || size > buf->size - b->offset)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: range [%llu, +%llu) outside the "
+                            "buffer of %llu bytes",
+                            k->name, b->binding, (unsigned long long)b->offset,
+                            (unsigned long long)b->size, (unsigned long long)buf->size);
+        uint64_t align = info->min_storage_buffer_offset_alignment;
+        if (align > 1 && b->offset % align)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: offset %llu is not a multiple of "
+                            "%llu",
+                            k->name, b->binding, (unsigned long long)b->offset,
+                            (unsigned long long)align);
+        if (size > info->max_storage_buffer_range && !k->refl.bindings[j].uniform)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: %llu bytes exceed the device's "
+                            "storage range %u",
+                            k->name, b->binding, (unsigned long long)size,
+                            info->max_storage_buffer_range);
+        binds[j] = (accel_bind){
+            .binding = b->binding,
+            .uniform = k->refl.bindings[j].uniform,
+            .buffer = buf->ab,
+            .offset = b->offset,
+            .size = size,
+        };
+        bufs[j] = buf;
+    }
+    return SALVO_OK;
+}
+
+static void note_use(salvo_buffer *buf, uint64_t serial)
+{
+    uint64_t old = atomic_load_explicit(&buf->last_serial, memory_order_relaxed);
+    while (old < serial && !atomic_compare_exchange_weak_explicit(
+                               &buf->last_serial, &old, serial, memory_order_relaxed,
+                               memory_order_relaxed)) {
+    }
+}
+
+/* Record one dispatch into the open slot, submitting first when its
+ * descriptor pool is full. */
+static salvo_status record_locked(salvo_stream *st, salvo_kernel *k, const uint32_t groups[3],
+                                  const accel_bind *binds, const void *push, uint32_t push_size)
+{
+    salvo_device *dev = st->dev;
+    for (int attempt = 0;; attempt++) {
+        salvo_status r = open_locked(st);
+        if (r != SALVO_OK)
+            return r;
+        slot *s = st->open;
+        if (s->launches > 0)
+            barrier(dev, s, ACCEL_BARRIER_COMPUTE_COMPUTE);
+        accel_result ar = VT(dev)->cmd_dispatch(SELF(dev), dev->adev, s->cmd, k->pipe, s->pool,
+                                                binds, k->refl.binding_count, groups, push,
+                                                push_size);
+        if (ar == ACCEL_SUCCESS)
+            return SALVO_OK;
+        if (ar == ACCEL_ERROR_OUT_OF_POOL_MEMORY && attempt == 0 && s->launches > 0) {
+            r = stream_submit_locked(st, true);
+            if (r != SALVO_OK)
+                return r;
+            continue;
+        }
+        if (ar == ACCEL_ERROR_DEVICE_LOST)
+            device_mark_lost_locked(dev);
+        return DEV_FAIL(dev, salvo_status_from_accel(ar), "launch of kernel '%s': not recorded (%s)",
+                        k->name, accel_result_name(ar));
+    }
+}
+
+salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t groups[3],
+                          const salvo_binding *bindings, uint32_t binding_count, const void *push,
+                          uint32_t push_size)
+{
+    if (!st || !k)
+        return SALVO_FAIL(st ? &st->dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "launch: %s is NULL", st ? "kernel" : "stream");
+    salvo_device *dev = st->dev;
+    accel_bind binds[SALVO_MAX_BINDINGS];
+    salvo_buffer *bufs[SALVO_MAX_BINDINGS];
+    salvo_status r = check_launch(st, k, groups, bindings, binding_count, push, push_size, binds,
+                                  bufs);
+    if (r != SALVO_OK)
+        return r;
+    pthread_mutex_lock(&dev->lock);
+    if (device_is_lost(dev)) {
+        pthread_mutex_unlock(&dev->lock);
+        return device_lost_error(dev);
+    }
+    device_relieve_locked(dev);
+    r = record_locked(st, k, groups, binds, push, push_size);
+    if (r == SALVO_OK) {
+        slot *s = st->open;
+        slot_note_launch(s, k->name);
+        COUNT_ADD(dev, launches_pending, 1);
+        COUNT_ADD(dev, launches_total, 1);
+        for (uint32_t i = 0; i < binding_count; i++)
+            note_use(bufs[i], s->serial);
+        if (s->launches >= st->batch_size) {
+            r = stream_submit_locked(st, true);
+            if (r == SALVO_OK && st->batch_size == 1)
+                r = device_wait_slot_locked(dev, st, s, true);
+        }
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+salvo_status salvo_stream_flush(salvo_stream *st)
+{
+    if (!st)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "flush: stream is NULL");
+    salvo_device *dev = st->dev;
+    pthread_mutex_lock(&dev->lock);
+    salvo_status r = device_is_lost(dev) ? device_lost_error(dev) : stream_submit_locked(st, true);
+    if (r == SALVO_OK)
+        device_reap_locked(dev);
+    pthread_mutex_unlock(&dev->lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+salvo_status salvo_stream_synchronize(salvo_stream *st)
+{
+    if (!st)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "synchronize: stream is NULL");
+    salvo_device *dev = st->dev;
+    char msg[SALVO_ERROR_MAX] = "";
+    salvo_status first = SALVO_OK;
+    pthread_mutex_lock(&dev->lock);
+    /* A failure kept earlier came first: it is this wait's to report. */
+    if (st->deferred != SALVO_OK) {
+        first = st->deferred;
+        memcpy(msg, st->deferred_msg, sizeof msg);
+        st->deferred = SALVO_OK;
+    }
+    salvo_status r = stream_submit_locked(st, true);
+    if (r != SALVO_OK && first == SALVO_OK) {
+        first = r;
+        memcpy(msg, salvo_last_error(), sizeof msg);
+    }
+    /* Oldest first: the ring after cur holds the earlier submissions. */
+    for (int k = 1; k <= STREAM_SLOTS; k++) {
+        slot *s = &st->slots[(st->cur + k) % STREAM_SLOTS];
+        r = device_wait_slot_locked(dev, st, s, true);
+        if (r != SALVO_OK && first == SALVO_OK) {
+            first = r;
+            memcpy(msg, salvo_last_error(), sizeof msg);
+        }
+        if (r == SALVO_TIMEOUT)
+            break;
+    }
+    if (first == SALVO_OK && device_is_lost(dev)) {
+        first = device_lost_error(dev);
+        memcpy(msg, salvo_last_error(), sizeof msg);
+    }
+    if (!device_is_lost(dev))
+        device_reap_locked(dev);
+    pthread_mutex_unlock(&dev->lock);
+    if (first != SALVO_OK)
+        salvo_set_error(msg);
+    else
+        salvo_clear_error();
+    return first;
+}

@@ -1,0 +1,228 @@
+#include "core/slot.h"
+
+#include <stdio.h>
+#include <string.h>
+
+salvo_status salvo_status_from_accel(accel_result r)
+{
+    switch (r) {
+    case ACCEL_SUCCESS: return SALVO_OK;
+    case ACCEL_NOT_READY: return SALVO_NOT_READY;
+    case ACCEL_TIMEOUT: return SALVO_TIMEOUT;
+    case ACCEL_ERROR_OUT_OF_HOST_MEMORY: return SALVO_ERROR_OUT_OF_HOST_MEMORY;
+    case ACCEL_ERROR_OUT_OF_DEVICE_MEMORY:
+    case ACCEL_ERROR_OUT_OF_POOL_MEMORY: return SALVO_ERROR_OUT_OF_DEVICE_MEMORY;
+    case ACCEL_ERROR_DEVICE_LOST: return SALVO_ERROR_DEVICE_LOST;
+    case ACCEL_ERROR_FEATURE_NOT_PRESENT:
+    case ACCEL_ERROR_EXTENSION_NOT_PRESENT:
+    case ACCEL_ERROR_LAYER_NOT_PRESENT:
+    case ACCEL_ERROR_INCOMPATIBLE_DRIVER: return SALVO_ERROR_UNSUPPORTED;
+    case ACCEL_ERROR_INVALID_EXTERNAL_HANDLE: return SALVO_ERROR_INVALID_ARGUMENT;
+    default: return r > 0 ? SALVO_NOT_READY : SALVO_ERROR_UNKNOWN;
+    }
+}
+
+const char *slot_state_name(slot_state st)
+{
+    switch (st) {
+    case SLOT_IDLE: return "IDLE";
+    case SLOT_RECORDING: return "RECORDING";
+    case SLOT_IN_FLIGHT: return "IN_FLIGHT";
+    case SLOT_ABANDONED: return "ABANDONED";
+    }
+    return "?";
+}
+
+#define VT(env) ((env)->acc->vt)
+#define SELF(env) ((env)->acc->self)
+
+static salvo_status refuse(const slot *s, const slot_env *env, const char *op)
+{
+    return SALVO_FAIL(env->log, SALVO_ERROR_INVALID_STATE, "slot: %s refused in state %s", op,
+                      slot_state_name(s->state));
+}
+
+/* Back to IDLE: fields only, so it cannot fail and allocates nothing. The
+ * pool reset only returns sets to the pool (Vulkan defines it as always
+ * succeeding); the command buffer is reset implicitly by the next begin. */
+static void to_idle(slot *s, const slot_env *env)
+{
+    VT(env)->descpool_reset(SELF(env), env->dev, s->pool);
+    s->state = SLOT_IDLE;
+    s->launches = 0;
+    s->name_count = 0;
+    s->names_dropped = 0;
+}
+
+salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t bindings_per_set)
+{
+    memset(s, 0, sizeof *s);
+    accel_result r = VT(env)->cmd_create(SELF(env), env->dev, &s->cmd);
+    if (r == ACCEL_SUCCESS)
+        r = VT(env)->fence_create(SELF(env), env->dev, &s->fence);
+    if (r == ACCEL_SUCCESS)
+        r = VT(env)->descpool_create(SELF(env), env->dev, max_sets, bindings_per_set, &s->pool);
+    if (r != ACCEL_SUCCESS) {
+        slot_destroy(s, env);
+        return SALVO_FAIL(env->log, salvo_status_from_accel(r), "slot: cannot create (%s)",
+                          accel_result_name(r));
+    }
+    s->state = SLOT_IDLE;
+    return SALVO_OK;
+}
+
+void slot_destroy(slot *s, const slot_env *env)
+{
+    VT(env)->descpool_destroy(SELF(env), env->dev, s->pool);
+    VT(env)->fence_destroy(SELF(env), env->dev, s->fence);
+    VT(env)->cmd_destroy(SELF(env), env->dev, s->cmd);
+    memset(s, 0, sizeof *s);
+}
+
+salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial)
+{
+    if (s->state != SLOT_IDLE)
+        return refuse(s, env, "begin");
+    accel_result r = VT(env)->cmd_begin(SELF(env), env->dev, s->cmd);
+    if (r != ACCEL_SUCCESS) {
+        /* A begin that failed half-way must not leave the buffer recording. */
+        VT(env)->cmd_reset(SELF(env), env->dev, s->cmd);
+        return SALVO_FAIL(env->log, salvo_status_from_accel(r), "slot: begin failed (%s)",
+                          accel_result_name(r));
+    }
+    s->state = SLOT_RECORDING;
+    s->serial = serial;
+    s->launches = 0;
+    s->name_count = 0;
+    s->names_dropped = 0;
+    return SALVO_OK;
+}
+
+void slot_note_launch(slot *s, const char *kernel_name)
+{
+    s->launches++;
+    for (uint32_t i = 0; i < s->name_count; i++)
+        if (s->names[i] == kernel_name)
+            return;
+    if (s->name_count < SLOT_MAX_NAMES)
+        s->names[s->name_count++] = kernel_name;
+    else
+        s->names_dropped++;
+}
+
+void slot_kernel_list(const slot *s, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < s->name_count && used < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", s->names[i]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    if (s->names_dropped && used < size)
+        snprintf(buf + used, size - used, " (+%u more)", s->names_dropped);
+    if (s->name_count == 0)
+        snprintf(buf, size, "(none)");
+}
+
+static salvo_status batch_error(const slot *s, const slot_env *env, salvo_status st,
+                                accel_result r, const char *what)
+{
+    char names[512];
+    slot_kernel_list(s, names, sizeof names);
+    return SALVO_FAIL(env->log, st, "batch of %u launch%s %s (%s); kernels: %s", s->launches,
+                      s->launches == 1 ? "" : "es", what, accel_result_name(r), names);
+}
+
+salvo_status slot_submit(slot *s, const slot_env *env, const accel_sem_op *waits,
+                         uint32_t wait_count, const accel_sem_op *signals, uint32_t signal_count)
+{
+    if (s->state != SLOT_RECORDING)
+        return refuse(s, env, "submit");
+    accel_result r = VT(env)->cmd_end(SELF(env), env->dev, s->cmd);
+    const char *what = "could not be ended";
+    if (r == ACCEL_SUCCESS) {
+        r = VT(env)->fence_reset(SELF(env), env->dev, s->fence);
+        what = "could not be submitted";
+    }
+    if (r == ACCEL_SUCCESS) {
+        accel_submit_desc d = {
+            .cmd = s->cmd,
+            .fence = s->fence,
+            .waits = waits,
+            .wait_count = wait_count,
+            .signals = signals,
+            .signal_count = signal_count,
+        };
+        r = VT(env)->submit(SELF(env), env->dev, &d);
+    }
+    if (r == ACCEL_SUCCESS) {
+        s->state = SLOT_IN_FLIGHT;
+        return SALVO_OK;
+    }
+    if (r == ACCEL_ERROR_DEVICE_LOST) {
+        salvo_status st = batch_error(s, env, SALVO_ERROR_DEVICE_LOST, r, "lost with the device");
+        slot_abandon(s);
+        return st;
+    }
+    /* The queue refused the batch: none of it ran. Back to a clean IDLE so
+     * the stream can record again. */
+    salvo_status st = batch_error(s, env, salvo_status_from_accel(r), r, what);
+    VT(env)->cmd_reset(SELF(env), env->dev, s->cmd);
+    to_idle(s, env);
+    return st;
+}
+
+salvo_status slot_discard(slot *s, const slot_env *env)
+{
+    if (s->state != SLOT_RECORDING)
+        return refuse(s, env, "discard");
+    VT(env)->cmd_reset(SELF(env), env->dev, s->cmd);
+    to_idle(s, env);
+    return SALVO_OK;
+}
+
+salvo_status slot_complete(slot *s, const slot_env *env, accel_result observed)
+{
+    if (s->state != SLOT_IN_FLIGHT)
+        return refuse(s, env, "complete");
+    switch (observed) {
+    case ACCEL_SUCCESS:
+        to_idle(s, env);
+        return SALVO_OK;
+    case ACCEL_NOT_READY:
+        return SALVO_NOT_READY;
+    case ACCEL_TIMEOUT:
+        return SALVO_FAIL(env->log, SALVO_TIMEOUT,
+                          "batch of %u launches still running after the fence timeout", s->launches);
+    case ACCEL_ERROR_DEVICE_LOST: {
+        salvo_status st = batch_error(s, env, SALVO_ERROR_DEVICE_LOST, observed, "failed");
+        slot_abandon(s);
+        return st;
+    }
+    default:
+        /* Not proof that the work is over: keep it in flight for the next wait. */
+        return batch_error(s, env, salvo_status_from_accel(observed), observed,
+                           "could not be waited for");
+    }
+}
+
+salvo_status slot_poll(slot *s, const slot_env *env)
+{
+    if (s->state != SLOT_IN_FLIGHT)
+        return refuse(s, env, "poll");
+    return slot_complete(s, env, VT(env)->fence_status(SELF(env), env->dev, s->fence));
+}
+
+salvo_status slot_wait(slot *s, const slot_env *env, uint64_t timeout_ns)
+{
+    if (s->state != SLOT_IN_FLIGHT)
+        return refuse(s, env, "wait");
+    return slot_complete(s, env, VT(env)->fence_wait(SELF(env), env->dev, s->fence, timeout_ns));
+}
+
+void slot_abandon(slot *s)
+{
+    s->state = SLOT_ABANDONED;
+}

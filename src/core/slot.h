@@ -1,0 +1,116 @@
+/*
+ * The slot and fence state machine.
+ *
+ * A slot is one command buffer, its fence, the descriptor pool its launches
+ * allocate from, and the names of the kernels recorded in it. A stream owns
+ * a small ring of them so that recording the next batch overlaps the
+ * execution of the previous one.
+ *
+ *            begin                 submit
+ *   IDLE ------------> RECORDING -----------> IN_FLIGHT
+ *    ^  ^                  |                     |
+ *    |  +-- discard -------+  (refused, not      | fence seen signalled
+ *    |      or refused        device loss)       | (complete/poll/wait)
+ *    +-------------------------------------------+  = retire
+ *
+ *   any state --abandon (device lost)--> ABANDONED   (terminal: the work is
+ *                                                     over, nothing more
+ *                                                     will be observed)
+ *
+ * Invariants:
+ *  - Only IDLE may begin, only RECORDING may record or submit, only
+ *    IN_FLIGHT may complete; any other call returns
+ *    SALVO_ERROR_INVALID_STATE and changes nothing.
+ *  - A wait that fails for any reason but device loss (timeout, out of
+ *    memory) leaves the slot IN_FLIGHT: the next wait tries again.
+ *  - Going back to IDLE (retire) allocates nothing and cannot fail. A
+ *    refused or discarded batch resets the command buffer to the initial
+ *    state whatever state the interrupted step left it in.
+ *  - An abandoned slot still owns its handles; slot_destroy releases them.
+ *
+ * The slot does no locking: its owner (the device's batch lock) does.
+ */
+#ifndef SALVO_CORE_SLOT_H
+#define SALVO_CORE_SLOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "accel/accel.h"
+#include "base/diag.h"
+
+typedef enum slot_state {
+    SLOT_IDLE = 0,
+    SLOT_RECORDING,
+    SLOT_IN_FLIGHT,
+    SLOT_ABANDONED
+} slot_state;
+
+/* What a slot needs of its device. */
+typedef struct slot_env {
+    const accel *acc;
+    accel_device *dev;
+    const salvo_log_sink *log;
+} slot_env;
+
+enum { SLOT_MAX_NAMES = 8 };
+
+typedef struct slot {
+    slot_state state;
+    accel_cmd *cmd;
+    accel_fence *fence;
+    accel_descpool *pool;
+    uint64_t serial;   /* device-wide batch serial, taken at begin */
+    uint32_t launches; /* launches recorded in this batch */
+    /* Distinct kernel names recorded, first SLOT_MAX_NAMES kept; the
+     * kernels outlive the slot's work (their release waits for it). */
+    uint32_t name_count;
+    uint32_t names_dropped;
+    const char *names[SLOT_MAX_NAMES];
+} slot;
+
+/* Create the slot's handles; IDLE on success. On failure nothing is left
+ * allocated and the slot is zeroed. */
+salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t bindings_per_set);
+/* Release the handles. The slot must not be RECORDING or IN_FLIGHT unless
+ * the device is lost (then it is ABANDONED). */
+void slot_destroy(slot *s, const slot_env *env);
+
+/* IDLE -> RECORDING, with the given serial. A failed begin leaves it IDLE. */
+salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial);
+/* Note one launch of the named kernel recorded (RECORDING only). */
+void slot_note_launch(slot *s, const char *kernel_name);
+/* RECORDING -> IN_FLIGHT (end, fence reset, submit).
+ * Refused (not device loss): -> IDLE with the command buffer reset, returns
+ * the error naming the batch's kernels. Device lost: -> ABANDONED. */
+salvo_status slot_submit(slot *s, const slot_env *env, const accel_sem_op *waits,
+                         uint32_t wait_count, const accel_sem_op *signals, uint32_t signal_count);
+/* RECORDING -> IDLE, dropping what was recorded (nothing was submitted). */
+salvo_status slot_discard(slot *s, const slot_env *env);
+/* Apply an observed fence result to an IN_FLIGHT slot:
+ *   SUCCESS -> retire (IDLE), returns SALVO_OK;
+ *   NOT_READY -> stays, returns SALVO_NOT_READY;
+ *   TIMEOUT -> stays, returns SALVO_TIMEOUT;
+ *   DEVICE_LOST -> ABANDONED, returns SALVO_ERROR_DEVICE_LOST naming the kernels;
+ *   other errors -> stays, returns the error naming the kernels. */
+salvo_status slot_complete(slot *s, const slot_env *env, accel_result observed);
+/* Query the fence without blocking, then slot_complete. */
+salvo_status slot_poll(slot *s, const slot_env *env);
+/* Wait up to timeout_ns, then slot_complete. */
+salvo_status slot_wait(slot *s, const slot_env *env, uint64_t timeout_ns);
+/* Any state -> ABANDONED. */
+void slot_abandon(slot *s);
+
+/* True for RECORDING and IN_FLIGHT: work that may still reference resources. */
+static inline bool slot_active(const slot *s)
+{
+    return s->state == SLOT_RECORDING || s->state == SLOT_IN_FLIGHT;
+}
+
+/* "add, saxpy (+2 more)" into buf. */
+void slot_kernel_list(const slot *s, char *buf, size_t size);
+const char *slot_state_name(slot_state st);
+/* Map an accelerator result to a status. */
+salvo_status salvo_status_from_accel(accel_result r);
+
+#endif

@@ -1,0 +1,383 @@
+/* The core on a real device (lavapipe in CI), validation layer on:
+ * values read back after batched launches, transfers, mapping, and the
+ * checks a launch goes through. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "add.spv.h"
+#include "saxpy.spv.h"
+
+#include "salvo/salvo.h"
+#include "support/lava.h"
+
+#define N 1024u
+
+static salvo_kernel *make_kernel(salvo_device *dev, const void *spv, size_t size,
+                                 const char *name, uint32_t local)
+{
+    salvo_spec_constant sc = {0, local};
+    salvo_kernel_desc kd = {
+        .spirv = (const uint32_t *)spv, .spirv_size = size, .name = name, .spec_constants = &sc,
+        .spec_constant_count = 1,
+    };
+    salvo_kernel *k = NULL;
+    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
+    return k;
+}
+
+static void assert_quiet_and_idle(salvo_device *dev)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.launches_pending, 0);
+    assert_int_equal(s.validation_messages, 0);
+}
+
+/* count dependent launches of data[i] += 1 must leave exactly count. */
+static void run_chain(uint32_t batch, uint32_t count, salvo_domain domain)
+{
+    salvo_device *dev = lava_open(0, batch);
+    salvo_kernel *k = make_kernel(dev, add_spv, sizeof add_spv, "add", 64);
+    salvo_buffer *buf = NULL;
+    assert_int_equal(salvo_buffer_create(dev, N * 4, domain, &buf), SALVO_OK);
+    uint32_t zero[N] = {0};
+    assert_int_equal(salvo_buffer_write(buf, 0, zero, sizeof zero), SALVO_OK);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    uint32_t groups[3] = {N / 64, 1, 1};
+    salvo_binding b = {.binding = 0, .buffer = buf};
+    uint32_t push[2] = {N, 1};
+    for (uint32_t i = 0; i < count; i++)
+        assert_int_equal(salvo_launch(st, k, groups, &b, 1, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    uint32_t out[N];
+    assert_int_equal(salvo_buffer_read(buf, 0, out, sizeof out), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(out[i], count);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.launches_total, count);
+    uint32_t eff = batch ? batch : 128;
+    assert_true(s.batches_submitted >= (count + eff - 1) / eff);
+    assert_quiet_and_idle(dev);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(buf);
+    salvo_kernel_destroy(k);
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.live_buffers + s.live_kernels + s.live_streams, 0);
+    lava_close(dev);
+}
+
+static void chain_batch_1(void **state) { (void)state; run_chain(1, 200, SALVO_DOMAIN_DEVICE); }
+static void chain_batch_7(void **state) { (void)state; run_chain(7, 1000, SALVO_DOMAIN_DEVICE); }
+static void chain_default(void **state) { (void)state; run_chain(0, 1000, SALVO_DOMAIN_DEVICE); }
+static void chain_host(void **state) { (void)state; run_chain(32, 1000, SALVO_DOMAIN_HOST); }
+
+static void saxpy_matches_cpu(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    const uint32_t n = 100000;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *out = malloc(n * sizeof *out);
+    srand(7);
+    for (uint32_t i = 0; i < n; i++) {
+        x[i] = (float)rand() / RAND_MAX * 200.0f - 100.0f;
+        y[i] = (float)rand() / RAND_MAX * 200.0f - 100.0f;
+    }
+    salvo_buffer *bx = NULL, *by = NULL;
+    assert_int_equal(salvo_buffer_create(dev, n * 4ull, SALVO_DOMAIN_DEVICE, &bx), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, n * 4ull, SALVO_DOMAIN_DEVICE, &by), SALVO_OK);
+    assert_int_equal(salvo_buffer_write(bx, 0, x, n * 4ull), SALVO_OK);
+    assert_int_equal(salvo_buffer_write(by, 0, y, n * 4ull), SALVO_OK);
+    salvo_kernel *k = make_kernel(dev, saxpy_spv, sizeof saxpy_spv, "saxpy", 256);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    struct { float a; uint32_t n; } push = {2.5f, n};
+    salvo_binding b[2] = {{.binding = 0, .buffer = bx}, {.binding = 1, .buffer = by}};
+    uint32_t groups[3] = {(n + 255) / 256, 1, 1};
+    assert_int_equal(salvo_launch(st, k, groups, b, 2, &push, sizeof push), SALVO_OK);
+    /* read without synchronize: the read must submit and wait itself */
+    assert_int_equal(salvo_buffer_read(by, 0, out, n * 4ull), SALVO_OK);
+    for (uint32_t i = 0; i < n; i++) {
+        float ref = 2.5f * x[i] + y[i];
+        assert_true(fabsf(out[i] - ref) <= 1e-4f * (1.0f + fabsf(ref)));
+    }
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    assert_quiet_and_idle(dev);
+    salvo_stream_destroy(st);
+    salvo_kernel_destroy(k);
+    salvo_buffer_destroy(bx);
+    salvo_buffer_destroy(by);
+    free(x);
+    free(y);
+    free(out);
+    lava_close(dev);
+}
+
+static void staged_transfers_round_trip(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(SALVO_DEVICE_FORCE_STAGING, 0);
+    /* larger than the staging buffer: several chunks */
+    const uint64_t bytes = 40ull << 20;
+    uint32_t *src = malloc(bytes), *dst = malloc(bytes);
+    for (uint64_t i = 0; i < bytes / 4; i++)
+        src[i] = (uint32_t)(i * 2654435761u);
+    salvo_buffer *buf = NULL;
+    assert_int_equal(salvo_buffer_create(dev, bytes, SALVO_DOMAIN_DEVICE, &buf), SALVO_OK);
+    assert_int_equal(salvo_buffer_write(buf, 0, src, bytes), SALVO_OK);
+    /* then a launch on it, then a partial read at an offset */
+    salvo_kernel *k = make_kernel(dev, add_spv, sizeof add_spv, "add", 64);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    salvo_binding b = {.binding = 0, .buffer = buf, .offset = 4096, .size = N * 4};
+    uint32_t push[2] = {N, 5};
+    uint32_t groups[3] = {N / 64, 1, 1};
+    assert_int_equal(salvo_launch(st, k, groups, &b, 1, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_buffer_read(buf, 0, dst, bytes), SALVO_OK);
+    for (uint64_t i = 0; i < bytes / 4; i++) {
+        uint32_t want = src[i] + ((i >= 1024 && i < 1024 + N) ? 5u : 0u);
+        if (dst[i] != want)
+            fail_msg("word %llu: %u, want %u", (unsigned long long)i, dst[i], want);
+    }
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.transfer_bytes, 2 * bytes);
+    assert_quiet_and_idle(dev);
+    salvo_stream_destroy(st);
+    salvo_kernel_destroy(k);
+    salvo_buffer_destroy(buf);
+    free(src);
+    free(dst);
+    lava_close(dev);
+}
+
+static void mapped_shared_buffer(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    salvo_buffer *buf = NULL;
+    assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_SHARED, &buf), SALVO_OK);
+    uint32_t *p = NULL;
+    assert_int_equal(salvo_buffer_map(buf, (void **)&p), SALVO_OK);
+    assert_non_null(p);
+    for (uint32_t i = 0; i < N; i++)
+        p[i] = i;
+    salvo_kernel *k = make_kernel(dev, add_spv, sizeof add_spv, "add", 64);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    salvo_binding b = {.binding = 0, .buffer = buf};
+    uint32_t push[2] = {N, 3};
+    uint32_t groups[3] = {N / 64, 1, 1};
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(salvo_launch(st, k, groups, &b, 1, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(p[i], i + 30);
+    /* a DEVICE buffer cannot be mapped */
+    salvo_buffer *dbuf = NULL;
+    void *q = (void *)1;
+    assert_int_equal(salvo_buffer_create(dev, 64, SALVO_DOMAIN_DEVICE, &dbuf), SALVO_OK);
+    assert_int_equal(salvo_buffer_map(dbuf, &q), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_null(q);
+    assert_quiet_and_idle(dev);
+    salvo_buffer_destroy(dbuf);
+    salvo_stream_destroy(st);
+    salvo_kernel_destroy(k);
+    salvo_buffer_destroy(buf);
+    lava_close(dev);
+}
+
+static void two_streams_interleaved(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 16);
+    salvo_kernel *k = make_kernel(dev, add_spv, sizeof add_spv, "add", 64);
+    salvo_stream *s[2];
+    salvo_buffer *b[2];
+    uint32_t zero[N] = {0};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(salvo_stream_create(dev, NULL, &s[i]), SALVO_OK);
+        assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &b[i]), SALVO_OK);
+        assert_int_equal(salvo_buffer_write(b[i], 0, zero, sizeof zero), SALVO_OK);
+    }
+    uint32_t groups[3] = {N / 64, 1, 1};
+    for (int r = 0; r < 300; r++)
+        for (int i = 0; i < 2; i++) {
+            salvo_binding bd = {.binding = 0, .buffer = b[i]};
+            uint32_t push[2] = {N, (uint32_t)i + 1};
+            assert_int_equal(salvo_launch(s[i], k, groups, &bd, 1, push, sizeof push), SALVO_OK);
+        }
+    assert_int_equal(salvo_device_synchronize(dev), SALVO_OK);
+    for (int i = 0; i < 2; i++) {
+        uint32_t out[N];
+        assert_int_equal(salvo_buffer_read(b[i], 0, out, sizeof out), SALVO_OK);
+        for (uint32_t j = 0; j < N; j++)
+            assert_int_equal(out[j], 300u * (uint32_t)(i + 1));
+        salvo_stream_destroy(s[i]);
+        salvo_buffer_destroy(b[i]);
+    }
+    assert_quiet_and_idle(dev);
+    salvo_kernel_destroy(k);
+    lava_close(dev);
+}
+
+static void mismatched_launch_is_refused(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    salvo_kernel *k = make_kernel(dev, saxpy_spv, sizeof saxpy_spv, "saxpy_kernel", 64);
+    salvo_kernel_info ki;
+    assert_int_equal(salvo_kernel_info_get(k, &ki), SALVO_OK);
+    assert_int_equal(ki.binding_count, 2);
+    assert_int_equal(ki.bindings[0].access, SALVO_ACCESS_READ);
+    assert_int_equal(ki.bindings[1].access, SALVO_ACCESS_READ_WRITE);
+    assert_int_equal(ki.push_constant_size, 8);
+    assert_int_equal(ki.local_size[0], 64);
+    salvo_buffer *buf = NULL;
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &buf), SALVO_OK);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    uint32_t groups[3] = {1, 1, 1};
+    struct { float a; uint32_t n; } push = {1.0f, 16};
+    salvo_binding one[1] = {{.binding = 0, .buffer = buf}};
+    assert_int_equal(salvo_launch(st, k, groups, one, 1, &push, sizeof push),
+                     SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "saxpy_kernel"));
+    salvo_binding wrong[2] = {{.binding = 0, .buffer = buf}, {.binding = 5, .buffer = buf}};
+    assert_int_equal(salvo_launch(st, k, groups, wrong, 2, &push, sizeof push),
+                     SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "saxpy_kernel"));
+    assert_non_null(strstr(salvo_last_error(), "binding 5"));
+    salvo_binding ok[2] = {{.binding = 0, .buffer = buf}, {.binding = 1, .buffer = buf}};
+    assert_int_equal(salvo_launch(st, k, groups, ok, 2, &push, 4), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "push"));
+    salvo_binding off[2] = {{.binding = 0, .buffer = buf, .offset = 8192},
+                            {.binding = 1, .buffer = buf}};
+    assert_int_equal(salvo_launch(st, k, groups, off, 2, &push, sizeof push),
+                     SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "binding 0"));
+    uint32_t zero_groups[3] = {0, 1, 1};
+    assert_int_equal(salvo_launch(st, k, zero_groups, ok, 2, &push, sizeof push),
+                     SALVO_ERROR_INVALID_ARGUMENT);
+    /* garbage SPIR-V */
+    uint32_t junk[16] = {0xdeadbeef};
+    salvo_kernel_desc kd = {.spirv = junk, .spirv_size = sizeof junk, .name = "junk"};
+    salvo_kernel *bad = (salvo_kernel *)1;
+    assert_int_equal(salvo_kernel_create(dev, &kd, &bad), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_null(bad);
+    assert_non_null(strstr(salvo_last_error(), "junk"));
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.launches_total, 0);
+    assert_int_equal(salvo_launch(st, k, groups, ok, 2, &push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    assert_quiet_and_idle(dev);
+    salvo_stream_destroy(st);
+    salvo_kernel_destroy(k);
+    salvo_buffer_destroy(buf);
+    lava_close(dev);
+}
+
+static void destroy_while_in_flight(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    salvo_kernel *k = make_kernel(dev, add_spv, sizeof add_spv, "add", 64);
+    salvo_buffer *keep = NULL, *doomed = NULL;
+    uint32_t zero[N] = {0};
+    assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &keep), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &doomed), SALVO_OK);
+    assert_int_equal(salvo_buffer_write(keep, 0, zero, sizeof zero), SALVO_OK);
+    assert_int_equal(salvo_buffer_write(doomed, 0, zero, sizeof zero), SALVO_OK);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    uint32_t groups[3] = {N / 64, 1, 1};
+    uint32_t push[2] = {N, 1};
+    for (int i = 0; i < 100; i++) {
+        salvo_binding b = {.binding = 0, .buffer = (i & 1) ? doomed : keep};
+        assert_int_equal(salvo_launch(st, k, groups, &b, 1, push, sizeof push), SALVO_OK);
+    }
+    assert_int_equal(salvo_stream_flush(st), SALVO_OK);
+    salvo_buffer_destroy(doomed);
+    salvo_kernel_destroy(k);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    uint32_t out[N];
+    assert_int_equal(salvo_buffer_read(keep, 0, out, sizeof out), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(out[i], 50);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.live_kernels, 0);
+    assert_int_equal(s.live_buffers, 1);
+    assert_int_equal(s.releases_pending, 0);
+    salvo_buffer_destroy(keep);
+    salvo_stream_destroy(st);
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.live_buffers + s.live_kernels + s.live_streams, 0);
+    assert_quiet_and_idle(dev);
+    lava_close(dev);
+}
+
+static void device_info_is_filled(void **state)
+{
+    (void)state;
+    salvo_device_entry e[8];
+    uint32_t n = 8;
+    assert_int_equal(salvo_device_enumerate(e, &n), SALVO_OK);
+    assert_true(n >= 1);
+    salvo_device *dev = lava_open(0, 0);
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(dev, &info), SALVO_OK);
+    assert_true(strlen(info.name) > 0);
+    assert_true(info.max_workgroup_invocations >= 128);
+    assert_true(info.max_workgroup_count[0] >= 65535);
+    assert_true(info.max_push_constants_size >= 128);
+    if (!getenv("SALVO_BATCH"))
+        assert_int_equal(info.batch_size, 128);
+    assert_true(info.memory_heap_count >= 1);
+    lava_close(dev);
+    /* by exact name; an unknown name is refused */
+    salvo_device_desc d = {.name = e[0].name};
+    assert_int_equal(salvo_device_create(&d, &dev), SALVO_OK);
+    assert_int_equal(salvo_device_info_get(dev, &info), SALVO_OK);
+    assert_string_equal(info.name, e[0].name);
+    salvo_device_destroy(dev);
+    d.name = "no such device";
+    dev = (salvo_device *)1;
+    assert_int_equal(salvo_device_create(&d, &dev), SALVO_ERROR_NO_DEVICE);
+    assert_null(dev);
+}
+
+int main(void)
+{
+    lava_require_device();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(device_info_is_filled),
+        cmocka_unit_test(chain_batch_1),
+        cmocka_unit_test(chain_batch_7),
+        cmocka_unit_test(chain_default),
+        cmocka_unit_test(chain_host),
+        cmocka_unit_test(saxpy_matches_cpu),
+        cmocka_unit_test(staged_transfers_round_trip),
+        cmocka_unit_test(mapped_shared_buffer),
+        cmocka_unit_test(two_streams_interleaved),
+        cmocka_unit_test(mismatched_launch_is_refused),
+        cmocka_unit_test(destroy_while_in_flight),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (lava_validation_messages()) {
+        fprintf(stderr, "%llu validation message(s)\n",
+                (unsigned long long)lava_validation_messages());
+        return 1;
+    }
+    return failed;
+}
