@@ -387,6 +387,67 @@ SALVO_API salvo_status salvo_stream_flush(salvo_stream *stream);
  * (a deferred one included), exactly once. */
 SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
 
+/* ------------------------------------------------------------------ */
+/* Events                                                              */
+/* ------------------------------------------------------------------ */
+
+/* A marker in a stream, as in CUDA. Thread safety: any thread, but not
+ * concurrently with a record of the same event. Lifetime: until
+ * salvo_event_destroy; waits already issued keep what they need. */
+SALVO_API salvo_status salvo_event_create(salvo_device *device, salvo_event **out);
+
+/* Mark the point after every launch recorded on stream so far (re-recording
+ * moves the mark; waits already issued keep the old one). */
+SALVO_API salvo_status salvo_event_record(salvo_event *event, salvo_stream *stream);
+
+/* SALVO_OK when the work up to the mark is complete (or the event was never
+ * recorded), SALVO_NOT_READY while it runs, or the failure (device loss).
+ * Never blocks; submits the batch holding the mark if it is still open, so
+ * a polling loop ends. */
+SALVO_API salvo_status salvo_event_query(salvo_event *event);
+
+/* Block until the work up to the mark is complete. A failure of that work
+ * is returned here and still reported by its own stream's synchronize. */
+SALVO_API salvo_status salvo_event_synchronize(salvo_event *event);
+
+/* Release the event. Never blocks. NULL is a no-op. */
+SALVO_API void salvo_event_destroy(salvo_event *event);
+
+/* Make the launches recorded on stream from now on wait, on the device,
+ * until the event's work is complete. No host thread blocks where the
+ * device has timeline semaphores; elsewhere this call waits on the host.
+ * An event never recorded is no wait at all (as in CUDA). */
+SALVO_API salvo_status salvo_stream_wait_event(salvo_stream *stream, salvo_event *event);
+
+/* ------------------------------------------------------------------ */
+/* Host gates                                                          */
+/* ------------------------------------------------------------------ */
+
+/* A gate at value 0 over a timeline semaphore; SALVO_ERROR_UNSUPPORTED when
+ * the device has none. Lifetime: until salvo_gate_destroy. */
+SALVO_API salvo_status salvo_gate_create(salvo_device *device, salvo_gate **out);
+
+/* Raise the gate to value. Monotonic: a value below the current one is
+ * refused with SALVO_ERROR_INVALID_ARGUMENT; an equal one changes nothing.
+ * Every host write made before the raise is visible to the work it
+ * releases. Thread safety: any thread. */
+SALVO_API salvo_status salvo_gate_raise(salvo_gate *gate, uint64_t value);
+
+/* The highest value raised so far. */
+SALVO_API uint64_t salvo_gate_value(const salvo_gate *gate);
+
+/* Make the launches recorded on stream from now on wait, on the device,
+ * until the gate reaches value. Until then the host may still write those
+ * launches' inputs (in HOST, SHARED or imported buffers): the raise orders
+ * those writes before the device reads them. */
+SALVO_API salvo_status salvo_stream_wait_gate(salvo_stream *stream, salvo_gate *gate,
+                                              uint64_t value);
+
+/* Release the gate. Work still waiting on it is released first (the gate is
+ * raised to the highest value any stream waits for), so nothing waits
+ * forever; the semaphore is freed once that work is over. Never blocks. */
+SALVO_API void salvo_gate_destroy(salvo_gate *gate);
+
 #ifdef __cplusplus
 }
 #endif

@@ -92,6 +92,30 @@ struct salvo_stream {
     salvo_status deferred;
     char deferred_msg[SALVO_ERROR_MAX];
     _Atomic bool destroyed; /* the user let go; freed once idle */
+    /* Signalled by each batch at its value, where the device has timeline
+     * semaphores: what other streams' batches wait on for events. */
+    accel_timeline *timeline;
+    uint64_t timeline_next; /* [lock] value of the next batch */
+    /* Serial and timeline value of the last batch submitted [lock]. */
+    uint64_t last_serial;
+    uint64_t last_value;
+};
+
+/* A point in a stream: the batch holding it (serial, and the value it
+ * signals on its stream's timeline). serial 0: nothing to wait for. */
+struct salvo_event {
+    salvo_device *dev;
+    uint64_t serial;          /* [lock] */
+    accel_sem_op point;       /* [lock] */
+    salvo_stream *stream;     /* [lock] valid while the batch is active */
+    retire_entry release;
+};
+
+struct salvo_gate {
+    salvo_device *dev;
+    accel_timeline *timeline;
+    _Atomic uint64_t value; /* highest value raised */
+    retire_entry release;
 };
 
 struct salvo_buffer {
@@ -147,6 +171,15 @@ accel_result device_buffer_create_locked(salvo_device *dev, const accel_buffer_d
                                          accel_buffer **out, accel_buffer_info *info);
 
 /* stream.c */
+/* Whether the batch with this serial is over (not recording, not in flight). */
+bool batch_done_locked(salvo_device *dev, uint64_t serial);
+/* The stream whose open or in-flight slot has this serial, or NULL. */
+salvo_stream *batch_owner_locked(salvo_device *dev, uint64_t serial, slot **out);
+/* Open a batch on st if none is (waiting for the ring slot if needed). */
+salvo_status stream_open_locked(salvo_stream *st);
+/* Make the next launches of st wait for w on the device: the launches
+ * already recorded are submitted first, so only later ones wait. */
+salvo_status stream_add_wait_locked(salvo_stream *st, const slot_dep *w);
 /* Submit st's open batch. report as for device_wait_slot_locked. */
 salvo_status stream_submit_locked(salvo_stream *st, bool report);
 /* Free a destroyed stream whose slots are all idle or abandoned. */

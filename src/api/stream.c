@@ -43,6 +43,17 @@ salvo_status salvo_stream_create(salvo_device *dev, const salvo_stream_desc *des
             return r;
         }
     }
+    if (dev->info.timeline_semaphores) {
+        accel_result ar = VT(dev)->timeline_create(SELF(dev), dev->adev, 0, &st->timeline);
+        if (ar != ACCEL_SUCCESS) {
+            for (int j = 0; j < STREAM_SLOTS; j++)
+                slot_destroy(&st->slots[j], &dev->env);
+            salvo_mem_free(dev->alloc, st);
+            return DEV_FAIL(dev, salvo_status_from_accel(ar),
+                            "stream_create: cannot create its timeline (%s)",
+                            accel_result_name(ar));
+        }
+    }
     pthread_mutex_lock(&dev->lock);
     st->next = dev->streams;
     if (dev->streams)
@@ -79,7 +90,49 @@ void stream_free_locked(salvo_stream *st)
                   st->deferred_msg);
     for (int i = 0; i < STREAM_SLOTS; i++)
         slot_destroy(&st->slots[i], &dev->env);
+    VT(dev)->timeline_destroy(SELF(dev), dev->adev, st->timeline);
     salvo_mem_free(dev->alloc, st);
+}
+
+bool batch_done_locked(salvo_device *dev, uint64_t serial)
+{
+    return serial == 0 || batch_owner_locked(dev, serial, NULL) == NULL;
+}
+
+salvo_stream *batch_owner_locked(salvo_device *dev, uint64_t serial, slot **out)
+{
+    for (salvo_stream *st = dev->streams; st; st = st->next)
+        for (int i = 0; i < STREAM_SLOTS; i++)
+            if (slot_active(&st->slots[i]) && st->slots[i].serial == serial) {
+                if (out)
+                    *out = &st->slots[i];
+                return st;
+            }
+    return NULL;
+}
+
+/* Before a batch is submitted, every batch it waits on must be submitted
+ * too (a timeline wait on a value nobody will signal would never end).
+ * Waits on batches already over are dropped: their timeline may be gone
+ * with their stream. Depth is bounded by the number of streams, since a
+ * wait only ever names a batch opened before the waiting one. */
+static void settle_waits_locked(salvo_stream *st, slot *s, int depth)
+{
+    salvo_device *dev = st->dev;
+    for (uint32_t i = s->wait_count; i-- > 0;) {
+        slot_dep *w = &s->waits[i];
+        if (w->serial == 0)
+            continue; /* a host gate */
+        slot *ds = NULL;
+        salvo_stream *owner = batch_owner_locked(dev, w->serial, &ds);
+        if (owner && ds->state == SLOT_RECORDING && owner != st && depth < 64) {
+            settle_waits_locked(owner, ds, depth + 1);
+            stream_submit_locked(owner, false);
+            owner = batch_owner_locked(dev, w->serial, NULL);
+        }
+        if (!owner) /* over (or refused: its failure is kept on its stream) */
+            s->waits[i] = s->waits[--s->wait_count];
+    }
 }
 
 void salvo_stream_destroy(salvo_stream *st)
@@ -106,12 +159,16 @@ salvo_status stream_submit_locked(salvo_stream *st, bool report)
     st->open = NULL;
     if (device_is_lost(dev))
         return device_lost_error(dev);
+    if (s->wait_count)
+        settle_waits_locked(st, s, 0);
     /* The host may read what this batch wrote once its fence signals. */
     barrier(dev, s, ACCEL_BARRIER_ALL_HOST);
     uint32_t n = s->launches;
-    salvo_status r = slot_submit(s, &dev->env, NULL, 0, NULL, 0);
+    salvo_status r = slot_submit(s, &dev->env);
     if (r == SALVO_OK) {
         COUNT_ADD(dev, batches_submitted, 1);
+        st->last_serial = s->serial;
+        st->last_value = s->signal.value;
         st->cur = (st->cur + 1) % STREAM_SLOTS;
         return SALVO_OK;
     }
@@ -126,7 +183,7 @@ salvo_status stream_submit_locked(salvo_stream *st, bool report)
 
 /* Make the stream's next slot ready to record: wait for its previous
  * submission if it is still in flight, then begin. */
-static salvo_status open_locked(salvo_stream *st)
+salvo_status stream_open_locked(salvo_stream *st)
 {
     salvo_device *dev = st->dev;
     if (st->open)
@@ -139,7 +196,8 @@ static salvo_status open_locked(salvo_stream *st)
     }
     if (device_is_lost(dev) || s->state == SLOT_ABANDONED)
         return device_lost_error(dev);
-    salvo_status r = slot_begin(s, &dev->env, atomic_fetch_add(&dev->next_serial, 1));
+    accel_sem_op signal = {st->timeline, st->timeline ? ++st->timeline_next : 0};
+    salvo_status r = slot_begin(s, &dev->env, atomic_fetch_add(&dev->next_serial, 1), signal);
     if (r != SALVO_OK)
         return r;
     st->open = s;
@@ -148,6 +206,19 @@ static salvo_status open_locked(salvo_stream *st)
     barrier(dev, s, ACCEL_BARRIER_COMPUTE_COMPUTE);
     barrier(dev, s, ACCEL_BARRIER_TRANSFER_COMPUTE);
     return SALVO_OK;
+}
+
+salvo_status stream_add_wait_locked(salvo_stream *st, const slot_dep *w)
+{
+    if (st->open && st->open->launches > 0) {
+        salvo_status r = stream_submit_locked(st, true);
+        if (r != SALVO_OK)
+            return r;
+    }
+    salvo_status r = stream_open_locked(st);
+    if (r != SALVO_OK)
+        return r;
+    return slot_add_wait(st->open, &st->dev->env, w);
 }
 
 /* Check a launch against what the kernel declares; fill binds in the
@@ -253,7 +324,7 @@ static salvo_status record_locked(salvo_stream *st, salvo_kernel *k, const uint3
 {
     salvo_device *dev = st->dev;
     for (int attempt = 0;; attempt++) {
-        salvo_status r = open_locked(st);
+        salvo_status r = stream_open_locked(st);
         if (r != SALVO_OK)
             return r;
         slot *s = st->open;

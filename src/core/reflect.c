@@ -759,6 +759,8 @@ static salvo_status add_binding(ctx *c, reflect_module *out, const reflect_bindi
 static salvo_status reflect_buffer(ctx *c, const node *var, reflect_module *out)
 {
     uint32_t sc = c->w[var->at + 3];
+    if (sc == SC_UNIFORM_CONSTANT && !(var->flags & NF_BINDING))
+        return fail(c, "variable %u: images and samplers are not supported", var->id);
     if (!(var->flags & NF_BINDING))
         return fail(c, "resource variable %u has no Binding decoration", var->id);
     uint32_t binding = var->binding;

@@ -52,6 +52,7 @@ static void to_idle(slot *s, const slot_env *env)
     s->launches = 0;
     s->name_count = 0;
     s->names_dropped = 0;
+    s->wait_count = 0;
 }
 
 salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t bindings_per_set)
@@ -79,7 +80,7 @@ void slot_destroy(slot *s, const slot_env *env)
     memset(s, 0, sizeof *s);
 }
 
-salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial)
+salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem_op signal)
 {
     if (s->state != SLOT_IDLE)
         return refuse(s, env, "begin");
@@ -92,6 +93,8 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial)
     }
     s->state = SLOT_RECORDING;
     s->serial = serial;
+    s->signal = signal;
+    s->wait_count = 0;
     s->launches = 0;
     s->name_count = 0;
     s->names_dropped = 0;
@@ -135,8 +138,25 @@ static salvo_status batch_error(const slot *s, const slot_env *env, salvo_status
                       s->launches == 1 ? "" : "es", what, accel_result_name(r), names);
 }
 
-salvo_status slot_submit(slot *s, const slot_env *env, const accel_sem_op *waits,
-                         uint32_t wait_count, const accel_sem_op *signals, uint32_t signal_count)
+salvo_status slot_add_wait(slot *s, const slot_env *env, const slot_dep *w)
+{
+    if (s->state != SLOT_RECORDING)
+        return refuse(s, env, "add_wait");
+    for (uint32_t i = 0; i < s->wait_count; i++) {
+        if (s->waits[i].op.timeline == w->op.timeline) {
+            if (w->op.value > s->waits[i].op.value)
+                s->waits[i] = *w;
+            return SALVO_OK;
+        }
+    }
+    if (s->wait_count == SLOT_MAX_WAITS)
+        return SALVO_FAIL(env->log, SALVO_ERROR_INVALID_STATE,
+                          "a batch can wait on at most %d timelines", SLOT_MAX_WAITS);
+    s->waits[s->wait_count++] = *w;
+    return SALVO_OK;
+}
+
+salvo_status slot_submit(slot *s, const slot_env *env)
 {
     if (s->state != SLOT_RECORDING)
         return refuse(s, env, "submit");
@@ -147,13 +167,16 @@ salvo_status slot_submit(slot *s, const slot_env *env, const accel_sem_op *waits
         what = "could not be submitted";
     }
     if (r == ACCEL_SUCCESS) {
+        accel_sem_op waits[SLOT_MAX_WAITS];
+        for (uint32_t i = 0; i < s->wait_count; i++)
+            waits[i] = s->waits[i].op;
         accel_submit_desc d = {
             .cmd = s->cmd,
             .fence = s->fence,
             .waits = waits,
-            .wait_count = wait_count,
-            .signals = signals,
-            .signal_count = signal_count,
+            .wait_count = s->wait_count,
+            .signals = &s->signal,
+            .signal_count = s->signal.timeline ? 1 : 0,
         };
         r = VT(env)->submit(SELF(env), env->dev, &d);
     }

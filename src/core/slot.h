@@ -53,7 +53,16 @@ typedef struct slot_env {
     const salvo_log_sink *log;
 } slot_env;
 
-enum { SLOT_MAX_NAMES = 8 };
+enum { SLOT_MAX_NAMES = 8, SLOT_MAX_WAITS = 16 };
+
+/* A device-side wait the batch makes before it starts: a timeline value,
+ * and (for an event) the serial of the batch that signals it, so the wait
+ * can be dropped once that batch is known complete. */
+typedef struct slot_dep {
+    accel_sem_op op;
+    uint64_t serial; /* 0: a host gate, never dropped early */
+    void *owner;     /* the stream whose batch signals it, or NULL */
+} slot_dep;
 
 typedef struct slot {
     slot_state state;
@@ -67,6 +76,11 @@ typedef struct slot {
     uint32_t name_count;
     uint32_t names_dropped;
     const char *names[SLOT_MAX_NAMES];
+    /* Device-side waits (added while RECORDING) and the value the batch
+     * signals on its stream's timeline (0: none). */
+    uint32_t wait_count;
+    slot_dep waits[SLOT_MAX_WAITS];
+    accel_sem_op signal;
 } slot;
 
 /* Create the slot's handles; IDLE on success. On failure nothing is left
@@ -76,15 +90,20 @@ salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t
  * the device is lost (then it is ABANDONED). */
 void slot_destroy(slot *s, const slot_env *env);
 
-/* IDLE -> RECORDING, with the given serial. A failed begin leaves it IDLE. */
-salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial);
+/* IDLE -> RECORDING, with the given serial; the batch will signal
+ * signal.timeline at signal.value when it completes (timeline NULL: none).
+ * A failed begin leaves it IDLE. */
+salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem_op signal);
 /* Note one launch of the named kernel recorded (RECORDING only). */
 void slot_note_launch(slot *s, const char *kernel_name);
-/* RECORDING -> IN_FLIGHT (end, fence reset, submit).
+/* Add a device-side wait to a RECORDING slot; one wait per timeline (the
+ * higher value kept). SALVO_ERROR_INVALID_STATE when full or not recording. */
+salvo_status slot_add_wait(slot *s, const slot_env *env, const slot_dep *w);
+/* RECORDING -> IN_FLIGHT (end, fence reset, submit with the slot's waits
+ * and signal).
  * Refused (not device loss): -> IDLE with the command buffer reset, returns
  * the error naming the batch's kernels. Device lost: -> ABANDONED. */
-salvo_status slot_submit(slot *s, const slot_env *env, const accel_sem_op *waits,
-                         uint32_t wait_count, const accel_sem_op *signals, uint32_t signal_count);
+salvo_status slot_submit(slot *s, const slot_env *env);
 /* RECORDING -> IDLE, dropping what was recorded (nothing was submitted). */
 salvo_status slot_discard(slot *s, const slot_env *env);
 /* Apply an observed fence result to an IN_FLIGHT slot:

@@ -1,0 +1,156 @@
+/* Events: a point in a stream that other streams (on the device) and the
+ * host can wait for. */
+#include <string.h>
+
+#include "api/internal.h"
+
+salvo_status salvo_event_create(salvo_device *dev, salvo_event **out)
+{
+    if (!out)
+        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "event_create: out is NULL");
+    *out = NULL;
+    if (!dev)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_create: device is NULL");
+    if (device_is_lost(dev))
+        return device_lost_error(dev);
+    salvo_event *ev = salvo_mem_calloc(dev->alloc, 1, sizeof *ev);
+    if (!ev)
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "event_create: out of host memory");
+    ev->dev = dev;
+    COUNT_ADD(dev, live_events, 1);
+    salvo_clear_error();
+    *out = ev;
+    return SALVO_OK;
+}
+
+void salvo_event_destroy(salvo_event *ev)
+{
+    /* Waits copy what they need: nothing else refers to the event. */
+    if (!ev)
+        return;
+    COUNT_SUB(ev->dev, live_events, 1);
+    salvo_mem_free(ev->dev->alloc, ev);
+}
+
+salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
+{
+    if (!ev || !st)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_record: %s is NULL",
+                          ev ? "stream" : "event");
+    salvo_device *dev = ev->dev;
+    if (st->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "event_record: the stream belongs to another device");
+    pthread_mutex_lock(&dev->lock);
+    salvo_status r = SALVO_OK;
+    if (device_is_lost(dev)) {
+        r = device_lost_error(dev);
+    } else if (st->open) {
+        ev->serial = st->open->serial;
+        ev->point = st->open->signal;
+        ev->stream = st;
+    } else {
+        /* Nothing open: the point is the end of the last batch submitted. */
+        ev->serial = st->last_serial;
+        ev->point = (accel_sem_op){st->timeline, st->last_value};
+        ev->stream = st;
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+salvo_status salvo_event_query(salvo_event *ev)
+{
+    if (!ev)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_query: event is NULL");
+    salvo_device *dev = ev->dev;
+    pthread_mutex_lock(&dev->lock);
+    salvo_status r = SALVO_OK;
+    if (device_is_lost(dev)) {
+        r = device_lost_error(dev);
+    } else if (!batch_done_locked(dev, ev->serial)) {
+        device_reap_locked(dev);
+        slot *s = NULL;
+        salvo_stream *owner = batch_owner_locked(dev, ev->serial, &s);
+        /* A point still being recorded would never complete: submit it. */
+        if (owner && s->state == SLOT_RECORDING)
+            stream_submit_locked(owner, false);
+        if (device_is_lost(dev))
+            r = device_lost_error(dev);
+        else if (!batch_done_locked(dev, ev->serial))
+            r = SALVO_NOT_READY;
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+/* Wait on the host until the event's batch is over. Failures of that batch
+ * stay with its stream (they are that stream's to report); the caller gets
+ * the status. */
+static salvo_status event_wait_locked(salvo_event *ev)
+{
+    salvo_device *dev = ev->dev;
+    for (;;) {
+        if (device_is_lost(dev))
+            return device_lost_error(dev);
+        slot *s = NULL;
+        salvo_stream *owner = batch_owner_locked(dev, ev->serial, &s);
+        if (!owner)
+            return SALVO_OK;
+        salvo_status r = s->state == SLOT_RECORDING ? stream_submit_locked(owner, false)
+                                                    : device_wait_slot_locked(dev, owner, s, false);
+        if (r != SALVO_OK && batch_owner_locked(dev, ev->serial, NULL))
+            return r;
+    }
+}
+
+salvo_status salvo_event_synchronize(salvo_event *ev)
+{
+    if (!ev)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_synchronize: event is NULL");
+    salvo_device *dev = ev->dev;
+    pthread_mutex_lock(&dev->lock);
+    salvo_status r = event_wait_locked(ev);
+    if (r == SALVO_OK)
+        device_reap_locked(dev);
+    pthread_mutex_unlock(&dev->lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
+{
+    if (!ev || !st)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "stream_wait_event: %s is NULL",
+                          ev ? "stream" : "event");
+    salvo_device *dev = st->dev;
+    if (ev->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "stream_wait_event: the event belongs to another device");
+    pthread_mutex_lock(&dev->lock);
+    salvo_status r = SALVO_OK;
+    if (device_is_lost(dev)) {
+        r = device_lost_error(dev);
+    } else if (batch_done_locked(dev, ev->serial) || ev->stream == st) {
+        /* Never recorded, already over, or the same stream (in order anyway). */
+    } else if (ev->point.timeline) {
+        slot_dep w = {.op = ev->point, .serial = ev->serial, .owner = ev->stream};
+        r = stream_add_wait_locked(st, &w);
+    } else {
+        /* No timeline semaphores: order on the host instead. The stream's
+         * recorded launches go first so they are not held up. */
+        r = stream_submit_locked(st, true);
+        if (r == SALVO_OK)
+            r = event_wait_locked(ev);
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}

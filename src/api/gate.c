@@ -1,0 +1,133 @@
+/* Host gates: a timeline semaphore the host raises, that launches wait on
+ * on the device. */
+#include "api/internal.h"
+
+#define VT(dev) ((dev)->acc.vt)
+#define SELF(dev) ((dev)->acc.self)
+
+struct gate_ext {
+    salvo_gate gate;
+    pthread_mutex_t raise_lock; /* orders signals: a timeline only goes up */
+    _Atomic uint64_t max_waited; /* highest value a stream waits for */
+};
+
+static void gate_release(retire_entry *e, bool abandoned)
+{
+    (void)abandoned;
+    struct gate_ext *g = (struct gate_ext *)((char *)e - offsetof(salvo_gate, release));
+    salvo_device *dev = g->gate.dev;
+    VT(dev)->timeline_destroy(SELF(dev), dev->adev, g->gate.timeline);
+    pthread_mutex_destroy(&g->raise_lock);
+    COUNT_SUB(dev, live_gates, 1);
+    salvo_mem_free(dev->alloc, g);
+}
+
+salvo_status salvo_gate_create(salvo_device *dev, salvo_gate **out)
+{
+    if (!out)
+        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "gate_create: out is NULL");
+    *out = NULL;
+    if (!dev)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "gate_create: device is NULL");
+    if (!dev->info.timeline_semaphores)
+        return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
+                        "gate_create: the device has no timeline semaphores");
+    if (device_is_lost(dev))
+        return device_lost_error(dev);
+    struct gate_ext *g = salvo_mem_calloc(dev->alloc, 1, sizeof *g);
+    if (!g)
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "gate_create: out of host memory");
+    accel_result r = VT(dev)->timeline_create(SELF(dev), dev->adev, 0, &g->gate.timeline);
+    if (r != ACCEL_SUCCESS || pthread_mutex_init(&g->raise_lock, NULL) != 0) {
+        VT(dev)->timeline_destroy(SELF(dev), dev->adev, g->gate.timeline);
+        salvo_mem_free(dev->alloc, g);
+        return DEV_FAIL(dev, r ? salvo_status_from_accel(r) : SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                        "gate_create: %s", accel_result_name(r));
+    }
+    g->gate.dev = dev;
+    g->gate.release.fn = gate_release;
+    atomic_init(&g->gate.value, 0);
+    atomic_init(&g->max_waited, 0);
+    COUNT_ADD(dev, live_gates, 1);
+    salvo_clear_error();
+    *out = &g->gate;
+    return SALVO_OK;
+}
+
+static salvo_status raise_to(struct gate_ext *g, uint64_t value, bool strict)
+{
+    salvo_device *dev = g->gate.dev;
+    pthread_mutex_lock(&g->raise_lock);
+    uint64_t cur = atomic_load(&g->gate.value);
+    salvo_status st = SALVO_OK;
+    if (value < cur && strict) {
+        st = DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                      "gate_raise: %llu is below the gate's value %llu", (unsigned long long)value,
+                      (unsigned long long)cur);
+    } else if (value > cur) {
+        accel_result r = VT(dev)->timeline_signal(SELF(dev), dev->adev, g->gate.timeline, value);
+        if (r == ACCEL_SUCCESS)
+            atomic_store(&g->gate.value, value);
+        else
+            st = DEV_FAIL(dev, salvo_status_from_accel(r), "gate_raise: %s", accel_result_name(r));
+    }
+    pthread_mutex_unlock(&g->raise_lock);
+    return st;
+}
+
+salvo_status salvo_gate_raise(salvo_gate *gate, uint64_t value)
+{
+    if (!gate)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "gate_raise: gate is NULL");
+    if (device_is_lost(gate->dev))
+        return device_lost_error(gate->dev);
+    salvo_status r = raise_to((struct gate_ext *)gate, value, true);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+uint64_t salvo_gate_value(const salvo_gate *gate)
+{
+    return gate ? atomic_load(&((salvo_gate *)gate)->value) : 0;
+}
+
+salvo_status salvo_stream_wait_gate(salvo_stream *st, salvo_gate *gate, uint64_t value)
+{
+    if (!st || !gate)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "stream_wait_gate: %s is NULL",
+                          st ? "gate" : "stream");
+    salvo_device *dev = st->dev;
+    if (gate->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "stream_wait_gate: the gate belongs to another device");
+    struct gate_ext *g = (struct gate_ext *)gate;
+    uint64_t seen = atomic_load(&g->max_waited);
+    while (seen < value && !atomic_compare_exchange_weak(&g->max_waited, &seen, value)) {
+    }
+    pthread_mutex_lock(&dev->lock);
+    salvo_status r = SALVO_OK;
+    if (device_is_lost(dev)) {
+        r = device_lost_error(dev);
+    } else if (value > atomic_load(&gate->value)) {
+        slot_dep w = {.op = {gate->timeline, value}};
+        r = stream_add_wait_locked(st, &w);
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+void salvo_gate_destroy(salvo_gate *gate)
+{
+    if (!gate)
+        return;
+    struct gate_ext *g = (struct gate_ext *)gate;
+    /* Work still waiting on the gate must not wait forever: open it as far
+     * as anyone asked, then free it once that work is over. */
+    if (!device_is_lost(gate->dev))
+        raise_to(g, atomic_load(&g->max_waited), false);
+    device_release(gate->dev, &gate->release);
+}
