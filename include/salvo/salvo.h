@@ -414,8 +414,8 @@ SALVO_API salvo_status salvo_event_synchronize(salvo_event *event);
 SALVO_API void salvo_event_destroy(salvo_event *event);
 
 /* Make the launches recorded on stream from now on wait, on the device,
- * until the event's work is complete. No host thread blocks where the
- * device has timeline semaphores; elsewhere this call waits on the host.
+ * until the event's work is complete. No host thread blocks: the event's
+ * batch is submitted ahead of the waiting one, and the device orders them.
  * An event never recorded is no wait at all (as in CUDA). */
 SALVO_API salvo_status salvo_stream_wait_event(salvo_stream *stream, salvo_event *event);
 

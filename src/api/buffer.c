@@ -12,6 +12,7 @@ static void buffer_release(retire_entry *e, bool abandoned)
     (void)abandoned; /* destroy commands stay valid on a lost device */
     salvo_buffer *buf = (salvo_buffer *)((char *)e - offsetof(salvo_buffer, release));
     salvo_device *dev = buf->dev;
+    live_unlink_locked(dev, &buf->live);
     VT(dev)->buffer_destroy(SELF(dev), dev->adev, buf->ab);
     COUNT_SUB(dev, live_buffers, 1);
     COUNT_SUB(dev, live_buffer_bytes, buf->size);
@@ -39,12 +40,14 @@ static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain d
     if (!buf)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", what);
     accel_buffer_desc d = {.size = size, .domain = domain, .import_host = host, .transfer = true};
-    accel_result r = VT(dev)->buffer_create(SELF(dev), dev->adev, &d, &buf->ab, &buf->ai);
-    if (r == ACCEL_ERROR_OUT_OF_DEVICE_MEMORY) {
-        pthread_mutex_lock(&dev->lock);
-        r = device_buffer_create_locked(dev, &d, &buf->ab, &buf->ai);
-        pthread_mutex_unlock(&dev->lock);
-    }
+    buf->dev = dev;
+    buf->release.fn = buffer_release;
+    buf->release.bytes = size;
+    pthread_mutex_lock(&dev->lock);
+    accel_result r = device_buffer_create_locked(dev, &d, &buf->ab, &buf->ai);
+    if (r == ACCEL_SUCCESS)
+        live_link_locked(dev, &buf->live, &buf->release);
+    pthread_mutex_unlock(&dev->lock);
     if (r != ACCEL_SUCCESS) {
         salvo_mem_free(dev->alloc, buf);
         if (r == ACCEL_ERROR_DEVICE_LOST) {
@@ -60,8 +63,7 @@ static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain d
     buf->domain = domain;
     buf->imported = host != NULL;
     atomic_init(&buf->last_serial, 0);
-    buf->release.fn = buffer_release;
-    buf->release.bytes = size;
+
     COUNT_ADD(dev, live_buffers, 1);
     COUNT_ADD(dev, live_buffer_bytes, size);
     salvo_clear_error();
@@ -205,8 +207,10 @@ static salvo_status staged_copy_locked(salvo_device *dev, accel_buffer *src, uin
             /* Held lock: transfers are rare and short, and the transfer
              * objects are the lock's to guard. */
             r = vt->fence_wait(self, dev->adev, dev->xfer_fence, dev->fence_timeout_ns);
-            if (r == ACCEL_TIMEOUT) /* it was accepted: it must end before reuse */
-                r = vt->queue_wait_idle(self, dev->adev) == ACCEL_SUCCESS ? ACCEL_TIMEOUT
+            /* The copy was accepted: whatever the wait said, it must be over
+             * before the transfer objects are touched again. */
+            if (r != ACCEL_SUCCESS && r != ACCEL_ERROR_DEVICE_LOST)
+                r = vt->queue_wait_idle(self, dev->adev) == ACCEL_SUCCESS ? ACCEL_SUCCESS
                                                                          : ACCEL_ERROR_DEVICE_LOST;
         }
     }

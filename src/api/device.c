@@ -123,9 +123,8 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
     dev->acc = acc;
 
     /* desc wins, then the environment, then the defaults */
-    dev->batch_size = desc->batch_size ? desc->batch_size : (uint32_t)env_positive("SALVO_BATCH");
-    if (dev->batch_size == 0 || dev->batch_size > 1u << 20)
-        dev->batch_size = DEFAULT_BATCH;
+    uint64_t batch = desc->batch_size ? desc->batch_size : env_positive("SALVO_BATCH");
+    dev->batch_size = (batch == 0 || batch > 1u << 20) ? DEFAULT_BATCH : (uint32_t)batch;
     double timeout = desc->fence_timeout_s > 0 ? desc->fence_timeout_s
                                                : env_seconds("SALVO_FENCE_TIMEOUT_S");
     dev->fence_timeout_ns = timeout > 0 ? (uint64_t)(timeout * 1e9) : UINT64_MAX;
@@ -170,6 +169,7 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
     dev->info = dev->caps.info;
     dev->info.batch_size = dev->batch_size;
     dev->info.fence_timeout_s = timeout > 0 ? timeout : 0;
+    dev->live.prev = dev->live.next = &dev->live;
     atomic_init(&dev->next_serial, 1);
     atomic_init(&dev->lost, false);
     retire_init(&dev->retire, &dev->log);
@@ -222,13 +222,19 @@ void salvo_device_destroy(salvo_device *dev)
         retire_drain(&dev->retire);
     while (dev->streams)
         stream_free_locked(dev->streams);
+    /* What the user never released: reclaim it now (each unlinks itself). */
+    uint64_t leaked = 0;
+    while (dev->live.next != &dev->live) {
+        retire_entry *e = dev->live.next->release;
+        e->fn(e, device_is_lost(dev));
+        leaked++;
+    }
+    if (leaked)
+        SALVO_LOG(&dev->log, SALVO_LOG_WARNING,
+                  "device destroyed with %llu object(s) never destroyed: reclaimed",
+                  (unsigned long long)leaked);
     retire_close(&dev->retire);
     free_transfer_objects(dev);
-    uint64_t nb = atomic_load(&dev->n.live_buffers), nk = atomic_load(&dev->n.live_kernels);
-    if (nb || nk)
-        SALVO_LOG(&dev->log, SALVO_LOG_WARNING,
-                  "device destroyed with %llu buffer(s) and %llu kernel(s) never destroyed",
-                  (unsigned long long)nb, (unsigned long long)nk);
     pthread_mutex_unlock(&dev->lock);
     pthread_mutex_destroy(&dev->lock);
     dev->acc.vt->device_close(dev->acc.self, dev->adev);
@@ -335,6 +341,25 @@ void device_release(salvo_device *dev, retire_entry *e)
     retire_push(&dev->retire, e, tag);
     device_advance_locked(dev);
     pthread_mutex_unlock(&dev->lock);
+}
+
+void live_link_locked(salvo_device *dev, live_link *l, retire_entry *release)
+{
+    l->release = release;
+    l->next = dev->live.next;
+    l->prev = &dev->live;
+    dev->live.next->prev = l;
+    dev->live.next = l;
+}
+
+void live_unlink_locked(salvo_device *dev, live_link *l)
+{
+    (void)dev;
+    if (!l->prev)
+        return;
+    l->prev->next = l->next;
+    l->next->prev = l->prev;
+    l->prev = l->next = NULL;
 }
 
 void device_mark_lost_locked(salvo_device *dev)

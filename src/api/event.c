@@ -4,6 +4,15 @@
 
 #include "api/internal.h"
 
+static void event_release(retire_entry *e, bool abandoned)
+{
+    (void)abandoned;
+    salvo_event *ev = (salvo_event *)((char *)e - offsetof(salvo_event, release));
+    live_unlink_locked(ev->dev, &ev->live);
+    COUNT_SUB(ev->dev, live_events, 1);
+    salvo_mem_free(ev->dev->alloc, ev);
+}
+
 salvo_status salvo_event_create(salvo_device *dev, salvo_event **out)
 {
     if (!out)
@@ -18,6 +27,10 @@ salvo_status salvo_event_create(salvo_device *dev, salvo_event **out)
     if (!ev)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "event_create: out of host memory");
     ev->dev = dev;
+    ev->release.fn = event_release;
+    pthread_mutex_lock(&dev->lock);
+    live_link_locked(dev, &ev->live, &ev->release);
+    pthread_mutex_unlock(&dev->lock);
     COUNT_ADD(dev, live_events, 1);
     salvo_clear_error();
     *out = ev;
@@ -26,11 +39,10 @@ salvo_status salvo_event_create(salvo_device *dev, salvo_event **out)
 
 void salvo_event_destroy(salvo_event *ev)
 {
-    /* Waits copy what they need: nothing else refers to the event. */
-    if (!ev)
-        return;
-    COUNT_SUB(ev->dev, live_events, 1);
-    salvo_mem_free(ev->dev->alloc, ev);
+    /* Waits copy what they need, so nothing pending refers to the event;
+     * it still goes through the free path for the live ring's lock. */
+    if (ev)
+        device_release(ev->dev, &ev->release);
 }
 
 salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
@@ -48,12 +60,10 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
         r = device_lost_error(dev);
     } else if (st->open) {
         ev->serial = st->open->serial;
-        ev->point = st->open->signal;
         ev->stream = st;
     } else {
         /* Nothing open: the point is the end of the last batch submitted. */
         ev->serial = st->last_serial;
-        ev->point = (accel_sem_op){st->timeline, st->last_value};
         ev->stream = st;
     }
     pthread_mutex_unlock(&dev->lock);
@@ -139,15 +149,12 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
         r = device_lost_error(dev);
     } else if (batch_done_locked(dev, ev->serial) || ev->stream == st) {
         /* Never recorded, already over, or the same stream (in order anyway). */
-    } else if (ev->point.timeline) {
-        slot_dep w = {.op = ev->point, .serial = ev->serial, .owner = ev->stream};
-        r = stream_add_wait_locked(st, &w);
     } else {
-        /* No timeline semaphores: order on the host instead. The stream's
-         * recorded launches go first so they are not held up. */
-        r = stream_submit_locked(st, true);
-        if (r == SALVO_OK)
-            r = event_wait_locked(ev);
+        /* One queue serves every stream: submitting the event's batch ahead
+         * of the waiting one orders them on the device (see
+         * settle_waits_locked), and no host thread blocks. */
+        slot_dep w = {.serial = ev->serial, .owner = ev->stream};
+        r = stream_add_wait_locked(st, &w);
     }
     pthread_mutex_unlock(&dev->lock);
     if (r == SALVO_OK)

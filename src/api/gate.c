@@ -16,6 +16,7 @@ static void gate_release(retire_entry *e, bool abandoned)
     (void)abandoned;
     struct gate_ext *g = (struct gate_ext *)((char *)e - offsetof(salvo_gate, release));
     salvo_device *dev = g->gate.dev;
+    live_unlink_locked(dev, &g->gate.live);
     VT(dev)->timeline_destroy(SELF(dev), dev->adev, g->gate.timeline);
     pthread_mutex_destroy(&g->raise_lock);
     COUNT_SUB(dev, live_gates, 1);
@@ -49,6 +50,9 @@ salvo_status salvo_gate_create(salvo_device *dev, salvo_gate **out)
     g->gate.release.fn = gate_release;
     atomic_init(&g->gate.value, 0);
     atomic_init(&g->max_waited, 0);
+    pthread_mutex_lock(&dev->lock);
+    live_link_locked(dev, &g->gate.live, &g->gate.release);
+    pthread_mutex_unlock(&dev->lock);
     COUNT_ADD(dev, live_gates, 1);
     salvo_clear_error();
     *out = &g->gate;

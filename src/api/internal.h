@@ -38,6 +38,13 @@ enum {
 };
 #define DEFAULT_RELEASE_MAX_BYTES (256ull << 20)
 
+/* Membership in the device's list of objects the user has not released,
+ * so device destroy can reclaim what was never destroyed [lock]. */
+typedef struct live_link {
+    struct live_link *prev, *next;
+    retire_entry *release;
+} live_link;
+
 typedef struct salvo_counters {
     _Atomic uint64_t live_buffers, live_kernels, live_streams, live_events, live_gates;
     _Atomic uint64_t live_buffer_bytes;
@@ -70,6 +77,7 @@ struct salvo_device {
     retire_queue retire;          /* list [lock]; counters atomic */
     salvo_stream *streams;        /* [lock] every stream, destroyed ones until idle */
     _Atomic int waiters;          /* threads in a fence wait with the lock dropped */
+    live_link live;               /* [lock] sentinel of the live objects' ring */
 
     /* Staged transfers [lock]. */
     accel_buffer *staging;
@@ -92,22 +100,15 @@ struct salvo_stream {
     salvo_status deferred;
     char deferred_msg[SALVO_ERROR_MAX];
     _Atomic bool destroyed; /* the user let go; freed once idle */
-    /* Signalled by each batch at its value, where the device has timeline
-     * semaphores: what other streams' batches wait on for events. */
-    accel_timeline *timeline;
-    uint64_t timeline_next; /* [lock] value of the next batch */
-    /* Serial and timeline value of the last batch submitted [lock]. */
-    uint64_t last_serial;
-    uint64_t last_value;
+    uint64_t last_serial; /* [lock] serial of the last batch submitted */
 };
 
-/* A point in a stream: the batch holding it (serial, and the value it
- * signals on its stream's timeline). serial 0: nothing to wait for. */
+/* A point in a stream: the batch holding it. serial 0: nothing to wait for. */
 struct salvo_event {
     salvo_device *dev;
     uint64_t serial;          /* [lock] */
-    accel_sem_op point;       /* [lock] */
     salvo_stream *stream;     /* [lock] valid while the batch is active */
+    live_link live;
     retire_entry release;
 };
 
@@ -115,6 +116,7 @@ struct salvo_gate {
     salvo_device *dev;
     accel_timeline *timeline;
     _Atomic uint64_t value; /* highest value raised */
+    live_link live;
     retire_entry release;
 };
 
@@ -127,6 +129,7 @@ struct salvo_buffer {
     bool imported;
     /* Highest serial of a batch that bound it (fetch-max). */
     _Atomic uint64_t last_serial;
+    live_link live;
     retire_entry release;
 };
 
@@ -135,6 +138,7 @@ struct salvo_kernel {
     accel_pipeline *pipe;
     reflect_module refl;
     char *name;
+    live_link live;
     retire_entry release;
 };
 
@@ -169,6 +173,11 @@ void stream_defer_locked(salvo_stream *st, salvo_status err);
  * device memory ran out. */
 accel_result device_buffer_create_locked(salvo_device *dev, const accel_buffer_desc *d,
                                          accel_buffer **out, accel_buffer_info *info);
+
+/* Link an object (whose release entry is set) into the live ring; unlink
+ * it (from its release function). Both under the lock. */
+void live_link_locked(salvo_device *dev, live_link *l, retire_entry *release);
+void live_unlink_locked(salvo_device *dev, live_link *l);
 
 /* stream.c */
 /* Whether the batch with this serial is over (not recording, not in flight). */

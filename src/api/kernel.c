@@ -13,6 +13,7 @@ static void kernel_release(retire_entry *e, bool abandoned)
     (void)abandoned;
     salvo_kernel *k = (salvo_kernel *)((char *)e - offsetof(salvo_kernel, release));
     salvo_device *dev = k->dev;
+    live_unlink_locked(dev, &k->live);
     VT(dev)->pipeline_destroy(SELF(dev), dev->adev, k->pipe);
     COUNT_SUB(dev, live_kernels, 1);
     salvo_mem_free(dev->alloc, k->name);
@@ -106,6 +107,9 @@ salvo_status salvo_kernel_create(salvo_device *dev, const salvo_kernel_desc *des
                 k->refl.local_size[i] = desc->spec_constants[c].value;
     k->dev = dev;
     k->release.fn = kernel_release;
+    pthread_mutex_lock(&dev->lock);
+    live_link_locked(dev, &k->live, &k->release);
+    pthread_mutex_unlock(&dev->lock);
     COUNT_ADD(dev, live_kernels, 1);
     salvo_clear_error();
     *out = k;

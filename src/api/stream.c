@@ -43,17 +43,6 @@ salvo_status salvo_stream_create(salvo_device *dev, const salvo_stream_desc *des
             return r;
         }
     }
-    if (dev->info.timeline_semaphores) {
-        accel_result ar = VT(dev)->timeline_create(SELF(dev), dev->adev, 0, &st->timeline);
-        if (ar != ACCEL_SUCCESS) {
-            for (int j = 0; j < STREAM_SLOTS; j++)
-                slot_destroy(&st->slots[j], &dev->env);
-            salvo_mem_free(dev->alloc, st);
-            return DEV_FAIL(dev, salvo_status_from_accel(ar),
-                            "stream_create: cannot create its timeline (%s)",
-                            accel_result_name(ar));
-        }
-    }
     pthread_mutex_lock(&dev->lock);
     st->next = dev->streams;
     if (dev->streams)
@@ -90,7 +79,6 @@ void stream_free_locked(salvo_stream *st)
                   st->deferred_msg);
     for (int i = 0; i < STREAM_SLOTS; i++)
         slot_destroy(&st->slots[i], &dev->env);
-    VT(dev)->timeline_destroy(SELF(dev), dev->adev, st->timeline);
     salvo_mem_free(dev->alloc, st);
 }
 
@@ -111,11 +99,12 @@ salvo_stream *batch_owner_locked(salvo_device *dev, uint64_t serial, slot **out)
     return NULL;
 }
 
-/* Before a batch is submitted, every batch it waits on must be submitted
- * too (a timeline wait on a value nobody will signal would never end).
- * Waits on batches already over are dropped: their timeline may be gone
- * with their stream. Depth is bounded by the number of streams, since a
- * wait only ever names a batch opened before the waiting one. */
+/* Before a batch is submitted, every batch it waits on (an event's) must
+ * be submitted first. That alone orders them: all streams share one queue
+ * and every batch begins with a barrier over everything submitted before
+ * it, so no semaphore is needed. Waits on batches already over are
+ * dropped. Depth is bounded by the number of streams, since a wait only
+ * ever names a batch opened before the waiting one. */
 static void settle_waits_locked(salvo_stream *st, slot *s, int depth)
 {
     salvo_device *dev = st->dev;
@@ -130,7 +119,9 @@ static void settle_waits_locked(salvo_stream *st, slot *s, int depth)
             stream_submit_locked(owner, false);
             owner = batch_owner_locked(dev, w->serial, NULL);
         }
-        if (!owner) /* over (or refused: its failure is kept on its stream) */
+        /* Over, refused (its failure is kept on its stream), or submitted
+         * ahead of this batch: nothing left for the device to wait on. */
+        if (!owner || !w->op.timeline)
             s->waits[i] = s->waits[--s->wait_count];
     }
 }
@@ -168,7 +159,6 @@ salvo_status stream_submit_locked(salvo_stream *st, bool report)
     if (r == SALVO_OK) {
         COUNT_ADD(dev, batches_submitted, 1);
         st->last_serial = s->serial;
-        st->last_value = s->signal.value;
         st->cur = (st->cur + 1) % STREAM_SLOTS;
         return SALVO_OK;
     }
@@ -196,8 +186,8 @@ salvo_status stream_open_locked(salvo_stream *st)
     }
     if (device_is_lost(dev) || s->state == SLOT_ABANDONED)
         return device_lost_error(dev);
-    accel_sem_op signal = {st->timeline, st->timeline ? ++st->timeline_next : 0};
-    salvo_status r = slot_begin(s, &dev->env, atomic_fetch_add(&dev->next_serial, 1), signal);
+    accel_sem_op none = {NULL, 0};
+    salvo_status r = slot_begin(s, &dev->env, atomic_fetch_add(&dev->next_serial, 1), none);
     if (r != SALVO_OK)
         return r;
     st->open = s;
@@ -250,10 +240,36 @@ static salvo_status check_launch(salvo_stream *st, salvo_kernel *k, const uint32
     if (count && !bindings)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "launch of kernel '%s': bindings is NULL", k->name);
-    if (count != k->refl.binding_count)
+    if (count < k->refl.binding_count) {
+        /* Name the first declared binding that is missing. */
+        for (uint32_t j = 0; j < k->refl.binding_count; j++) {
+            uint32_t i = 0;
+            while (i < count && bindings[i].binding != k->refl.bindings[j].binding)
+                i++;
+            if (i == count)
+                return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                                "launch of kernel '%s': binding %u is missing (%u given, the "
+                                "kernel declares %u)",
+                                k->name, k->refl.bindings[j].binding, count,
+                                k->refl.binding_count);
+        }
+    }
+    if (count > k->refl.binding_count) {
+        /* Name one that the kernel does not declare (or a repeat). */
+        for (uint32_t i = 0; i < count; i++) {
+            uint32_t j = 0;
+            while (j < k->refl.binding_count && k->refl.bindings[j].binding != bindings[i].binding)
+                j++;
+            if (j == k->refl.binding_count)
+                return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                                "launch of kernel '%s': binding %u is not declared by the kernel",
+                                k->name, bindings[i].binding);
+        }
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                        "launch of kernel '%s': %u binding(s) given, the kernel declares %u",
+                        "launch of kernel '%s': %u bindings given, the kernel declares %u; one "
+                        "is given twice",
                         k->name, count, k->refl.binding_count);
+    }
     for (uint32_t i = 0; i < count; i++)
         binds[i].buffer = NULL;
     for (uint32_t i = 0; i < count; i++) {
@@ -422,8 +438,8 @@ salvo_status salvo_stream_synchronize(salvo_stream *st)
         first = r;
         memcpy(msg, salvo_last_error(), sizeof msg);
     }
-    /* Oldest first: the ring after cur holds the earlier submissions. */
-    for (int k = 1; k <= STREAM_SLOTS; k++) {
+    /* Oldest first: after a submit, cur is the slot submitted longest ago. */
+    for (int k = 0; k < STREAM_SLOTS; k++) {
         slot *s = &st->slots[(st->cur + k) % STREAM_SLOTS];
         r = device_wait_slot_locked(dev, st, s, true);
         if (r != SALVO_OK && first == SALVO_OK) {

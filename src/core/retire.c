@@ -10,7 +10,7 @@ void retire_init(retire_queue *q, const salvo_log_sink *log)
     atomic_init(&q->bytes, 0);
     atomic_init(&q->run_total, 0);
     atomic_init(&q->abandoned_total, 0);
-    q->closed = false;
+    atomic_init(&q->closed, false);
     q->log = log;
 }
 
@@ -24,13 +24,19 @@ static void append(retire_queue *q, retire_entry *e)
     q->tail = e;
 }
 
+static bool dropped_when_closed(retire_queue *q)
+{
+    if (!atomic_load(&q->closed))
+        return false;
+    SALVO_LOG(q->log, SALVO_LOG_WARNING,
+              "release after the device was closed: dropped without running");
+    return true;
+}
+
 void retire_push(retire_queue *q, retire_entry *e, uint64_t tag)
 {
-    if (q->closed) {
-        SALVO_LOG(q->log, SALVO_LOG_WARNING,
-                  "release after the device was closed: dropped without running");
+    if (dropped_when_closed(q))
         return;
-    }
     e->tag = tag;
     append(q, e);
     atomic_fetch_add_explicit(&q->count, 1, memory_order_relaxed);
@@ -39,6 +45,8 @@ void retire_push(retire_queue *q, retire_entry *e, uint64_t tag)
 
 void retire_push_incoming(retire_queue *q, retire_entry *e, uint64_t tag)
 {
+    if (dropped_when_closed(q))
+        return;
     e->tag = tag;
     /* Counted now so the stats and the bounds see it at once. */
     atomic_fetch_add_explicit(&q->count, 1, memory_order_relaxed);
@@ -123,5 +131,5 @@ uint64_t retire_abandon(retire_queue *q)
 
 void retire_close(retire_queue *q)
 {
-    q->closed = true;
+    atomic_store(&q->closed, true);
 }

@@ -52,7 +52,7 @@ typedef struct retire_queue {
     _Atomic uint64_t bytes;
     _Atomic uint64_t run_total;
     _Atomic uint64_t abandoned_total;
-    bool closed;
+    _Atomic bool closed; /* read by the lock-free push */
     const salvo_log_sink *log;
 } retire_queue;
 

@@ -107,10 +107,19 @@ void slot_note_launch(slot *s, const char *kernel_name)
     for (uint32_t i = 0; i < s->name_count; i++)
         if (s->names[i] == kernel_name)
             return;
-    if (s->name_count < SLOT_MAX_NAMES)
+    if (s->name_count < SLOT_MAX_NAMES) {
         s->names[s->name_count++] = kernel_name;
+        return;
+    }
+    uint32_t known = s->names_dropped < SLOT_MAX_MORE ? s->names_dropped : SLOT_MAX_MORE;
+    for (uint32_t i = 0; i < known; i++)
+        if (s->more[i] == kernel_name)
+            return;
+    /* Past both tables the count saturates: the message then says "or more". */
+    if (s->names_dropped < SLOT_MAX_MORE)
+        s->more[s->names_dropped++] = kernel_name;
     else
-        s->names_dropped++;
+        s->names_dropped = SLOT_MAX_MORE + 1;
 }
 
 void slot_kernel_list(const slot *s, char *buf, size_t size)
@@ -123,7 +132,9 @@ void slot_kernel_list(const slot *s, char *buf, size_t size)
             break;
         used += (size_t)n;
     }
-    if (s->names_dropped && used < size)
+    if (s->names_dropped > SLOT_MAX_MORE && used < size)
+        snprintf(buf + used, size - used, " (+%u or more)", SLOT_MAX_MORE);
+    else if (s->names_dropped && used < size)
         snprintf(buf + used, size - used, " (+%u more)", s->names_dropped);
     if (s->name_count == 0)
         snprintf(buf, size, "(none)");
@@ -142,8 +153,12 @@ salvo_status slot_add_wait(slot *s, const slot_env *env, const slot_dep *w)
 {
     if (s->state != SLOT_RECORDING)
         return refuse(s, env, "add_wait");
+    /* One entry per timeline (the higher value covers the lower); an
+     * ordering-only dependency (no timeline) is one entry per batch. */
     for (uint32_t i = 0; i < s->wait_count; i++) {
-        if (s->waits[i].op.timeline == w->op.timeline) {
+        bool same = w->op.timeline ? s->waits[i].op.timeline == w->op.timeline
+                                   : !s->waits[i].op.timeline && s->waits[i].serial == w->serial;
+        if (same) {
             if (w->op.value > s->waits[i].op.value)
                 s->waits[i] = *w;
             return SALVO_OK;

@@ -53,11 +53,11 @@ typedef struct slot_env {
     const salvo_log_sink *log;
 } slot_env;
 
-enum { SLOT_MAX_NAMES = 8, SLOT_MAX_WAITS = 16 };
+enum { SLOT_MAX_NAMES = 8, SLOT_MAX_MORE = 24, SLOT_MAX_WAITS = 16 };
 
-/* A device-side wait the batch makes before it starts: a timeline value,
- * and (for an event) the serial of the batch that signals it, so the wait
- * can be dropped once that batch is known complete. */
+/* What a batch must wait for before it starts: a timeline value (a host
+ * gate), or a batch of another stream (an event: serial), which only needs
+ * to be submitted first (op.timeline NULL). */
 typedef struct slot_dep {
     accel_sem_op op;
     uint64_t serial; /* 0: a host gate, never dropped early */
@@ -74,8 +74,9 @@ typedef struct slot {
     /* Distinct kernel names recorded, first SLOT_MAX_NAMES kept; the
      * kernels outlive the slot's work (their release waits for it). */
     uint32_t name_count;
-    uint32_t names_dropped;
+    uint32_t names_dropped; /* distinct kernels past the first SLOT_MAX_NAMES */
     const char *names[SLOT_MAX_NAMES];
+    const char *more[SLOT_MAX_MORE]; /* those, to count each once */
     /* Device-side waits (added while RECORDING) and the value the batch
      * signals on its stream's timeline (0: none). */
     uint32_t wait_count;
@@ -96,8 +97,9 @@ void slot_destroy(slot *s, const slot_env *env);
 salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem_op signal);
 /* Note one launch of the named kernel recorded (RECORDING only). */
 void slot_note_launch(slot *s, const char *kernel_name);
-/* Add a device-side wait to a RECORDING slot; one wait per timeline (the
- * higher value kept). SALVO_ERROR_INVALID_STATE when full or not recording. */
+/* Add a dependency to a RECORDING slot: one entry per timeline (the higher
+ * value kept), or per batch serial for ordering-only ones (timeline NULL:
+ * the owner guarantees order by submitting that batch first). SALVO_ERROR_INVALID_STATE when full or not recording. */
 salvo_status slot_add_wait(slot *s, const slot_env *env, const slot_dep *w);
 /* RECORDING -> IN_FLIGHT (end, fence reset, submit with the slot's waits
  * and signal).

@@ -4,12 +4,7 @@
  * exits nonzero on any wrong value, any failed call, any validation
  * message, or any host allocation left behind.
  *
- * Build (from the repository root):
- *   glslangValidator -V --vn add_spv -o /tmp/add.spv.h shaders/add.comp
- *   glslangValidator -V --vn empty_spv -o /tmp/empty.spv.h shaders/empty.comp
- *   gcc -std=c11 -Wall -Wextra -Werror -Iinclude -Isrc -I/tmp \
- *       tests/accel_vulkan_smoke.c src/accel/accel_vulkan.c src/accel/accel_common.c \
- *       src/accel/volk_impl.c src/base/alloc.c src/base/diag.c -ldl -lpthread -o /tmp/accel_vulkan_smoke
+ * Built and run by ctest like the other lavapipe suites.
  */
 #define _POSIX_C_SOURCE 200809L
 

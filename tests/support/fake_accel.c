@@ -1,0 +1,1663 @@
+/* The fake accelerator; see fake_accel.h for what it models. */
+#define _POSIX_C_SOURCE 200809L /* pthread mutexes */
+#include "support/fake_accel.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Names: operations (the vtable's fields) and illegal uses            */
+/* ------------------------------------------------------------------ */
+
+/* name, whether it returns a result (only those can be scripted) */
+#define FAKE_OPS(X)                                                                            \
+    X(enumerate, 1) X(device_open, 1) X(device_close, 0) X(queue_wait_idle, 1)                 \
+    X(buffer_create, 1) X(buffer_destroy, 0) X(pipeline_create, 1) X(pipeline_destroy, 0)      \
+    X(descpool_create, 1) X(descpool_reset, 1) X(descpool_destroy, 0) X(cmd_create, 1)         \
+    X(cmd_destroy, 0) X(cmd_begin, 1) X(cmd_end, 1) X(cmd_reset, 1) X(cmd_dispatch, 1)         \
+    X(cmd_barrier, 0) X(cmd_copy, 0) X(fence_create, 1) X(fence_destroy, 0) X(fence_reset, 1)  \
+    X(fence_status, 1) X(fence_wait, 1) X(submit, 1) X(timeline_create, 1)                     \
+    X(timeline_destroy, 0) X(timeline_signal, 1) X(timeline_value, 1) X(timeline_wait, 1)      \
+    X(destroy, 0)
+
+#define FAKE_ILLEGALS(X)                                                                       \
+    X(begin_while_recording) X(begin_while_pending) X(end_not_recording)                       \
+    X(record_not_recording) X(reset_while_pending) X(submit_not_executable)                    \
+    X(submit_invalidated) X(submit_fence_busy) X(fence_reset_pending) X(wait_unsubmitted)      \
+    X(wait_idle_deadlock) X(destroy_in_use) X(pool_reset_in_use) X(dispatch_mismatch)          \
+    X(copy_out_of_range) X(bad_handle) X(bad_argument) X(close_with_children)                  \
+    X(use_after_destroy) X(timeline_not_increasing) X(timeline_unsupported)
+
+typedef enum op_id {
+#define X(name, fallible) OP_##name,
+    FAKE_OPS(X)
+#undef X
+    OP_COUNT
+} op_id;
+
+static const struct {
+    const char *name;
+    bool fallible;
+} op_table[OP_COUNT] = {
+#define X(name, fallible) {#name, fallible},
+    FAKE_OPS(X)
+#undef X
+};
+
+typedef enum illegal_id {
+#define X(name) IL_##name,
+    FAKE_ILLEGALS(X)
+#undef X
+    IL_COUNT
+} illegal_id;
+
+static const char *const illegal_names[IL_COUNT] = {
+#define X(name) #name,
+    FAKE_ILLEGALS(X)
+#undef X
+};
+
+/* A name the test got wrong is a bug in the test: stop loudly rather than
+ * answer 0 and let an assertion pass by accident. */
+static op_id op_by_name(const char *name)
+{
+    for (int i = 0; i < OP_COUNT; i++)
+        if (name && strcmp(op_table[i].name, name) == 0)
+            return (op_id)i;
+    fprintf(stderr, "fake_accel: unknown operation '%s'\n", name ? name : "(null)");
+    abort();
+}
+
+static illegal_id illegal_by_name(const char *name)
+{
+    for (int i = 0; i < IL_COUNT; i++)
+        if (name && strcmp(illegal_names[i], name) == 0)
+            return (illegal_id)i;
+    fprintf(stderr, "fake_accel: unknown illegal-use name '%s'\n", name ? name : "(null)");
+    abort();
+}
+
+/* ------------------------------------------------------------------ */
+/* Handles                                                             */
+/* ------------------------------------------------------------------ */
+
+#define FAKE_MAGIC 0xFA4EC0DEu
+
+typedef struct fake_dev fake_dev;
+
+/* Every handle starts with this, so one check covers all kinds. */
+typedef struct fake_obj {
+    uint32_t magic;
+    fake_kind kind;
+    struct fake_obj *prev, *next; /* the fake's list of live handles */
+    fake_dev *dev;                /* owning device; NULL for a device */
+} fake_obj;
+
+struct fake_dev {
+    fake_obj h;
+    uint32_t index;
+};
+
+typedef struct fake_buf {
+    fake_obj h;
+    uint64_t size;
+    unsigned char *mem;
+    bool imported; /* mem is the caller's */
+} fake_buf;
+
+typedef struct fake_pipe {
+    fake_obj h;
+    uint32_t binding_count;
+    accel_pipeline_binding bindings[SALVO_MAX_BINDINGS];
+    uint32_t push_size;
+} fake_pipe;
+
+typedef struct fake_pool {
+    fake_obj h;
+    uint32_t max_sets, bindings_per_set;
+    uint32_t sets_used;
+    uint64_t descriptors_used;
+} fake_pool;
+
+typedef enum rec_kind {
+    REC_COPY,
+    REC_DISPATCH
+} rec_kind;
+
+/* What a command buffer recorded; handles a record names are nulled when
+ * destroyed, so completion never touches freed memory. */
+typedef struct fake_rec {
+    rec_kind kind;
+    /* copy */
+    fake_buf *src, *dst;
+    uint64_t src_offset, dst_offset, size;
+    /* dispatch */
+    fake_pipe *pipe;
+    fake_pool *pool;
+    uint32_t buf_count;
+    fake_buf *bufs[SALVO_MAX_BINDINGS];
+} fake_rec;
+
+typedef struct fake_sub fake_sub;
+
+typedef struct fake_cmd {
+    fake_obj h;
+    fake_cmd_state state;
+    bool invalidated; /* recorded a use of something destroyed since */
+    fake_rec *recs;
+    size_t rec_count, rec_cap;
+    fake_sub *sub; /* while PENDING */
+} fake_cmd;
+
+typedef struct fake_fence {
+    fake_obj h;
+    bool signalled;
+    fake_sub *sub; /* the pending submission that will signal it */
+} fake_fence;
+
+typedef struct fake_tl {
+    fake_obj h;
+    uint64_t value;
+} fake_tl;
+
+typedef struct fake_semop {
+    fake_tl *tl;
+    uint64_t value;
+} fake_semop;
+
+struct fake_sub {
+    fake_sub *next;
+    fake_cmd *cmd;
+    fake_fence *fence;
+    uint32_t wait_count, signal_count;
+    fake_semop *waits, *signals;
+};
+
+typedef struct fake_script {
+    op_id op;
+    bool always;
+    uint64_t base;   /* calls of op when it was set */
+    uint64_t target; /* the call it fires on (not always) */
+    accel_result result;
+} fake_script;
+
+enum {
+    MAX_SCRIPTS = 64
+};
+
+struct fake_state {
+    pthread_mutex_t lock;
+    fake_accel *owner; /* for its configuration */
+    bool destroyed;
+    bool lost;
+    int opened_index;
+    fake_obj *objs; /* every live handle */
+    uint64_t live[FAKE_KIND_COUNT];
+    uint64_t calls[OP_COUNT];
+    uint64_t illegal[IL_COUNT];
+    char illegal_last[256];
+    fake_script scripts[MAX_SCRIPTS];
+    uint32_t script_count;
+    fake_sub *head, *tail; /* the queue, oldest first */
+    uint32_t pending;
+    uint64_t memory_used;
+    uint64_t dispatches_recorded, dispatches_completed, copy_bytes;
+};
+
+/* ------------------------------------------------------------------ */
+/* Helpers (all called with the lock held)                             */
+/* ------------------------------------------------------------------ */
+
+static void note_illegal(fake_state *s, illegal_id id, const char *op, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void note_illegal(fake_state *s, illegal_id id, const char *op, const char *fmt, ...)
+{
+    s->illegal[id]++;
+    int n = snprintf(s->illegal_last, sizeof s->illegal_last, "%s in %s: ", illegal_names[id],
+                     op);
+    if (n < 0 || (size_t)n >= sizeof s->illegal_last)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->illegal_last + n, sizeof s->illegal_last - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+static void *obj_new(fake_state *s, size_t size, fake_kind kind, fake_dev *dev)
+{
+    fake_obj *o = calloc(1, size);
+    if (!o)
+        return NULL;
+    o->magic = FAKE_MAGIC;
+    o->kind = kind;
+    o->dev = dev;
+    o->next = s->objs;
+    if (s->objs)
+        s->objs->prev = o;
+    s->objs = o;
+    s->live[kind]++;
+    return o;
+}
+
+static void obj_unlink(fake_state *s, fake_obj *o)
+{
+    if (o->prev)
+        o->prev->next = o->next;
+    else
+        s->objs = o->next;
+    if (o->next)
+        o->next->prev = o->prev;
+    s->live[o->kind]--;
+    o->magic = 0;
+}
+
+static void cmd_clear(fake_cmd *c)
+{
+    c->rec_count = 0;
+    c->invalidated = false;
+}
+
+/* Free one handle's memory; it must already be unlinked and unreferenced. */
+static void obj_free(fake_state *s, fake_obj *o)
+{
+    switch (o->kind) {
+    case FAKE_BUFFER: {
+        fake_buf *b = (fake_buf *)o;
+        if (!b->imported) {
+            s->memory_used -= b->size;
+            free(b->mem);
+        }
+        break;
+    }
+    case FAKE_CMD:
+        free(((fake_cmd *)o)->recs);
+        break;
+    default:
+        break;
+    }
+    free(o);
+}
+
+/* The handle h as a live handle of kind on dev (dev NULL: any device), or
+ * NULL after counting the misuse. */
+static void *check(fake_state *s, const void *h, fake_kind kind, const fake_dev *dev,
+                   const char *op)
+{
+    const fake_obj *o = h;
+    if (!o) {
+        note_illegal(s, IL_bad_handle, op, "NULL handle");
+        return NULL;
+    }
+    if (o->magic != FAKE_MAGIC || o->kind != kind) {
+        note_illegal(s, IL_bad_handle, op, "not a live handle of kind %d", (int)kind);
+        return NULL;
+    }
+    if (dev && o->dev != dev) {
+        note_illegal(s, IL_bad_handle, op, "handle of another device");
+        return NULL;
+    }
+    return (void *)o;
+}
+
+static fake_dev *check_dev(fake_state *s, accel_device *d, const char *op)
+{
+    return check(s, d, FAKE_DEVICE, NULL, op);
+}
+
+static void progress(fake_accel *f);
+
+/* Count the call, then answer whether a script takes it over. */
+static bool enter(fake_state *s, op_id op, accel_result *scripted)
+{
+    uint64_t n = ++s->calls[op];
+    if (s->destroyed && op != OP_destroy)
+        note_illegal(s, IL_use_after_destroy, op_table[op].name, "call after destroy()");
+    for (uint32_t i = 0; i < s->script_count; i++) {
+        fake_script *sc = &s->scripts[i];
+        if (sc->op != op)
+            continue;
+        if (sc->always ? n > sc->base : n == sc->target) {
+            *scripted = sc->result;
+            if (!sc->always) {
+                /* Keep the order: when two scripts match, the older wins. */
+                memmove(&s->scripts[i], &s->scripts[i + 1],
+                        (s->script_count - i - 1) * sizeof s->scripts[0]);
+                s->script_count--;
+            }
+            return true;
+        }
+    }
+    /* Not scripted: the call happens, on a device that has been running
+     * all along. */
+    progress(s->owner);
+    return false;
+}
+
+static void lose(fake_state *s);
+
+/* A scripted result, with loss made sticky as a real device would. */
+static accel_result scripted_result(fake_state *s, accel_result r)
+{
+    if (r == ACCEL_ERROR_DEVICE_LOST)
+        lose(s);
+    return r;
+}
+
+#define ENTER(s, op)                                                                           \
+    do {                                                                                       \
+        accel_result scripted_;                                                                \
+        if (enter((s), OP_##op, &scripted_)) {                                                 \
+            accel_result r_ = scripted_result((s), scripted_);                                 \
+            pthread_mutex_unlock(&(s)->lock);                                                  \
+            return r_;                                                                         \
+        }                                                                                      \
+    } while (0)
+
+#define ENTER_VOID(s, op)                                                                      \
+    do {                                                                                       \
+        accel_result ignored_;                                                                 \
+        (void)enter((s), OP_##op, &ignored_);                                                  \
+    } while (0)
+
+#define FAKE(self) ((fake_accel *)(self))
+#define STATE(self) (FAKE(self)->state)
+
+static accel_result unlock_return(fake_state *s, accel_result r)
+{
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* The queue                                                           */
+/* ------------------------------------------------------------------ */
+
+static bool sub_ready(const fake_sub *sub)
+{
+    for (uint32_t i = 0; i < sub->wait_count; i++)
+        if (sub->waits[i].tl && sub->waits[i].tl->value < sub->waits[i].value)
+            return false;
+    return true;
+}
+
+static void sub_free(fake_sub *sub)
+{
+    free(sub->waits);
+    free(sub->signals);
+    free(sub);
+}
+
+static fake_sub *pop_head(fake_state *s)
+{
+    fake_sub *sub = s->head;
+    s->head = sub->next;
+    if (!s->head)
+        s->tail = NULL;
+    s->pending--;
+    return sub;
+}
+
+/* Run the oldest submission: what a device does between submit and the
+ * fence signalling. */
+static void execute_head(fake_state *s)
+{
+    fake_sub *sub = pop_head(s);
+    fake_cmd *c = sub->cmd;
+    if (c) {
+        for (size_t i = 0; i < c->rec_count; i++) {
+            fake_rec *r = &c->recs[i];
+            if (r->kind == REC_DISPATCH) {
+                s->dispatches_completed++;
+            } else if (r->src && r->dst) {
+                memmove(r->dst->mem + r->dst_offset, r->src->mem + r->src_offset, r->size);
+                s->copy_bytes += r->size;
+            }
+        }
+        c->state = FAKE_CMD_EXECUTABLE;
+        c->sub = NULL;
+    }
+    for (uint32_t i = 0; i < sub->signal_count; i++) {
+        fake_tl *tl = sub->signals[i].tl;
+        if (!tl)
+            continue;
+        if (sub->signals[i].value <= tl->value)
+            note_illegal(s, IL_timeline_not_increasing, "submit",
+                         "signal %llu on a timeline at %llu",
+                         (unsigned long long)sub->signals[i].value,
+                         (unsigned long long)tl->value);
+        else
+            tl->value = sub->signals[i].value;
+    }
+    if (sub->fence) {
+        sub->fence->signalled = true;
+        sub->fence->sub = NULL;
+    }
+    sub_free(sub);
+}
+
+static bool complete_next_locked(fake_state *s)
+{
+    if (s->lost || !s->head || !sub_ready(s->head))
+        return false;
+    execute_head(s);
+    return true;
+}
+
+static uint32_t complete_all_locked(fake_state *s)
+{
+    uint32_t n = 0;
+    while (complete_next_locked(s))
+        n++;
+    return n;
+}
+
+/* AUTO mode: the device is infinitely fast, so whatever may run has run. */
+static void progress(fake_accel *f)
+{
+    if (f->complete == FAKE_COMPLETE_AUTO)
+        complete_all_locked(f->state);
+}
+
+/* The work is over and will never be observed: drop it unexecuted. */
+static void lose(fake_state *s)
+{
+    if (s->lost)
+        return;
+    s->lost = true;
+    while (s->head) {
+        fake_sub *sub = pop_head(s);
+        if (sub->cmd) {
+            sub->cmd->state = FAKE_CMD_EXECUTABLE;
+            sub->cmd->sub = NULL;
+        }
+        if (sub->fence)
+            sub->fence->sub = NULL;
+        sub_free(sub);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Use tracking: what a destroyed handle leaves behind                 */
+/* ------------------------------------------------------------------ */
+
+static bool rec_uses(const fake_rec *r, const fake_obj *o)
+{
+    if (r->kind == REC_COPY)
+        return (const fake_obj *)r->src == o || (const fake_obj *)r->dst == o;
+    if ((const fake_obj *)r->pipe == o || (const fake_obj *)r->pool == o)
+        return true;
+    for (uint32_t i = 0; i < r->buf_count; i++)
+        if ((const fake_obj *)r->bufs[i] == o)
+            return true;
+    return false;
+}
+
+static void rec_forget(fake_rec *r, const fake_obj *o)
+{
+    if ((const fake_obj *)r->src == o)
+        r->src = NULL;
+    if ((const fake_obj *)r->dst == o)
+        r->dst = NULL;
+    if ((const fake_obj *)r->pipe == o)
+        r->pipe = NULL;
+    if ((const fake_obj *)r->pool == o)
+        r->pool = NULL;
+    for (uint32_t i = 0; i < r->buf_count; i++)
+        if ((const fake_obj *)r->bufs[i] == o)
+            r->bufs[i] = NULL;
+}
+
+/* o is going away (or, for a pool reset, its sets are). A pending command
+ * buffer that uses it is an illegal use unless the device is lost; a
+ * recording or executable one becomes invalid, which only matters if it is
+ * submitted before being begun or reset again (Vulkan's rule). */
+static void forget_uses(fake_state *s, const fake_obj *o, bool unlink_refs, illegal_id pending_id,
+                        const char *op)
+{
+    for (fake_obj *it = s->objs; it; it = it->next) {
+        if (it->kind != FAKE_CMD)
+            continue;
+        fake_cmd *c = (fake_cmd *)it;
+        bool used = false;
+        for (size_t i = 0; i < c->rec_count; i++) {
+            if (rec_uses(&c->recs[i], o)) {
+                used = true;
+                if (unlink_refs)
+                    rec_forget(&c->recs[i], o);
+            }
+        }
+        if (!used)
+            continue;
+        if (c->state == FAKE_CMD_PENDING && !s->lost)
+            note_illegal(s, pending_id, op, "a pending command buffer uses it");
+        else if (c->state != FAKE_CMD_PENDING)
+            c->invalidated = true;
+    }
+}
+
+static void forget_timeline(fake_state *s, const fake_tl *tl)
+{
+    for (fake_sub *sub = s->head; sub; sub = sub->next) {
+        bool used = false;
+        for (uint32_t i = 0; i < sub->wait_count; i++)
+            if (sub->waits[i].tl == tl) {
+                sub->waits[i].tl = NULL;
+                used = true;
+            }
+        for (uint32_t i = 0; i < sub->signal_count; i++)
+            if (sub->signals[i].tl == tl) {
+                sub->signals[i].tl = NULL;
+                used = true;
+            }
+        if (used)
+            note_illegal(s, IL_destroy_in_use, "timeline_destroy",
+                         "a pending submission uses it");
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Instance and device                                                 */
+/* ------------------------------------------------------------------ */
+
+static uint32_t device_count(const fake_accel *f)
+{
+    return f->device_count > FAKE_MAX_DEVICES ? FAKE_MAX_DEVICES : f->device_count;
+}
+
+static accel_result f_enumerate(void *self, salvo_device_entry *entries, uint32_t *count)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, enumerate);
+    if (!count) {
+        note_illegal(s, IL_bad_argument, "enumerate", "count is NULL");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    uint32_t n = device_count(f);
+    if (!entries) {
+        *count = n;
+        return unlock_return(s, ACCEL_SUCCESS);
+    }
+    uint32_t written = *count < n ? *count : n;
+    for (uint32_t i = 0; i < written; i++) {
+        memset(&entries[i], 0, sizeof entries[i]);
+        snprintf(entries[i].name, sizeof entries[i].name, "fake%u", i);
+        entries[i].type = f->device_types[i];
+        entries[i].vendor_id = 0xFA4E;
+        entries[i].device_id = i;
+        entries[i].api_version = (1u << 22) | (3u << 12);
+    }
+    *count = written;
+    return unlock_return(s, written < n ? ACCEL_INCOMPLETE : ACCEL_SUCCESS);
+}
+
+static void fill_caps(const fake_accel *f, uint32_t index, accel_caps *caps)
+{
+    memset(caps, 0, sizeof *caps);
+    salvo_device_info *in = &caps->info;
+    snprintf(in->name, sizeof in->name, "fake%u", index);
+    in->type = f->device_types[index];
+    in->vendor_id = 0xFA4E;
+    in->device_id = index;
+    in->api_version = (1u << 22) | (3u << 12);
+    in->driver_version = 1;
+    snprintf(in->driver_name, sizeof in->driver_name, "fake");
+    snprintf(in->driver_info, sizeof in->driver_info, "salvo unit-test accelerator");
+    for (int i = 0; i < 3; i++)
+        in->max_workgroup_count[i] = 65535;
+    in->max_workgroup_size[0] = 1024;
+    in->max_workgroup_size[1] = 1024;
+    in->max_workgroup_size[2] = 64;
+    in->max_workgroup_invocations = 1024;
+    in->max_push_constants_size = 128;
+    in->max_storage_buffer_range = 1u << 30;
+    in->max_bindings = 32;
+    in->min_storage_buffer_offset_alignment = 16;
+    in->subgroup_size = 32;
+    in->timeline_semaphores = f->timeline_semaphores;
+    in->host_import = f->host_import;
+    in->host_import_alignment = f->host_import ? 4096 : 0;
+    in->push_descriptors = false;
+    in->memory_heap_count = 1;
+    in->memory_heaps[0].size = f->device_memory_limit ? f->device_memory_limit : 8ull << 30;
+    in->memory_heaps[0].device_local = true;
+    caps->device_memory_host_visible = !f->device_not_mappable;
+}
+
+static accel_result f_device_open(void *self, const accel_open_options *opt, accel_device **out,
+                                  accel_caps *caps)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, device_open);
+    if (!opt || !out || !caps || opt->index >= device_count(f)) {
+        note_illegal(s, IL_bad_argument, "device_open", "no device %u",
+                     opt ? opt->index : UINT32_MAX);
+        return unlock_return(s, ACCEL_ERROR_INITIALIZATION_FAILED);
+    }
+    fake_dev *d = obj_new(s, sizeof *d, FAKE_DEVICE, NULL);
+    if (!d)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    d->index = opt->index;
+    s->opened_index = (int)opt->index;
+    fill_caps(f, opt->index, caps);
+    *out = (accel_device *)d;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static void f_device_close(void *self, accel_device *dev)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, device_close);
+    if (dev) {
+        fake_dev *d = check_dev(s, dev, "device_close");
+        if (d) {
+            uint64_t children = 0;
+            for (fake_obj *o = s->objs; o; o = o->next)
+                children += o->dev == d;
+            if (children)
+                note_illegal(s, IL_close_with_children, "device_close",
+                             "%llu handle(s) of the device still live",
+                             (unsigned long long)children);
+            obj_unlink(s, &d->h);
+            obj_free(s, &d->h);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static accel_result f_queue_wait_idle(void *self, accel_device *dev)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, queue_wait_idle);
+    check_dev(s, dev, "queue_wait_idle");
+    if (s->lost)
+        return unlock_return(s, ACCEL_ERROR_DEVICE_LOST);
+    complete_all_locked(s);
+    if (s->head) {
+        note_illegal(s, IL_wait_idle_deadlock, "queue_wait_idle",
+                     "the oldest submission waits for a timeline value never signalled");
+        return unlock_return(s, ACCEL_TIMEOUT);
+    }
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffers, pipelines, pools                                           */
+/* ------------------------------------------------------------------ */
+
+static accel_result f_buffer_create(void *self, accel_device *dev, const accel_buffer_desc *desc,
+                                    accel_buffer **out, accel_buffer_info *info)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, buffer_create);
+    fake_dev *d = check_dev(s, dev, "buffer_create");
+    if (!d)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (!desc || !out || !info || desc->size == 0) {
+        note_illegal(s, IL_bad_argument, "buffer_create", "no desc, out or info, or size 0");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    if (desc->import_host) {
+        if (!f->host_import) {
+            note_illegal(s, IL_bad_argument, "buffer_create", "import without host_import");
+            return unlock_return(s, ACCEL_ERROR_EXTENSION_NOT_PRESENT);
+        }
+        if ((uintptr_t)desc->import_host % 4096 || desc->size % 4096)
+            return unlock_return(s, ACCEL_ERROR_INVALID_EXTERNAL_HANDLE);
+    } else if (f->device_memory_limit && desc->size > f->device_memory_limit - s->memory_used) {
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    }
+    fake_buf *b = obj_new(s, sizeof *b, FAKE_BUFFER, d);
+    if (!b)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    b->size = desc->size;
+    b->imported = desc->import_host != NULL;
+    if (b->imported) {
+        b->mem = desc->import_host;
+    } else {
+        b->mem = calloc(1, (size_t)desc->size);
+        if (!b->mem) {
+            obj_unlink(s, &b->h);
+            free(b);
+            return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+        }
+        s->memory_used += desc->size;
+    }
+    bool mappable = !(f->device_not_mappable && desc->domain == SALVO_DOMAIN_DEVICE);
+    info->mapped = mappable ? b->mem : NULL;
+    info->host_coherent = true;
+    *out = (accel_buffer *)b;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static void f_buffer_destroy(void *self, accel_device *dev, accel_buffer *buf)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, buffer_destroy);
+    fake_dev *d = check_dev(s, dev, "buffer_destroy");
+    fake_buf *b = buf ? check(s, buf, FAKE_BUFFER, d, "buffer_destroy") : NULL;
+    if (b) {
+        forget_uses(s, &b->h, true, IL_destroy_in_use, "buffer_destroy");
+        obj_unlink(s, &b->h);
+        obj_free(s, &b->h);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static accel_result f_pipeline_create(void *self, accel_device *dev,
+                                      const accel_pipeline_desc *desc, accel_pipeline **out)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, pipeline_create);
+    fake_dev *d = check_dev(s, dev, "pipeline_create");
+    if (!d)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (!desc || !out || !desc->spirv || desc->spirv_size < 20 || desc->spirv_size % 4 ||
+        desc->spirv[0] != 0x07230203u || !desc->entry ||
+        desc->binding_count > SALVO_MAX_BINDINGS || (desc->binding_count && !desc->bindings) ||
+        desc->push_constant_size > 128 ||
+        (desc->spec_constant_count && !desc->spec_constants)) {
+        note_illegal(s, IL_bad_argument, "pipeline_create", "not a valid pipeline description");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    fake_pipe *p = obj_new(s, sizeof *p, FAKE_PIPELINE, d);
+    if (!p)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    p->binding_count = desc->binding_count;
+    if (desc->binding_count)
+        memcpy(p->bindings, desc->bindings, desc->binding_count * sizeof *desc->bindings);
+    p->push_size = desc->push_constant_size;
+    *out = (accel_pipeline *)p;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static void f_pipeline_destroy(void *self, accel_device *dev, accel_pipeline *pipe)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, pipeline_destroy);
+    fake_dev *d = check_dev(s, dev, "pipeline_destroy");
+    fake_pipe *p = pipe ? check(s, pipe, FAKE_PIPELINE, d, "pipeline_destroy") : NULL;
+    if (p) {
+        forget_uses(s, &p->h, true, IL_destroy_in_use, "pipeline_destroy");
+        obj_unlink(s, &p->h);
+        obj_free(s, &p->h);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static accel_result f_descpool_create(void *self, accel_device *dev, uint32_t max_sets,
+                                      uint32_t bindings_per_set, accel_descpool **out)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, descpool_create);
+    fake_dev *d = check_dev(s, dev, "descpool_create");
+    if (!d)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (!out || max_sets == 0 || bindings_per_set == 0) {
+        note_illegal(s, IL_bad_argument, "descpool_create", "max_sets %u, bindings_per_set %u",
+                     max_sets, bindings_per_set);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    fake_pool *p = obj_new(s, sizeof *p, FAKE_DESCPOOL, d);
+    if (!p)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    p->max_sets = max_sets;
+    p->bindings_per_set = bindings_per_set;
+    *out = (accel_descpool *)p;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static accel_result f_descpool_reset(void *self, accel_device *dev, accel_descpool *pool)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, descpool_reset);
+    fake_dev *d = check_dev(s, dev, "descpool_reset");
+    fake_pool *p = check(s, pool, FAKE_DESCPOOL, d, "descpool_reset");
+    if (!p)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    /* The sets go, the pool stays: records keep naming it. */
+    forget_uses(s, &p->h, false, IL_pool_reset_in_use, "descpool_reset");
+    p->sets_used = 0;
+    p->descriptors_used = 0;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static void f_descpool_destroy(void *self, accel_device *dev, accel_descpool *pool)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, descpool_destroy);
+    fake_dev *d = check_dev(s, dev, "descpool_destroy");
+    fake_pool *p = pool ? check(s, pool, FAKE_DESCPOOL, d, "descpool_destroy") : NULL;
+    if (p) {
+        forget_uses(s, &p->h, true, IL_destroy_in_use, "descpool_destroy");
+        obj_unlink(s, &p->h);
+        obj_free(s, &p->h);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Command buffers                                                     */
+/* ------------------------------------------------------------------ */
+
+static accel_result f_cmd_create(void *self, accel_device *dev, accel_cmd **out)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_create);
+    fake_dev *d = check_dev(s, dev, "cmd_create");
+    if (!d || !out) {
+        if (d)
+            note_illegal(s, IL_bad_argument, "cmd_create", "out is NULL");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    fake_cmd *c = obj_new(s, sizeof *c, FAKE_CMD, d);
+    if (!c)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    c->state = FAKE_CMD_INITIAL;
+    *out = (accel_cmd *)c;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static void f_cmd_destroy(void *self, accel_device *dev, accel_cmd *cmd)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, cmd_destroy);
+    fake_dev *d = check_dev(s, dev, "cmd_destroy");
+    fake_cmd *c = cmd ? check(s, cmd, FAKE_CMD, d, "cmd_destroy") : NULL;
+    if (c) {
+        if (c->state == FAKE_CMD_PENDING) {
+            note_illegal(s, IL_destroy_in_use, "cmd_destroy", "the command buffer is pending");
+            c->sub->cmd = NULL;
+        }
+        obj_unlink(s, &c->h);
+        obj_free(s, &c->h);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static accel_result f_cmd_begin(void *self, accel_device *dev, accel_cmd *cmd)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_begin);
+    fake_cmd *c = check(s, cmd, FAKE_CMD, check_dev(s, dev, "cmd_begin"), "cmd_begin");
+    if (!c)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (c->state == FAKE_CMD_RECORDING) {
+        note_illegal(s, IL_begin_while_recording, "cmd_begin", "already recording");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    if (c->state == FAKE_CMD_PENDING) {
+        note_illegal(s, IL_begin_while_pending, "cmd_begin", "still pending");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    cmd_clear(c);
+    c->state = FAKE_CMD_RECORDING;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static accel_result f_cmd_end(void *self, accel_device *dev, accel_cmd *cmd)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_end);
+    fake_cmd *c = check(s, cmd, FAKE_CMD, check_dev(s, dev, "cmd_end"), "cmd_end");
+    if (!c)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (c->state != FAKE_CMD_RECORDING) {
+        note_illegal(s, IL_end_not_recording, "cmd_end", "state %d", (int)c->state);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    c->state = FAKE_CMD_EXECUTABLE;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static accel_result f_cmd_reset(void *self, accel_device *dev, accel_cmd *cmd)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_reset);
+    fake_cmd *c = check(s, cmd, FAKE_CMD, check_dev(s, dev, "cmd_reset"), "cmd_reset");
+    if (!c)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (c->state == FAKE_CMD_PENDING) {
+        note_illegal(s, IL_reset_while_pending, "cmd_reset", "still pending");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    cmd_clear(c);
+    c->state = FAKE_CMD_INITIAL;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+/* The command buffer to record into, or NULL after counting the misuse. */
+static fake_cmd *recording(fake_state *s, accel_device *dev, accel_cmd *cmd, const char *op)
+{
+    fake_cmd *c = check(s, cmd, FAKE_CMD, check_dev(s, dev, op), op);
+    if (c && c->state != FAKE_CMD_RECORDING) {
+        note_illegal(s, IL_record_not_recording, op, "state %d", (int)c->state);
+        return NULL;
+    }
+    return c;
+}
+
+static fake_rec *add_rec(fake_cmd *c)
+{
+    if (c->rec_count == c->rec_cap) {
+        size_t cap = c->rec_cap ? c->rec_cap * 2 : 16;
+        fake_rec *recs = realloc(c->recs, cap * sizeof *recs);
+        if (!recs)
+            return NULL;
+        c->recs = recs;
+        c->rec_cap = cap;
+    }
+    fake_rec *r = &c->recs[c->rec_count++];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+/* A dispatch a driver would accept, or the first reason it would not. */
+static const char *dispatch_problem(fake_state *s, const fake_dev *d, const fake_pipe *p,
+                                    const accel_bind *binds, uint32_t bind_count,
+                                    const uint32_t groups[3], const void *push, uint32_t push_size)
+{
+    if (!groups)
+        return "groups is NULL";
+    for (int i = 0; i < 3; i++)
+        if (groups[i] == 0 || groups[i] > 65535)
+            return "group count outside 1..65535";
+    if (push_size != p->push_size)
+        return "push size differs from the pipeline's";
+    if (push_size && !push)
+        return "push is NULL";
+    if (bind_count != p->binding_count)
+        return "binding count differs from the pipeline's";
+    if (bind_count && !binds)
+        return "binds is NULL";
+    for (uint32_t i = 0; i < bind_count; i++) {
+        uint32_t j = 0;
+        while (j < p->binding_count && p->bindings[j].binding != binds[i].binding)
+            j++;
+        if (j == p->binding_count)
+            return "a binding the pipeline does not declare";
+        if (p->bindings[j].uniform != binds[i].uniform)
+            return "uniform/storage differs from the pipeline's";
+        const fake_buf *b = check(s, binds[i].buffer, FAKE_BUFFER, d, "cmd_dispatch");
+        if (!b)
+            return "a bound buffer is not a live buffer of the device";
+        if (binds[i].size == 0 || binds[i].offset >= b->size ||
+            binds[i].size > b->size - binds[i].offset)
+            return "a bound range is outside its buffer";
+        if (binds[i].offset % 16)
+            return "a bound offset is not a multiple of 16";
+        if (!binds[i].uniform && binds[i].size > (1u << 30))
+            return "a bound range exceeds max_storage_buffer_range";
+    }
+    return NULL;
+}
+
+static accel_result f_cmd_dispatch(void *self, accel_device *dev, accel_cmd *cmd,
+                                   accel_pipeline *pipe, accel_descpool *pool,
+                                   const accel_bind *binds, uint32_t bind_count,
+                                   const uint32_t groups[3], const void *push, uint32_t push_size)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_dispatch);
+    fake_dev *d = check_dev(s, dev, "cmd_dispatch");
+    fake_cmd *c = recording(s, dev, cmd, "cmd_dispatch");
+    fake_pipe *p = check(s, pipe, FAKE_PIPELINE, d, "cmd_dispatch");
+    fake_pool *pl = check(s, pool, FAKE_DESCPOOL, d, "cmd_dispatch");
+    if (!c || !p || !pl)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (bind_count > SALVO_MAX_BINDINGS) {
+        note_illegal(s, IL_dispatch_mismatch, "cmd_dispatch", "%u bindings", bind_count);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    /* Descriptor-set allocation comes first, as in the real recorder:
+     * a full pool records nothing. */
+    if (pl->sets_used >= pl->max_sets ||
+        pl->descriptors_used + bind_count > (uint64_t)pl->max_sets * pl->bindings_per_set)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_POOL_MEMORY);
+    const char *problem = dispatch_problem(s, d, p, binds, bind_count, groups, push, push_size);
+    if (problem)
+        note_illegal(s, IL_dispatch_mismatch, "cmd_dispatch", "%s", problem);
+    fake_rec *r = add_rec(c);
+    if (!r)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    pl->sets_used++;
+    pl->descriptors_used += bind_count;
+    r->kind = REC_DISPATCH;
+    r->pipe = p;
+    r->pool = pl;
+    for (uint32_t i = 0; i < bind_count; i++) {
+        const fake_obj *o = (const fake_obj *)binds[i].buffer;
+        if (o && o->magic == FAKE_MAGIC && o->kind == FAKE_BUFFER)
+            r->bufs[r->buf_count++] = (fake_buf *)binds[i].buffer;
+    }
+    s->dispatches_recorded++;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static void f_cmd_barrier(void *self, accel_device *dev, accel_cmd *cmd, accel_barrier kind)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, cmd_barrier);
+    if (recording(s, dev, cmd, "cmd_barrier") && (unsigned)kind > ACCEL_BARRIER_ALL_HOST)
+        note_illegal(s, IL_bad_argument, "cmd_barrier", "barrier kind %d", (int)kind);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void f_cmd_copy(void *self, accel_device *dev, accel_cmd *cmd, accel_buffer *src,
+                       uint64_t src_offset, accel_buffer *dst, uint64_t dst_offset, uint64_t size)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, cmd_copy);
+    fake_dev *d = check_dev(s, dev, "cmd_copy");
+    fake_cmd *c = recording(s, dev, cmd, "cmd_copy");
+    fake_buf *sb = check(s, src, FAKE_BUFFER, d, "cmd_copy");
+    fake_buf *db = check(s, dst, FAKE_BUFFER, d, "cmd_copy");
+    if (c && sb && db) {
+        if (size == 0 || src_offset > sb->size || size > sb->size - src_offset ||
+            dst_offset > db->size || size > db->size - dst_offset) {
+            note_illegal(s, IL_copy_out_of_range, "cmd_copy",
+                         "%llu bytes from %llu of %llu to %llu of %llu", (unsigned long long)size,
+                         (unsigned long long)src_offset, (unsigned long long)sb->size,
+                         (unsigned long long)dst_offset, (unsigned long long)db->size);
+        } else {
+            fake_rec *r = add_rec(c);
+            if (r) {
+                r->kind = REC_COPY;
+                r->src = sb;
+                r->dst = db;
+                r->src_offset = src_offset;
+                r->dst_offset = dst_offset;
+                r->size = size;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fences and submission                                               */
+/* ------------------------------------------------------------------ */
+
+static accel_result f_fence_create(void *self, accel_device *dev, accel_fence **out)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, fence_create);
+    fake_dev *d = check_dev(s, dev, "fence_create");
+    if (!d || !out) {
+        if (d)
+            note_illegal(s, IL_bad_argument, "fence_create", "out is NULL");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    fake_fence *fe = obj_new(s, sizeof *fe, FAKE_FENCE, d);
+    if (!fe)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    *out = (accel_fence *)fe;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static void f_fence_destroy(void *self, accel_device *dev, accel_fence *fence)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, fence_destroy);
+    fake_dev *d = check_dev(s, dev, "fence_destroy");
+    fake_fence *fe = fence ? check(s, fence, FAKE_FENCE, d, "fence_destroy") : NULL;
+    if (fe) {
+        if (fe->sub) {
+            note_illegal(s, IL_destroy_in_use, "fence_destroy", "a pending submission owns it");
+            fe->sub->fence = NULL;
+        }
+        obj_unlink(s, &fe->h);
+        obj_free(s, &fe->h);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static accel_result f_fence_reset(void *self, accel_device *dev, accel_fence *fence)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, fence_reset);
+    fake_fence *fe = check(s, fence, FAKE_FENCE, check_dev(s, dev, "fence_reset"), "fence_reset");
+    if (!fe)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (fe->sub) {
+        note_illegal(s, IL_fence_reset_pending, "fence_reset", "a pending submission owns it");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    fe->signalled = false;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static accel_result f_fence_status(void *self, accel_device *dev, accel_fence *fence)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, fence_status);
+    fake_fence *fe = check(s, fence, FAKE_FENCE, check_dev(s, dev, "fence_status"),
+                           "fence_status");
+    if (!fe)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (fe->signalled)
+        return unlock_return(s, ACCEL_SUCCESS);
+    return unlock_return(s, s->lost ? ACCEL_ERROR_DEVICE_LOST : ACCEL_NOT_READY);
+}
+
+static accel_result f_fence_wait(void *self, accel_device *dev, accel_fence *fence,
+                                 uint64_t timeout_ns)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, fence_wait);
+    fake_fence *fe = check(s, fence, FAKE_FENCE, check_dev(s, dev, "fence_wait"), "fence_wait");
+    if (!fe)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (fe->signalled)
+        return unlock_return(s, ACCEL_SUCCESS);
+    if (s->lost)
+        return unlock_return(s, ACCEL_ERROR_DEVICE_LOST);
+    if (!fe->sub && timeout_ns > 0)
+        note_illegal(s, IL_wait_unsubmitted, "fence_wait",
+                     "no submission will ever signal this fence");
+    return unlock_return(s, ACCEL_TIMEOUT);
+}
+
+static bool copy_semops(fake_state *s, const fake_dev *d, const accel_sem_op *ops, uint32_t n,
+                        fake_semop **out)
+{
+    *out = NULL;
+    if (n == 0)
+        return true;
+    if (!ops) {
+        note_illegal(s, IL_bad_argument, "submit", "semaphore list is NULL");
+        return false;
+    }
+    fake_semop *v = calloc(n, sizeof *v);
+    if (!v)
+        return false;
+    for (uint32_t i = 0; i < n; i++) {
+        v[i].tl = check(s, ops[i].timeline, FAKE_TIMELINE, d, "submit");
+        v[i].value = ops[i].value;
+        if (!v[i].tl) {
+            free(v);
+            return false;
+        }
+    }
+    *out = v;
+    return true;
+}
+
+static accel_result f_submit(void *self, accel_device *dev, const accel_submit_desc *desc)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, submit);
+    fake_dev *d = check_dev(s, dev, "submit");
+    if (!d || !desc)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (s->lost)
+        return unlock_return(s, ACCEL_ERROR_DEVICE_LOST);
+    fake_cmd *c = check(s, desc->cmd, FAKE_CMD, d, "submit");
+    fake_fence *fe = desc->fence ? check(s, desc->fence, FAKE_FENCE, d, "submit") : NULL;
+    if (!c || (desc->fence && !fe))
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (c->state != FAKE_CMD_EXECUTABLE) {
+        note_illegal(s, IL_submit_not_executable, "submit", "state %d", (int)c->state);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    if (c->invalidated) {
+        note_illegal(s, IL_submit_invalidated, "submit",
+                     "it recorded a use of a handle destroyed (or a pool reset) since");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    if (fe && (fe->signalled || fe->sub)) {
+        note_illegal(s, IL_submit_fence_busy, "submit", "the fence is %s",
+                     fe->sub ? "pending" : "signalled");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    if (desc->wait_count + desc->signal_count && !f->timeline_semaphores) {
+        note_illegal(s, IL_timeline_unsupported, "submit", "timeline operations");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    fake_sub *sub = calloc(1, sizeof *sub);
+    if (!sub)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    if (!copy_semops(s, d, desc->waits, desc->wait_count, &sub->waits) ||
+        !copy_semops(s, d, desc->signals, desc->signal_count, &sub->signals)) {
+        sub_free(sub);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    sub->wait_count = desc->wait_count;
+    sub->signal_count = desc->signal_count;
+    sub->cmd = c;
+    sub->fence = fe;
+    c->state = FAKE_CMD_PENDING;
+    c->sub = sub;
+    if (fe)
+        fe->sub = sub;
+    if (s->tail)
+        s->tail->next = sub;
+    else
+        s->head = sub;
+    s->tail = sub;
+    s->pending++;
+    progress(f);
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+/* ------------------------------------------------------------------ */
+/* Timelines                                                           */
+/* ------------------------------------------------------------------ */
+
+static accel_result f_timeline_create(void *self, accel_device *dev, uint64_t initial,
+                                      accel_timeline **out)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, timeline_create);
+    fake_dev *d = check_dev(s, dev, "timeline_create");
+    if (!d || !out) {
+        if (d)
+            note_illegal(s, IL_bad_argument, "timeline_create", "out is NULL");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    if (!f->timeline_semaphores) {
+        note_illegal(s, IL_timeline_unsupported, "timeline_create", "the device has none");
+        return unlock_return(s, ACCEL_ERROR_FEATURE_NOT_PRESENT);
+    }
+    fake_tl *tl = obj_new(s, sizeof *tl, FAKE_TIMELINE, d);
+    if (!tl)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    tl->value = initial;
+    *out = (accel_timeline *)tl;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static void f_timeline_destroy(void *self, accel_device *dev, accel_timeline *timeline)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, timeline_destroy);
+    fake_dev *d = check_dev(s, dev, "timeline_destroy");
+    fake_tl *tl = timeline ? check(s, timeline, FAKE_TIMELINE, d, "timeline_destroy") : NULL;
+    if (tl) {
+        if (!s->lost)
+            forget_timeline(s, tl);
+        obj_unlink(s, &tl->h);
+        obj_free(s, &tl->h);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static accel_result f_timeline_signal(void *self, accel_device *dev, accel_timeline *timeline,
+                                      uint64_t value)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, timeline_signal);
+    fake_tl *tl = check(s, timeline, FAKE_TIMELINE, check_dev(s, dev, "timeline_signal"),
+                        "timeline_signal");
+    if (!tl)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (value <= tl->value) {
+        note_illegal(s, IL_timeline_not_increasing, "timeline_signal",
+                     "signal %llu on a timeline at %llu", (unsigned long long)value,
+                     (unsigned long long)tl->value);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    tl->value = value;
+    progress(f);
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static accel_result f_timeline_value(void *self, accel_device *dev, accel_timeline *timeline,
+                                     uint64_t *value)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, timeline_value);
+    fake_tl *tl = check(s, timeline, FAKE_TIMELINE, check_dev(s, dev, "timeline_value"),
+                        "timeline_value");
+    if (!tl || !value) {
+        if (tl)
+            note_illegal(s, IL_bad_argument, "timeline_value", "value is NULL");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    *value = tl->value;
+    return unlock_return(s, s->lost ? ACCEL_ERROR_DEVICE_LOST : ACCEL_SUCCESS);
+}
+
+static accel_result f_timeline_wait(void *self, accel_device *dev, accel_timeline *timeline,
+                                    uint64_t value, uint64_t timeout_ns)
+{
+    (void)timeout_ns; /* never blocks: an unmet wait is a timeout at once */
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, timeline_wait);
+    fake_tl *tl = check(s, timeline, FAKE_TIMELINE, check_dev(s, dev, "timeline_wait"),
+                        "timeline_wait");
+    if (!tl)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (tl->value >= value)
+        return unlock_return(s, ACCEL_SUCCESS);
+    return unlock_return(s, s->lost ? ACCEL_ERROR_DEVICE_LOST : ACCEL_TIMEOUT);
+}
+
+static void f_destroy(void *self)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, destroy);
+    if (s->destroyed)
+        note_illegal(s, IL_use_after_destroy, "destroy", "destroy() called twice");
+    s->destroyed = true;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static const accel_vtable fake_vtable = {
+    .name = "fake",
+    .enumerate = f_enumerate,
+    .device_open = f_device_open,
+    .device_close = f_device_close,
+    .queue_wait_idle = f_queue_wait_idle,
+    .buffer_create = f_buffer_create,
+    .buffer_destroy = f_buffer_destroy,
+    .pipeline_create = f_pipeline_create,
+    .pipeline_destroy = f_pipeline_destroy,
+    .descpool_create = f_descpool_create,
+    .descpool_reset = f_descpool_reset,
+    .descpool_destroy = f_descpool_destroy,
+    .cmd_create = f_cmd_create,
+    .cmd_destroy = f_cmd_destroy,
+    .cmd_begin = f_cmd_begin,
+    .cmd_end = f_cmd_end,
+    .cmd_reset = f_cmd_reset,
+    .cmd_dispatch = f_cmd_dispatch,
+    .cmd_barrier = f_cmd_barrier,
+    .cmd_copy = f_cmd_copy,
+    .fence_create = f_fence_create,
+    .fence_destroy = f_fence_destroy,
+    .fence_reset = f_fence_reset,
+    .fence_status = f_fence_status,
+    .fence_wait = f_fence_wait,
+    .submit = f_submit,
+    .timeline_create = f_timeline_create,
+    .timeline_destroy = f_timeline_destroy,
+    .timeline_signal = f_timeline_signal,
+    .timeline_value = f_timeline_value,
+    .timeline_wait = f_timeline_wait,
+    .destroy = f_destroy,
+};
+
+/* ------------------------------------------------------------------ */
+/* The test-facing side                                                */
+/* ------------------------------------------------------------------ */
+
+fake_accel *fake_create(void)
+{
+    fake_accel *f = calloc(1, sizeof *f);
+    fake_state *s = calloc(1, sizeof *s);
+    if (!f || !s || pthread_mutex_init(&s->lock, NULL) != 0) {
+        free(f);
+        free(s);
+        return NULL;
+    }
+    s->opened_index = -1;
+    s->owner = f;
+    f->state = s;
+    f->device_count = 1;
+    for (int i = 0; i < FAKE_MAX_DEVICES; i++)
+        f->device_types[i] = SALVO_DEVICE_TYPE_OTHER;
+    f->timeline_semaphores = true;
+    f->host_import = true;
+    f->complete = FAKE_COMPLETE_AUTO;
+    return f;
+}
+
+accel fake_accel_get(fake_accel *f)
+{
+    return (accel){&fake_vtable, f};
+}
+
+void fake_free(fake_accel *f)
+{
+    if (!f)
+        return;
+    fake_state *s = f->state;
+    while (s->head)
+        sub_free(pop_head(s));
+    while (s->objs) {
+        fake_obj *o = s->objs;
+        obj_unlink(s, o);
+        obj_free(s, o);
+    }
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    free(f);
+}
+
+bool fake_destroyed(fake_accel *f)
+{
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    bool v = s->destroyed;
+    pthread_mutex_unlock(&s->lock);
+    return v;
+}
+
+static uint64_t read_u64(fake_accel *f, const uint64_t *p)
+{
+    pthread_mutex_lock(&f->state->lock);
+    uint64_t v = *p;
+    pthread_mutex_unlock(&f->state->lock);
+    return v;
+}
+
+uint64_t fake_live(fake_accel *f, fake_kind kind)
+{
+    if ((unsigned)kind >= FAKE_KIND_COUNT) {
+        fprintf(stderr, "fake_accel: unknown handle kind %d\n", (int)kind);
+        abort();
+    }
+    return read_u64(f, &f->state->live[kind]);
+}
+
+uint64_t fake_live_total(fake_accel *f)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < FAKE_KIND_COUNT; k++)
+        n += fake_live(f, (fake_kind)k);
+    return n;
+}
+
+uint64_t fake_calls(fake_accel *f, const char *op)
+{
+    return read_u64(f, &f->state->calls[op_by_name(op)]);
+}
+
+uint64_t fake_calls_total(fake_accel *f)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < OP_COUNT; i++)
+        n += read_u64(f, &f->state->calls[i]);
+    return n;
+}
+
+uint64_t fake_illegal(fake_accel *f, const char *what)
+{
+    return read_u64(f, &f->state->illegal[illegal_by_name(what)]);
+}
+
+uint64_t fake_illegal_total(fake_accel *f)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < IL_COUNT; i++)
+        n += read_u64(f, &f->state->illegal[i]);
+    return n;
+}
+
+const char *fake_illegal_last(fake_accel *f)
+{
+    return f->state->illegal_last;
+}
+
+void fake_set_result(fake_accel *f, const char *op, int nth, accel_result r)
+{
+    op_id id = op_by_name(op);
+    if (!op_table[id].fallible || nth < 0) {
+        fprintf(stderr, "fake_accel: cannot script call %d of '%s'\n", nth, op);
+        abort();
+    }
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    if (s->script_count == MAX_SCRIPTS) {
+        fprintf(stderr, "fake_accel: more than %d scripted results\n", MAX_SCRIPTS);
+        abort();
+    }
+    s->scripts[s->script_count++] = (fake_script){
+        .op = id,
+        .always = nth == 0,
+        .base = s->calls[id],
+        .target = s->calls[id] + (uint64_t)nth,
+        .result = r,
+    };
+    pthread_mutex_unlock(&s->lock);
+}
+
+void fake_clear_results(fake_accel *f)
+{
+    pthread_mutex_lock(&f->state->lock);
+    f->state->script_count = 0;
+    pthread_mutex_unlock(&f->state->lock);
+}
+
+bool fake_complete_next(fake_accel *f)
+{
+    pthread_mutex_lock(&f->state->lock);
+    bool v = complete_next_locked(f->state);
+    pthread_mutex_unlock(&f->state->lock);
+    return v;
+}
+
+uint32_t fake_complete_all(fake_accel *f)
+{
+    pthread_mutex_lock(&f->state->lock);
+    uint32_t v = complete_all_locked(f->state);
+    pthread_mutex_unlock(&f->state->lock);
+    return v;
+}
+
+uint32_t fake_pending(fake_accel *f)
+{
+    pthread_mutex_lock(&f->state->lock);
+    uint32_t v = f->state->pending;
+    pthread_mutex_unlock(&f->state->lock);
+    return v;
+}
+
+void fake_lose_device(fake_accel *f)
+{
+    pthread_mutex_lock(&f->state->lock);
+    lose(f->state);
+    pthread_mutex_unlock(&f->state->lock);
+}
+
+bool fake_is_lost(fake_accel *f)
+{
+    pthread_mutex_lock(&f->state->lock);
+    bool v = f->state->lost;
+    pthread_mutex_unlock(&f->state->lock);
+    return v;
+}
+
+uint64_t fake_dispatches_recorded(fake_accel *f)
+{
+    return read_u64(f, &f->state->dispatches_recorded);
+}
+
+uint64_t fake_dispatches_completed(fake_accel *f)
+{
+    return read_u64(f, &f->state->dispatches_completed);
+}
+
+uint64_t fake_copy_bytes(fake_accel *f)
+{
+    return read_u64(f, &f->state->copy_bytes);
+}
+
+int fake_opened_index(fake_accel *f)
+{
+    pthread_mutex_lock(&f->state->lock);
+    int v = f->state->opened_index;
+    pthread_mutex_unlock(&f->state->lock);
+    return v;
+}
+
+/* A handle the test passes must be live: a stale one is the test's bug. */
+static const fake_obj *inspect(const void *h, fake_kind kind)
+{
+    const fake_obj *o = h;
+    if (!o || o->magic != FAKE_MAGIC || o->kind != kind) {
+        fprintf(stderr, "fake_accel: inspecting something that is not a live handle\n");
+        abort();
+    }
+    return o;
+}
+
+fake_cmd_state fake_cmd_state_of(fake_accel *f, const accel_cmd *cmd)
+{
+    pthread_mutex_lock(&f->state->lock);
+    fake_cmd_state v = ((const fake_cmd *)inspect(cmd, FAKE_CMD))->state;
+    pthread_mutex_unlock(&f->state->lock);
+    return v;
+}
+
+bool fake_fence_signalled(fake_accel *f, const accel_fence *fence)
+{
+    pthread_mutex_lock(&f->state->lock);
+    bool v = ((const fake_fence *)inspect(fence, FAKE_FENCE))->signalled;
+    pthread_mutex_unlock(&f->state->lock);
+    return v;
+}
+
+uint32_t fake_pool_sets_used(fake_accel *f, const accel_descpool *pool)
+{
+    pthread_mutex_lock(&f->state->lock);
+    uint32_t v = ((const fake_pool *)inspect(pool, FAKE_DESCPOOL))->sets_used;
+    pthread_mutex_unlock(&f->state->lock);
+    return v;
+}

@@ -1,0 +1,180 @@
+/*
+ * A fake accelerator: the accel_vtable of src/accel/accel.h with no GPU
+ * behind it, so unit tests can drive the state machines through every
+ * path, failures included.
+ *
+ * What it models, and how strictly:
+ *  - Every handle is a small allocation the fake keeps a list of, so it can
+ *    count the live ones per kind and check every handle it is given.
+ *  - Command buffers follow Vulkan's lifecycle (initial, recording,
+ *    executable, pending). Anything Vulkan calls invalid usage (beginning a
+ *    buffer that is recording, resetting one that is pending, destroying a
+ *    buffer that pending work reads, submitting with a fence that is not
+ *    reset, ...) is counted as an "illegal" use under a name (see
+ *    fake_illegal). Tests assert fake_illegal_total() == 0 to prove the
+ *    library never relied on behaviour a real driver does not give.
+ *  - The queue is strictly FIFO: a submission completes only after every
+ *    earlier one, and only once its timeline waits are met. Completing a
+ *    submission runs its copies (so staged transfers really move bytes),
+ *    counts its dispatches (which compute nothing), applies its timeline
+ *    signals and signals its fence.
+ *  - In FAKE_COMPLETE_AUTO mode whatever can complete does so as soon as
+ *    the fake is called. In FAKE_COMPLETE_MANUAL mode submissions stay
+ *    pending until fake_complete_next / fake_complete_all. The fake never
+ *    blocks: a wait that a real device would sit in returns ACCEL_TIMEOUT.
+ *    queue_wait_idle means "the device finished": it completes everything
+ *    that can complete, in either mode.
+ *  - Device loss is sticky, as on a real device: once any call has returned
+ *    ACCEL_ERROR_DEVICE_LOST (scripted, or after fake_lose_device), pending
+ *    submissions are dropped unexecuted, submit, queue_wait_idle and every
+ *    wait on something not yet signalled return DEVICE_LOST, and destroying
+ *    handles that pending work used is allowed again.
+ *
+ * Ownership: the vtable's destroy() does NOT free the fake (it only marks
+ * it destroyed, and later calls count as illegal "use_after_destroy"), so
+ * a test can read the counters after salvo_device_destroy. The test frees
+ * the fake with fake_free() at the end; fake_free also frees any handle
+ * the library leaked, after the counters have been read.
+ *
+ * Thread safety: every entry point takes the fake's own mutex.
+ */
+#ifndef SALVO_TESTS_FAKE_ACCEL_H
+#define SALVO_TESTS_FAKE_ACCEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "accel/accel.h"
+
+enum {
+    FAKE_MAX_DEVICES = 8
+};
+
+typedef enum fake_complete_mode {
+    FAKE_COMPLETE_AUTO = 0, /* submissions complete as soon as they can */
+    FAKE_COMPLETE_MANUAL    /* only fake_complete_next / fake_complete_all complete them */
+} fake_complete_mode;
+
+typedef enum fake_kind {
+    FAKE_DEVICE = 0,
+    FAKE_BUFFER,
+    FAKE_PIPELINE,
+    FAKE_CMD,
+    FAKE_FENCE,
+    FAKE_DESCPOOL,
+    FAKE_TIMELINE,
+    FAKE_KIND_COUNT
+} fake_kind;
+
+typedef enum fake_cmd_state {
+    FAKE_CMD_INITIAL = 0,
+    FAKE_CMD_RECORDING,
+    FAKE_CMD_EXECUTABLE,
+    FAKE_CMD_PENDING
+} fake_cmd_state;
+
+typedef struct fake_state fake_state;
+
+typedef struct fake_accel {
+    /* Configuration. fake_create sets the defaults shown; change them
+     * before the library opens a device (enumerate and device_open read
+     * them), except complete, which may change at any time. */
+    uint32_t device_count;                            /* 1; at most FAKE_MAX_DEVICES */
+    salvo_device_type device_types[FAKE_MAX_DEVICES]; /* all OTHER; names "fake0", "fake1", ... */
+    bool device_not_mappable;    /* false; true: DEVICE-domain buffers have no mapping */
+    bool timeline_semaphores;    /* true */
+    bool host_import;            /* true, alignment 4096 */
+    uint64_t device_memory_limit;/* 0 = unlimited; else bytes of live non-imported buffers */
+    fake_complete_mode complete; /* FAKE_COMPLETE_AUTO */
+
+    fake_state *state; /* everything else: read it through the functions below */
+} fake_accel;
+
+/* A fake with the defaults above; NULL when out of memory. */
+fake_accel *fake_create(void);
+/* The accelerator to hand to the library: {vtable, f}. The library owns
+ * it in the sense that it calls destroy(); the memory stays the test's. */
+accel fake_accel_get(fake_accel *f);
+/* Free the fake and every handle still live. NULL is a no-op. */
+void fake_free(fake_accel *f);
+/* True once the vtable's destroy() was called. */
+bool fake_destroyed(fake_accel *f);
+
+/* Live handles of one kind, and of all kinds. */
+uint64_t fake_live(fake_accel *f, fake_kind kind);
+uint64_t fake_live_total(fake_accel *f);
+
+/* Calls of one vtable operation, by its field name in accel_vtable
+ * ("submit", "fence_wait", ...), scripted failures included; and of all
+ * operations. An unknown name aborts the test program (a typo must not
+ * read as "never called"). */
+uint64_t fake_calls(fake_accel *f, const char *op);
+uint64_t fake_calls_total(fake_accel *f);
+
+/* Illegal uses seen, by name; an unknown name aborts. The names:
+ *   begin_while_recording  cmd_begin on a command buffer that is recording
+ *   begin_while_pending    cmd_begin on a pending command buffer
+ *   end_not_recording      cmd_end on a command buffer that is not recording
+ *   record_not_recording   dispatch, barrier or copy outside recording
+ *   reset_while_pending    cmd_reset on a pending command buffer
+ *   submit_not_executable  submit of a command buffer that is not executable
+ *   submit_invalidated     submit of a command buffer that recorded a use of
+ *                          a handle destroyed (or a pool reset) since
+ *   submit_fence_busy      submit with a fence that is signalled or pending
+ *   fence_reset_pending    fence_reset of a fence a pending submission owns
+ *   wait_unsubmitted       fence_wait (timeout > 0) on an unsignalled fence
+ *                          no submission will signal: a real wait would hang
+ *   wait_idle_deadlock     queue_wait_idle with work that can never start
+ *                          (its timeline wait is not met)
+ *   destroy_in_use         destroying a handle pending work uses
+ *   pool_reset_in_use      descpool_reset while pending work uses its sets
+ *   dispatch_mismatch      dispatch not matching the pipeline or the limits
+ *   copy_out_of_range      copy outside a buffer (nothing recorded)
+ *   bad_handle             NULL, freed, foreign or wrong-kind handle
+ *   bad_argument           any other argument a real driver rejects
+ *   close_with_children    device_close while handles of it are live
+ *   use_after_destroy      any call after the vtable's destroy()
+ *   timeline_not_increasing  a timeline signalled to a value not above its own
+ *   timeline_unsupported   timeline_create with timeline_semaphores false
+ */
+uint64_t fake_illegal(fake_accel *f, const char *what);
+uint64_t fake_illegal_total(fake_accel *f);
+/* The last illegal use, with the call it came from ("" when none): for the
+ * message of a failing assertion. Valid until the next call into the fake. */
+const char *fake_illegal_last(fake_accel *f);
+
+/* Script the nth call of op (1-based, counted from now) to return r
+ * without doing anything else: no state changes (a scripted fence_status
+ * or fence_wait leaves the fence as it was; a scripted submit submits
+ * nothing) and nothing is created. nth 0: every call from now on. A
+ * scripted ACCEL_ERROR_DEVICE_LOST also loses the device (see above).
+ * Operations that return void cannot be scripted (aborts). */
+void fake_set_result(fake_accel *f, const char *op, int nth, accel_result r);
+/* Forget every script. */
+void fake_clear_results(fake_accel *f);
+
+/* Complete the oldest pending submission. False when there is none, the
+ * device is lost, or it waits for a timeline value not reached yet. */
+bool fake_complete_next(fake_accel *f);
+/* Complete pending submissions in order until one cannot; returns how many. */
+uint32_t fake_complete_all(fake_accel *f);
+/* Submissions accepted and not yet completed (or dropped by loss). */
+uint32_t fake_pending(fake_accel *f);
+/* Lose the device now, as a real one would on its own. */
+void fake_lose_device(fake_accel *f);
+bool fake_is_lost(fake_accel *f);
+
+/* Successful cmd_dispatch calls, and dispatches in completed submissions. */
+uint64_t fake_dispatches_recorded(fake_accel *f);
+uint64_t fake_dispatches_completed(fake_accel *f);
+/* Bytes moved by completed copies. */
+uint64_t fake_copy_bytes(fake_accel *f);
+/* Index device_open was last called with; -1 before any. */
+int fake_opened_index(fake_accel *f);
+
+/* Inspect single handles (they must be live handles of this fake). */
+fake_cmd_state fake_cmd_state_of(fake_accel *f, const accel_cmd *cmd);
+bool fake_fence_signalled(fake_accel *f, const accel_fence *fence);
+uint32_t fake_pool_sets_used(fake_accel *f, const accel_descpool *pool);
+
+#endif
