@@ -23,6 +23,7 @@
 #include "accel/accel.h"
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "core/hazard.h"
 #include "core/reflect.h"
 #include "core/retire.h"
 #include "core/slot.h"
@@ -101,6 +102,7 @@ struct salvo_stream {
     char deferred_msg[SALVO_ERROR_MAX];
     _Atomic bool destroyed; /* the user let go; freed once idle */
     uint64_t last_serial; /* [lock] serial of the last batch submitted */
+    hazard_set hazards;   /* [lock] ranges touched since the last barrier */
 };
 
 /* A point in a stream: the batch holding it. serial 0: nothing to wait for. */

@@ -195,6 +195,7 @@ salvo_status stream_open_locked(salvo_stream *st)
      * order against everything submitted before. */
     barrier(dev, s, ACCEL_BARRIER_COMPUTE_COMPUTE);
     barrier(dev, s, ACCEL_BARRIER_TRANSFER_COMPUTE);
+    hazard_reset(&st->hazards);
     return SALVO_OK;
 }
 
@@ -333,6 +334,36 @@ static void note_use(salvo_buffer *buf, uint64_t serial)
     }
 }
 
+/* Put a barrier before this launch only if it touches what an earlier
+ * launch of the batch wrote, or writes what one read. */
+static void order_launch_locked(salvo_stream *st, const salvo_kernel *k, const accel_bind *binds)
+{
+    hazard_set *h = &st->hazards;
+    uint32_t n = k->refl.binding_count;
+    bool conflict = false;
+    for (uint32_t i = 0; i < n && !conflict; i++) {
+        salvo_access a = binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access;
+        conflict = hazard_conflicts(h, binds[i].buffer, binds[i].offset,
+                                    binds[i].offset + binds[i].size, a & SALVO_ACCESS_READ,
+                                    a & SALVO_ACCESS_WRITE);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        if (conflict) {
+            barrier(st->dev, st->open, ACCEL_BARRIER_COMPUTE_COMPUTE);
+            hazard_reset(h);
+        }
+        conflict = false;
+        for (uint32_t i = 0; i < n && !conflict; i++) {
+            salvo_access a = binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access;
+            /* a full set is treated as a conflict: barrier, then start over */
+            conflict = !hazard_add(h, binds[i].buffer, binds[i].offset,
+                                   binds[i].offset + binds[i].size, a & SALVO_ACCESS_WRITE);
+        }
+        if (!conflict)
+            return;
+    }
+}
+
 /* Record one dispatch into the open slot, submitting first when its
  * descriptor pool is full. */
 static salvo_status record_locked(salvo_stream *st, salvo_kernel *k, const uint32_t groups[3],
@@ -344,8 +375,7 @@ static salvo_status record_locked(salvo_stream *st, salvo_kernel *k, const uint3
         if (r != SALVO_OK)
             return r;
         slot *s = st->open;
-        if (s->launches > 0)
-            barrier(dev, s, ACCEL_BARRIER_COMPUTE_COMPUTE);
+        order_launch_locked(st, k, binds);
         accel_result ar = VT(dev)->cmd_dispatch(SELF(dev), dev->adev, s->cmd, k->pipe, s->pool,
                                                 binds, k->refl.binding_count, groups, push,
                                                 push_size);

@@ -1,0 +1,48 @@
+/*
+ * Which launch must wait for which: the ranges a stream's launches touched
+ * since its last barrier, so a barrier goes in only before a launch that
+ * reads what an earlier one wrote (read-after-write), writes what an
+ * earlier one read (write-after-read) or wrote (write-after-write).
+ * Everything else may run concurrently.
+ *
+ * A set is per stream and starts empty at every batch (each batch opens
+ * with a full barrier, which also orders it after other streams' batches
+ * and staged transfers). Adjacent or overlapping ranges of one buffer with
+ * the same access merge, so a run of launches over consecutive slices of a
+ * buffer stays one entry.
+ */
+#ifndef SALVO_CORE_HAZARD_H
+#define SALVO_CORE_HAZARD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { HAZARD_MAX = 64 };
+
+typedef struct hazard_range {
+    const void *buffer; /* identity only */
+    uint64_t begin, end;
+    bool write;
+} hazard_range;
+
+typedef struct hazard_set {
+    uint32_t count;
+    hazard_range r[HAZARD_MAX];
+} hazard_set;
+
+static inline void hazard_reset(hazard_set *h)
+{
+    h->count = 0;
+}
+
+/* Whether touching [begin, end) of buffer (reading and/or writing) must wait
+ * for what the set holds. */
+bool hazard_conflicts(const hazard_set *h, const void *buffer, uint64_t begin, uint64_t end,
+                      bool read, bool write);
+
+/* Note an access (a read-write access is noted as a write, which conflicts
+ * with everything a read would). Returns false when the set is full: the
+ * caller then puts a barrier, resets and adds again. */
+bool hazard_add(hazard_set *h, const void *buffer, uint64_t begin, uint64_t end, bool write);
+
+#endif

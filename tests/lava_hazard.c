@@ -1,0 +1,206 @@
+/* Barriers only where a hazard exists, checked on a real device with
+ * synchronization validation on: the counts of barriers emitted, and the
+ * values read back. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "add.spv.h"
+#include "copy.spv.h"
+#include "salvo/salvo.h"
+#include "support/lava.h"
+
+#define N 64u       /* elements per slice */
+#define SLICES 100u /* launches */
+
+/* Every batch brings three barriers of its own: two at its start (order
+ * against earlier batches and transfers) and one at its end (host reads). */
+#define PER_BATCH 3
+
+typedef struct fixture {
+    salvo_device *dev;
+    salvo_kernel *add, *copy;
+    salvo_stream *st;
+    uint64_t slice; /* bytes between slices, aligned for binding offsets */
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 4096);
+    salvo_spec_constant sc = {0, 64};
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
+                            .spec_constants = &sc, .spec_constant_count = 1};
+    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
+    salvo_kernel_desc cd = {.spirv = copy_spv, .spirv_size = sizeof copy_spv, .name = "copy"};
+    assert_int_equal(salvo_kernel_create(f->dev, &cd, &f->copy), SALVO_OK);
+    assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st), SALVO_OK);
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(f->dev, &info), SALVO_OK);
+    uint64_t al = info.min_storage_buffer_offset_alignment ? info.min_storage_buffer_offset_alignment : 4;
+    f->slice = (N * 4 + al - 1) / al * al;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    assert_int_equal(s.validation_messages, 0);
+    salvo_stream_destroy(f->st);
+    salvo_kernel_destroy(f->add);
+    salvo_kernel_destroy(f->copy);
+    lava_close(f->dev);
+    free(f);
+    return 0;
+}
+
+static uint64_t barriers(fixture *f)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    return s.barriers_emitted;
+}
+
+static salvo_buffer *filled(fixture *f, uint32_t value)
+{
+    salvo_buffer *b = NULL;
+    uint64_t bytes = f->slice * SLICES;
+    assert_int_equal(salvo_buffer_create(f->dev, bytes, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    uint32_t *v = malloc(bytes);
+    for (uint64_t i = 0; i < bytes / 4; i++)
+        v[i] = value;
+    assert_int_equal(salvo_buffer_write(b, 0, v, bytes), SALVO_OK);
+    free(v);
+    return b;
+}
+
+static void expect_slices(fixture *f, salvo_buffer *b, uint32_t want)
+{
+    uint64_t bytes = f->slice * SLICES;
+    uint32_t *v = malloc(bytes);
+    assert_int_equal(salvo_buffer_read(b, 0, v, bytes), SALVO_OK);
+    for (uint32_t s = 0; s < SLICES; s++)
+        for (uint32_t i = 0; i < N; i++)
+            if (v[s * f->slice / 4 + i] != want)
+                fail_msg("slice %u element %u: %u, want %u", s, i, v[s * f->slice / 4 + i], want);
+    free(v);
+}
+
+static void launch_add(fixture *f, salvo_buffer *b, uint64_t offset, uint32_t value)
+{
+    salvo_binding bd = {.binding = 0, .buffer = b, .offset = offset, .size = N * 4};
+    uint32_t push[2] = {N, value};
+    uint32_t groups[3] = {1, 1, 1};
+    assert_int_equal(salvo_launch(f->st, f->add, groups, &bd, 1, push, sizeof push), SALVO_OK);
+}
+
+static void launch_copy(fixture *f, salvo_buffer *src, uint64_t so, salvo_buffer *dst, uint64_t dof,
+                        uint32_t add)
+{
+    salvo_binding bd[2] = {{.binding = 0, .buffer = src, .offset = so, .size = N * 4},
+                           {.binding = 1, .buffer = dst, .offset = dof, .size = N * 4}};
+    uint32_t push[2] = {N, add};
+    uint32_t groups[3] = {1, 1, 1};
+    assert_int_equal(salvo_launch(f->st, f->copy, groups, bd, 2, push, sizeof push), SALVO_OK);
+}
+
+/* Launches over disjoint slices: no barrier between any of them. */
+static void independent_launches_get_no_barrier(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *b = filled(f, 5);
+    uint64_t before = barriers(f);
+    for (uint32_t s = 0; s < SLICES; s++)
+        launch_add(f, b, s * f->slice, 1);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    assert_int_equal(barriers(f) - before, PER_BATCH);
+    expect_slices(f, b, 6);
+    salvo_buffer_destroy(b);
+}
+
+/* The same slice again and again: a barrier before every launch but the first. */
+static void dependent_chain_gets_one_per_launch(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *b = filled(f, 0);
+    uint64_t before = barriers(f);
+    for (uint32_t s = 0; s < SLICES; s++)
+        for (uint32_t k = 0; k < 3; k++)
+            launch_add(f, b, s * f->slice, 1);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    /* per slice the 2nd and 3rd launch wait; across slices nothing does */
+    assert_int_equal(barriers(f) - before, PER_BATCH + 2 * SLICES);
+    expect_slices(f, b, 3);
+    salvo_buffer_destroy(b);
+}
+
+/* Many readers of one buffer, each writing its own slice: read after read
+ * needs nothing. Then a write to what they read must wait (WAR), and the
+ * readers must have seen the old value. */
+static void shared_reads_then_write_after_read(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *src = filled(f, 40), *dst = filled(f, 0);
+    uint64_t before = barriers(f);
+    for (uint32_t s = 0; s < SLICES; s++)
+        launch_copy(f, src, 0, dst, s * f->slice, 2);
+    launch_add(f, src, 0, 1000); /* WAR on slice 0 of src */
+    launch_copy(f, src, 0, dst, 0, 0); /* RAW on src and WAW on dst slice 0 */
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    assert_int_equal(barriers(f) - before, PER_BATCH + 2);
+    uint32_t first[N];
+    assert_int_equal(salvo_buffer_read(dst, 0, first, sizeof first), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(first[i], 1040);
+    uint32_t later[N];
+    assert_int_equal(salvo_buffer_read(dst, f->slice, later, sizeof later), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(later[i], 42);
+    salvo_buffer_destroy(src);
+    salvo_buffer_destroy(dst);
+}
+
+/* Across batches of one stream, and across streams: the batch-start
+ * barrier orders them, whatever the hazard set said. */
+static void ordered_across_batches(void **state)
+{
+    fixture *f = *state;
+    salvo_stream *small = NULL;
+    salvo_stream_desc sd = {.batch_size = 3};
+    assert_int_equal(salvo_stream_create(f->dev, &sd, &small), SALVO_OK);
+    salvo_buffer *b = filled(f, 0);
+    salvo_binding bd = {.binding = 0, .buffer = b, .offset = 0, .size = N * 4};
+    uint32_t push[2] = {N, 1};
+    uint32_t groups[3] = {1, 1, 1};
+    for (int i = 0; i < 31; i++)
+        assert_int_equal(salvo_launch(small, f->add, groups, &bd, 1, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(small), SALVO_OK);
+    uint32_t v[N];
+    assert_int_equal(salvo_buffer_read(b, 0, v, sizeof v), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(v[i], 31);
+    salvo_stream_destroy(small);
+    salvo_buffer_destroy(b);
+}
+
+int main(void)
+{
+    lava_require_device();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(independent_launches_get_no_barrier, setup, teardown),
+        cmocka_unit_test_setup_teardown(dependent_chain_gets_one_per_launch, setup, teardown),
+        cmocka_unit_test_setup_teardown(shared_reads_then_write_after_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(ordered_across_batches, setup, teardown),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    return failed || lava_validation_messages() ? 1 : 0;
+}
