@@ -351,6 +351,11 @@ SALVO_API void salvo_kernel_destroy(salvo_kernel *kernel);
 /* ------------------------------------------------------------------ */
 typedef struct salvo_stream_desc {
     uint32_t batch_size; /* 0 = the device's */
+    /* Launches in the first batch after the stream was created or
+     * synchronized; each following batch doubles up to batch_size, so the
+     * device starts early and long runs still get full batches.
+     * 0 = the default (16); batch_size or more = full batches at once. */
+    uint32_t first_batch;
 } salvo_stream_desc;
 
 typedef struct salvo_binding {

@@ -1,8 +1,10 @@
 /* The device: settings, the batch lock, the retire clock, and the waits
  * that span streams. */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/internal.h"
 
@@ -137,6 +139,8 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
     if (!dev->release_max_bytes)
         dev->release_max_bytes = DEFAULT_RELEASE_MAX_BYTES;
     dev->force_staging = (desc->flags & SALVO_DEVICE_FORCE_STAGING) != 0;
+    const char *spin = getenv("SALVO_SPIN_US");
+    dev->spin_ns = spin && *spin ? env_positive("SALVO_SPIN_US") * 1000 : (uint64_t)-1;
 
     uint64_t validation = env_positive("SALVO_VALIDATION");
     accel_open_options opt = {
@@ -166,6 +170,13 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
         return st;
     }
     dev->env = (slot_env){&dev->acc, dev->adev, &dev->log};
+    /* Spinning steals the cores a CPU device computes on: only for GPUs. */
+    if (dev->spin_ns == (uint64_t)-1) {
+        salvo_device_type t = dev->caps.info.type;
+        bool gpu = t == SALVO_DEVICE_TYPE_DISCRETE || t == SALVO_DEVICE_TYPE_INTEGRATED ||
+                   t == SALVO_DEVICE_TYPE_VIRTUAL;
+        dev->spin_ns = gpu ? DEFAULT_SPIN_US * 1000ull : 0;
+    }
     dev->info = dev->caps.info;
     dev->info.batch_size = dev->batch_size;
     dev->info.fence_timeout_s = timeout > 0 ? timeout : 0;
@@ -392,6 +403,32 @@ void stream_defer_locked(salvo_stream *st, salvo_status err)
 /* Waits                                                               */
 /* ------------------------------------------------------------------ */
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A short work often ends within microseconds: poll the fence for a bounded
+ * time before a blocking wait, whose wake-up costs tens of microseconds.
+ * The CPU spent is at most spin_ns per wait. */
+static accel_result spin_then_wait(salvo_device *dev, accel_fence *fence)
+{
+    if (dev->spin_ns) {
+        uint64_t end = now_ns() + dev->spin_ns;
+        do {
+            accel_result r = dev->acc.vt->fence_status(dev->acc.self, dev->adev, fence);
+            if (r != ACCEL_NOT_READY)
+                return r;
+        } while (now_ns() < end);
+    }
+    uint64_t timeout = dev->fence_timeout_ns;
+    if (timeout != UINT64_MAX)
+        timeout = timeout > dev->spin_ns ? timeout - dev->spin_ns : 0;
+    return dev->acc.vt->fence_wait(dev->acc.self, dev->adev, fence, timeout);
+}
+
 salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *s, bool report)
 {
     if (s->state != SLOT_IN_FLIGHT)
@@ -400,7 +437,7 @@ salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *
     accel_fence *fence = s->fence;
     atomic_fetch_add(&dev->waiters, 1);
     pthread_mutex_unlock(&dev->lock);
-    accel_result r = dev->acc.vt->fence_wait(dev->acc.self, dev->adev, fence, dev->fence_timeout_ns);
+    accel_result r = spin_then_wait(dev, fence);
     pthread_mutex_lock(&dev->lock);
     atomic_fetch_sub(&dev->waiters, 1);
     if (s->state != SLOT_IN_FLIGHT || s->serial != serial)

@@ -32,12 +32,17 @@
 enum {
     STREAM_SLOTS = 3,             /* ring: record one while two run */
     DEFAULT_BATCH = 128,
+    FIRST_BATCH = 16,             /* after a synchronisation point: start the device early */
+    DEFAULT_SPIN_US = 100,        /* bounded spin on a fence before blocking (GPUs) */
     POOL_MAX_SETS = 1024,         /* descriptor sets per slot pool */
     POOL_BINDINGS_PER_SET = 8,    /* average budget; a fuller pool just submits early */
     DEFAULT_RELEASE_MAX_COUNT = 1024,
     STAGING_BYTES = 16u << 20
 };
 #define DEFAULT_RELEASE_MAX_BYTES (256ull << 20)
+/* Workgroups one batch may carry: a bound on how long a single submission
+ * can run, so no batch of large launches trips a driver's watchdog. */
+#define BATCH_MAX_GROUPS (1ull << 24)
 
 /* Membership in the device's list of objects the user has not released,
  * so device destroy can reclaim what was never destroyed [lock]. */
@@ -68,6 +73,7 @@ struct salvo_device {
 
     uint32_t batch_size;
     uint64_t fence_timeout_ns; /* UINT64_MAX: unbounded */
+    uint64_t spin_ns;          /* polling before a blocking fence wait */
     uint64_t release_max_count;
     uint64_t release_max_bytes;
     bool force_staging;
@@ -96,6 +102,10 @@ struct salvo_stream {
     uint32_t cur;              /* [lock] index of the slot recorded next */
     slot *open;                /* [lock] the slot recording, or NULL */
     uint32_t batch_size;
+    uint32_t first_batch;  /* min(desc's or FIRST_BATCH, batch_size) */
+    uint32_t batch_limit;  /* [lock] launches the open batch may take: grows from
+                              FIRST_BATCH to batch_size after each sync point */
+    uint64_t batch_groups; /* [lock] workgroups recorded in the open batch */
     /* The first failure found by someone other than this stream's own wait
      * [lock]; given to the stream's next synchronize. */
     salvo_status deferred;

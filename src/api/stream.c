@@ -28,6 +28,9 @@ salvo_status salvo_stream_create(salvo_device *dev, const salvo_stream_desc *des
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "stream_create: out of host memory");
     st->dev = dev;
     st->batch_size = desc && desc->batch_size ? desc->batch_size : dev->batch_size;
+    uint32_t first = desc && desc->first_batch ? desc->first_batch : FIRST_BATCH;
+    st->first_batch = first < st->batch_size ? first : st->batch_size;
+    st->batch_limit = st->first_batch;
     atomic_init(&st->destroyed, false);
     uint32_t sets = st->batch_size < POOL_MAX_SETS ? st->batch_size : POOL_MAX_SETS;
     /* Room for at least one launch of the widest kernel. */
@@ -196,6 +199,7 @@ salvo_status stream_open_locked(salvo_stream *st)
     barrier(dev, s, ACCEL_BARRIER_COMPUTE_COMPUTE);
     barrier(dev, s, ACCEL_BARRIER_TRANSFER_COMPUTE);
     hazard_reset(&st->hazards);
+    st->batch_groups = 0;
     return SALVO_OK;
 }
 
@@ -422,7 +426,11 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
         COUNT_ADD(dev, launches_total, 1);
         for (uint32_t i = 0; i < binding_count; i++)
             note_use(bufs[i], s->serial);
-        if (s->launches >= st->batch_size) {
+        st->batch_groups += (uint64_t)groups[0] * groups[1] * groups[2];
+        if (s->launches >= st->batch_limit || st->batch_groups >= BATCH_MAX_GROUPS) {
+            /* Grow towards the full batch while work keeps coming. */
+            st->batch_limit = st->batch_limit > st->batch_size / 2 ? st->batch_size
+                                                                   : st->batch_limit * 2;
             r = stream_submit_locked(st, true);
             if (r == SALVO_OK && st->batch_size == 1)
                 r = device_wait_slot_locked(dev, st, s, true);
@@ -485,6 +493,8 @@ salvo_status salvo_stream_synchronize(salvo_stream *st)
     }
     if (!device_is_lost(dev))
         device_reap_locked(dev);
+    /* The stream is idle: the next batch starts small so the device starts early. */
+    st->batch_limit = st->first_batch;
     pthread_mutex_unlock(&dev->lock);
     if (first != SALVO_OK)
         salvo_set_error(msg);
