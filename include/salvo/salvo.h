@@ -129,7 +129,10 @@ enum {
     SALVO_DEVICE_SYNC_VALIDATION = 1u << 1,
     /* Move every explicit transfer through a staging buffer even where
      * device memory is host-visible (tests the staged path). */
-    SALVO_DEVICE_FORCE_STAGING = 1u << 2
+    SALVO_DEVICE_FORCE_STAGING = 1u << 2,
+    /* Bind buffers through descriptor pools even where the device has push
+     * descriptors (the default there). $SALVO_DESCRIPTORS=pool likewise. */
+    SALVO_DEVICE_POOL_DESCRIPTORS = 1u << 3
 };
 
 typedef struct salvo_device_desc {
@@ -182,7 +185,8 @@ typedef struct salvo_device_info {
     bool timeline_semaphores;
     bool host_import;
     uint64_t host_import_alignment; /* 0 when host_import is false */
-    bool push_descriptors;
+    bool push_descriptors;      /* the device offers them */
+    bool push_descriptors_used; /* launches bind through them */
     uint32_t memory_heap_count;
     salvo_memory_heap memory_heaps[16];
     /* effective settings */

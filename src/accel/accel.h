@@ -63,6 +63,9 @@ typedef struct accel_open_options {
     uint32_t index;      /* index into the enumeration order */
     bool validation;     /* enable VK_LAYER_KHRONOS_validation */
     bool sync_validation;
+    /* Bind buffers through per-slot descriptor pools even where the device
+     * offers push descriptors (which are used by default there). */
+    bool pool_descriptors;
     /* Validation and driver messages; counted by the caller. */
     salvo_log_fn log;
     void *log_user;
@@ -72,6 +75,7 @@ typedef struct accel_open_options {
 typedef struct accel_caps {
     salvo_device_info info; /* identity, limits, capabilities (settings left 0) */
     bool device_memory_host_visible; /* DEVICE-domain memory can be mapped */
+    bool push_descriptors_used;      /* cmd_dispatch pushes; the pool is unused */
 } accel_caps;
 
 typedef struct accel_buffer_desc {
@@ -170,9 +174,9 @@ typedef struct accel_vtable {
     accel_result (*cmd_begin)(void *self, accel_device *dev, accel_cmd *cmd);
     accel_result (*cmd_end)(void *self, accel_device *dev, accel_cmd *cmd);
     accel_result (*cmd_reset)(void *self, accel_device *dev, accel_cmd *cmd);
-    /* Record bind + descriptor set (allocated from pool) + push + dispatch.
-     * ACCEL_ERROR_OUT_OF_POOL_MEMORY when the pool is full: nothing is
-     * recorded then. */
+    /* Record bind + descriptors (pushed, or a set allocated from pool) +
+     * push constants + dispatch. ACCEL_ERROR_OUT_OF_POOL_MEMORY when the pool
+     * is full: nothing is recorded then. */
     accel_result (*cmd_dispatch)(void *self, accel_device *dev, accel_cmd *cmd,
                                  accel_pipeline *pipe, accel_descpool *pool,
                                  const accel_bind *binds, uint32_t bind_count,
@@ -205,6 +209,13 @@ typedef struct accel_vtable {
 
     /* Release the implementation itself (after every device is closed). */
     void (*destroy)(void *self);
+
+    /* Optional (NULL: the implementation has no native handles to give).
+     * The implementation's own handles, for interop: with buf NULL, the
+     * device's (Vulkan: fills a salvo_vk_handles); otherwise buf's
+     * (Vulkan: a VkBuffer). Handles stay valid as long as their object. */
+    accel_result (*native_handles)(void *self, accel_device *dev, accel_buffer *buf,
+                                   void *out_struct);
 } accel_vtable;
 
 /* An accelerator: a table and its state. */

@@ -20,8 +20,12 @@
 #include <pthread.h>
 #include <string.h>
 
+/* First: renames volk's globals to salvo_volk_* (see volk_impl.c). */
+#include "salvo_volk_names.h"
 #define VOLK_NO_DEVICE_PROTOTYPES
 #include <volk.h>
+
+#include "salvo/salvo_vulkan.h"
 
 #include "base/alloc.h"
 #include "base/diag.h"
@@ -47,6 +51,7 @@ struct accel_device {
     VkDebugUtilsMessengerEXT messenger;
     PFN_vkDestroyInstance destroy_instance;
     PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger;
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr; /* for salvo_device_vk_handles */
     VkPhysicalDevice phys;
     VkDevice device;
     VkQueue queue;
@@ -55,6 +60,8 @@ struct accel_device {
     VkPhysicalDeviceMemoryProperties mem;
     bool host_import;
     bool timeline;
+    bool pool_descriptors; /* asked for pools even where pushing works */
+    bool push;             /* descriptors are pushed (VK_KHR_push_descriptor) */
     /* Core 1.2 or VK_KHR_timeline_semaphore, whichever the device has. */
     PFN_vkSignalSemaphore signal_semaphore;
     PFN_vkGetSemaphoreCounterValue semaphore_value;
@@ -72,6 +79,7 @@ struct accel_pipeline {
     VkPipelineLayout layout;
     VkDescriptorSetLayout set_layout;
     uint32_t binding_count;
+    bool push; /* its set layout is a push-descriptor layout */
 };
 
 struct accel_descpool {
@@ -534,6 +542,9 @@ static VkResult device_create(accel_device *d, accel_caps *caps)
     memset(caps, 0, sizeof *caps);
     fill_info(&caps->info, d, &props.properties, &subgroup, have_driver ? &driver : NULL);
     caps->info.push_descriptors = push_descriptor;
+    /* A push per dispatch skips allocating and updating a set. */
+    d->push = push_descriptor && !d->pool_descriptors;
+    caps->push_descriptors_used = d->push;
     caps->info.host_import_alignment = host_import ? host.minImportedHostPointerAlignment : 0;
     return VK_SUCCESS;
 }
@@ -603,6 +614,7 @@ static accel_result vk_device_open(void *self_, const accel_open_options *opt, a
         return VK_ERROR_OUT_OF_HOST_MEMORY;
     d->alloc = self->alloc;
     d->log = (salvo_log_sink){opt->log, opt->log_user};
+    d->pool_descriptors = opt->pool_descriptors;
 
     r = instance_create(self->alloc, opt, d, &d->instance, &d->api_version);
     if (r == VK_ERROR_LAYER_NOT_PRESENT)
@@ -617,6 +629,7 @@ static accel_result vk_device_open(void *self_, const accel_open_options *opt, a
     volkLoadInstanceOnly(d->instance);
     d->destroy_instance = vkDestroyInstance;
     d->destroy_messenger = vkDestroyDebugUtilsMessengerEXT;
+    d->get_instance_proc_addr = vkGetInstanceProcAddr;
     if (opt->validation || opt->sync_validation) {
         VkDebugUtilsMessengerCreateInfoEXT mi = messenger_info(d);
         VkDebugUtilsMessengerEXT messenger;
@@ -830,8 +843,10 @@ static VkResult layouts_create(accel_device *d, const accel_pipeline_desc *desc,
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
         };
     }
+    p->push = d->push && desc->binding_count > 0;
     VkDescriptorSetLayoutCreateInfo si = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .flags = p->push ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
         .bindingCount = desc->binding_count,
         .pBindings = bindings,
     };
@@ -1057,8 +1072,26 @@ static accel_result vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, a
     (void)self;
     if (bind_count > SALVO_MAX_BINDINGS)
         return VK_ERROR_INITIALIZATION_FAILED;
+    /* Dispatch is the hot path: no heap. */
+    VkDescriptorBufferInfo infos[SALVO_MAX_BINDINGS];
+    VkWriteDescriptorSet writes[SALVO_MAX_BINDINGS];
+    for (uint32_t i = 0; i < bind_count; i++) {
+        infos[i] = (VkDescriptorBufferInfo){
+            .buffer = binds[i].buffer->buffer,
+            .offset = binds[i].offset,
+            .range = binds[i].size ? binds[i].size : VK_WHOLE_SIZE,
+        };
+        writes[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstBinding = binds[i].binding,
+            .descriptorCount = 1,
+            .descriptorType = binds[i].uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+                                               : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &infos[i],
+        };
+    }
     VkDescriptorSet set = VK_NULL_HANDLE;
-    if (p->binding_count > 0) {
+    if (p->binding_count > 0 && !p->push) {
         VkDescriptorSetAllocateInfo ai = {
             .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
             .descriptorPool = pool->pool,
@@ -1071,25 +1104,8 @@ static accel_result vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, a
             return ACCEL_ERROR_OUT_OF_POOL_MEMORY;
         if (r != VK_SUCCESS)
             return r;
-        /* Dispatch is the hot path: no heap. */
-        VkDescriptorBufferInfo infos[SALVO_MAX_BINDINGS];
-        VkWriteDescriptorSet writes[SALVO_MAX_BINDINGS];
-        for (uint32_t i = 0; i < bind_count; i++) {
-            infos[i] = (VkDescriptorBufferInfo){
-                .buffer = binds[i].buffer->buffer,
-                .offset = binds[i].offset,
-                .range = binds[i].size ? binds[i].size : VK_WHOLE_SIZE,
-            };
-            writes[i] = (VkWriteDescriptorSet){
-                .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                .dstSet = set,
-                .dstBinding = binds[i].binding,
-                .descriptorCount = 1,
-                .descriptorType = binds[i].uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
-                                                   : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                .pBufferInfo = &infos[i],
-            };
-        }
+        for (uint32_t i = 0; i < bind_count; i++)
+            writes[i].dstSet = set;
         d->vk.vkUpdateDescriptorSets(d->device, bind_count, writes, 0, NULL);
     }
     if (c->bound != p->pipeline) {
@@ -1099,6 +1115,9 @@ static accel_result vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, a
     if (set != VK_NULL_HANDLE)
         d->vk.vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set,
                                       0, NULL);
+    else if (p->push)
+        d->vk.vkCmdPushDescriptorSetKHR(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0,
+                                        bind_count, writes);
     if (push_size > 0)
         d->vk.vkCmdPushConstants(c->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
     d->vk.vkCmdDispatch(c->cb, groups[0], groups[1], groups[2]);
@@ -1316,6 +1335,32 @@ static accel_result vk_timeline_wait(void *self, accel_device *d, accel_timeline
     return d->wait_semaphores(d->device, &wi, timeout_ns);
 }
 
+/* ------------------------------------------------------------------ */
+/* Interop (salvo_vulkan.h)                                            */
+/* ------------------------------------------------------------------ */
+
+/* Every field read here is set once at open (or buffer create) and never
+ * changes, so no lock is needed. */
+static accel_result vk_native_handles(void *self, accel_device *d, accel_buffer *b,
+                                      void *out_struct)
+{
+    (void)self;
+    if (b) {
+        *(VkBuffer *)out_struct = b->buffer;
+        return ACCEL_SUCCESS;
+    }
+    *(salvo_vk_handles *)out_struct = (salvo_vk_handles){
+        .instance = d->instance,
+        .physical_device = d->phys,
+        .device = d->device,
+        .queue = d->queue,
+        .queue_family_index = d->queue_family,
+        .api_version = d->api_version,
+        .get_instance_proc_addr = d->get_instance_proc_addr,
+    };
+    return ACCEL_SUCCESS;
+}
+
 static void vk_destroy(void *self_)
 {
     vk_self *self = self_;
@@ -1357,6 +1402,7 @@ static const accel_vtable vulkan_vtable = {
     .timeline_value = vk_timeline_value,
     .timeline_wait = vk_timeline_wait,
     .destroy = vk_destroy,
+    .native_handles = vk_native_handles,
 };
 
 bool accel_vulkan_create(const salvo_allocator *alloc, accel *out)

@@ -147,6 +147,9 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
         .validation = validation >= 1 ||
                       (desc->flags & (SALVO_DEVICE_VALIDATION | SALVO_DEVICE_SYNC_VALIDATION)),
         .sync_validation = validation >= 2 || (desc->flags & SALVO_DEVICE_SYNC_VALIDATION),
+        .pool_descriptors = (desc->flags & SALVO_DEVICE_POOL_DESCRIPTORS) ||
+                            (getenv("SALVO_DESCRIPTORS") &&
+                             strcmp(getenv("SALVO_DESCRIPTORS"), "pool") == 0),
         .log = device_log,
         .log_user = dev,
     };
@@ -178,6 +181,7 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
         dev->spin_ns = gpu ? DEFAULT_SPIN_US * 1000ull : 0;
     }
     dev->info = dev->caps.info;
+    dev->info.push_descriptors_used = dev->caps.push_descriptors_used;
     dev->info.batch_size = dev->batch_size;
     dev->info.fence_timeout_s = timeout > 0 ? timeout : 0;
     dev->live.prev = dev->live.next = &dev->live;

@@ -1,0 +1,445 @@
+/*
+ * salvo-bench: what a launch costs, measured.
+ *
+ * Prints a table and (with --json FILE) writes the same figures as JSON:
+ *  - dependent chains (each launch reads and writes what the previous one
+ *    wrote: a barrier between each) and independent launches (disjoint
+ *    slices: no barrier) at batch sizes 1, 8, 32, 128, 512 and the default,
+ *    in us/launch and launches/s, launch calls + synchronize, wall clock;
+ *  - host ns per recorded launch (launch calls only, nothing submitted);
+ *  - one launch + synchronize round trip, and the CPU time it costs;
+ *  - saxpy GB/s (3 x array bytes per run);
+ *  - explicit transfer GB/s (write and read of a DEVICE buffer);
+ *  - host gate latency (raise -> the gated launch seen complete).
+ * Every figure is the median of --repeats runs (default 5). Results of the
+ * kernels are checked; a wrong value exits 1.
+ *
+ * Sizes are scaled down on a CPU device (lavapipe): --full disables that.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <salvo/salvo.h>
+
+#include "add.spv.h"
+#include "saxpy.spv.h"
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        salvo_status st_ = (call);                                                                 \
+        if (st_ < 0) {                                                                             \
+            fprintf(stderr, "%s:%d: %s: %s\n  %s\n", __FILE__, __LINE__, #call,                    \
+                    salvo_status_string(st_), salvo_last_error());                                 \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+typedef struct opts {
+    int repeats;
+    bool full;
+    const char *json;
+} opts;
+
+typedef struct bench {
+    salvo_device *dev;
+    salvo_device_info info;
+    salvo_kernel *add, *saxpy;
+    bool cpu;
+    uint64_t align;
+    FILE *json;
+    int metrics;
+} bench;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void metric(bench *b, const char *name, double value, const char *unit)
+{
+    if (!b->json)
+        return;
+    fprintf(b->json, "%s\n    \"%s\": {\"value\": %.6g, \"unit\": \"%s\"}", b->metrics ? "," : "",
+            name, value, unit);
+    b->metrics++;
+}
+
+static salvo_kernel *kernel(salvo_device *dev, const uint32_t *spv, size_t size, const char *name,
+                            uint32_t local)
+{
+    salvo_spec_constant sc = {0, local};
+    salvo_kernel_desc kd = {.spirv = spv, .spirv_size = size, .name = name,
+                            .spec_constants = &sc, .spec_constant_count = 1};
+    salvo_kernel *k = NULL;
+    CHECK(salvo_kernel_create(dev, &kd, &k));
+    return k;
+}
+
+/* n launches of add (64 elements, +1) on one slice (dependent) or each on
+ * its own slice (independent); returns seconds for the launch calls and
+ * the synchronize. */
+static double run_chain(bench *b, salvo_buffer *buf, uint32_t batch, uint32_t n, bool dependent)
+{
+    salvo_stream_desc sd = {.batch_size = batch};
+    salvo_stream *st = NULL;
+    CHECK(salvo_stream_create(b->dev, &sd, &st));
+    uint32_t push[2] = {64, 1};
+    uint32_t groups[3] = {1, 1, 1};
+    salvo_binding bd = {.binding = 0, .buffer = buf, .size = 256};
+    double t0 = now_s();
+    for (uint32_t i = 0; i < n; i++) {
+        bd.offset = dependent ? 0 : i * b->align;
+        CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
+    }
+    CHECK(salvo_stream_synchronize(st));
+    double t = now_s() - t0;
+    salvo_stream_destroy(st);
+    return t;
+}
+
+static void zero(salvo_buffer *buf)
+{
+    uint64_t size = salvo_buffer_size(buf);
+    void *z = calloc(1, size);
+    CHECK(salvo_buffer_write(buf, 0, z, size));
+    free(z);
+}
+
+static void expect_chain(bench *b, salvo_buffer *buf, uint32_t n, bool dependent, uint32_t runs)
+{
+    uint32_t first[64], last[64];
+    CHECK(salvo_buffer_read(buf, 0, first, sizeof first));
+    uint64_t off = dependent ? 0 : (uint64_t)(n - 1) * b->align;
+    CHECK(salvo_buffer_read(buf, off, last, sizeof last));
+    uint32_t want = dependent ? n * runs : runs;
+    for (int i = 0; i < 64; i++)
+        if (first[i] != want || last[i] != want) {
+            fprintf(stderr, "wrong result: %u / %u, want %u\n", first[i], last[i], want);
+            exit(1);
+        }
+}
+
+static void bench_chains(bench *b, const opts *o)
+{
+    uint32_t n = b->cpu && !o->full ? 2000 : 10000;
+    salvo_buffer *buf = NULL;
+    CHECK(salvo_buffer_create(b->dev, (uint64_t)n * b->align + 256, SALVO_DOMAIN_DEVICE, &buf));
+    uint32_t sizes[] = {1, 8, 32, 128, 512, 0};
+    printf("\n%-28s %14s %14s %14s %14s\n", "launches", "dep us/launch", "dep launch/s",
+           "ind us/launch", "ind launch/s");
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        uint32_t batch = sizes[s];
+        uint32_t count = batch == 1 && n > 2000 ? 2000 : n; /* batch 1 waits every launch */
+        if (batch == 1 && b->cpu && !o->full)
+            count = 500;
+        double dep[32], ind[32];
+        for (int mode = 0; mode < 2; mode++) {
+            bool dependent = mode == 0;
+            zero(buf);
+            for (int r = 0; r < o->repeats; r++)
+                (dependent ? dep : ind)[r] = run_chain(b, buf, batch, count, dependent) / count;
+            expect_chain(b, buf, count, dependent, (uint32_t)o->repeats);
+        }
+        double d = median(dep, o->repeats), i = median(ind, o->repeats);
+        char label[64];
+        snprintf(label, sizeof label, batch ? "batch %u" : "batch %u (default)",
+                 batch ? batch : b->info.batch_size);
+        printf("%-28s %14.2f %14.0f %14.2f %14.0f\n", label, d * 1e6, 1 / d, i * 1e6, 1 / i);
+        char name[96];
+        snprintf(name, sizeof name, "dependent_batch_%s_us_per_launch",
+                 batch ? (snprintf(label, sizeof label, "%u", batch), label) : "default");
+        metric(b, name, d * 1e6, "us/launch");
+        snprintf(name, sizeof name, "independent_batch_%s_us_per_launch",
+                 batch ? label : "default");
+        metric(b, name, i * 1e6, "us/launch");
+    }
+    salvo_buffer_destroy(buf);
+}
+
+/* Host cost of recording: launch calls into a batch that never fills. */
+static void bench_record(bench *b, const opts *o)
+{
+    uint32_t n = 10000;
+    salvo_buffer *buf = NULL;
+    CHECK(salvo_buffer_create(b->dev, (uint64_t)n * b->align + 256, SALVO_DOMAIN_DEVICE, &buf));
+    double dep[32], ind[32];
+    for (int mode = 0; mode < 2; mode++) {
+        for (int r = 0; r < o->repeats; r++) {
+            salvo_stream_desc sd = {.batch_size = n + 1, .first_batch = n + 1};
+            salvo_stream *st = NULL;
+            CHECK(salvo_stream_create(b->dev, &sd, &st));
+            uint32_t push[2] = {64, 1};
+            uint32_t groups[3] = {1, 1, 1};
+            salvo_binding bd = {.binding = 0, .buffer = buf, .size = 256};
+            double t0 = now_s();
+            for (uint32_t i = 0; i < n; i++) {
+                bd.offset = mode == 0 ? 0 : i * b->align;
+                CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
+            }
+            (mode == 0 ? dep : ind)[r] = (now_s() - t0) / n;
+            CHECK(salvo_stream_synchronize(st));
+            salvo_stream_destroy(st);
+        }
+    }
+    double d = median(dep, o->repeats) * 1e9, i = median(ind, o->repeats) * 1e9;
+    printf("\nhost ns per recorded launch: %.0f (dependent, with barrier), %.0f (independent)\n",
+           d, i);
+    metric(b, "record_dependent_ns_per_launch", d, "ns/launch");
+    metric(b, "record_independent_ns_per_launch", i, "ns/launch");
+    salvo_buffer_destroy(buf);
+}
+
+static void bench_roundtrip(bench *b, const opts *o)
+{
+    int iters = b->cpu && !o->full ? 200 : 2000;
+    salvo_buffer *buf = NULL;
+    CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &buf));
+    salvo_stream *st = NULL;
+    CHECK(salvo_stream_create(b->dev, NULL, &st));
+    uint32_t push[2] = {64, 1};
+    uint32_t groups[3] = {1, 1, 1};
+    salvo_binding bd = {.binding = 0, .buffer = buf};
+    double *t = malloc(sizeof *t * (size_t)iters);
+    double c0 = cpu_s(), w0 = now_s();
+    for (int i = 0; i < iters; i++) {
+        double t0 = now_s();
+        CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
+        CHECK(salvo_stream_synchronize(st));
+        t[i] = now_s() - t0;
+    }
+    double cpu = (cpu_s() - c0) / iters, wall = (now_s() - w0) / iters;
+    double m = median(t, iters);
+    printf("launch + synchronize: %.1f us median, %.1f us CPU per round trip (%.0f%% of wall)\n",
+           m * 1e6, cpu * 1e6, 100 * cpu / wall);
+    metric(b, "launch_sync_roundtrip_median_us", m * 1e6, "us");
+    metric(b, "launch_sync_roundtrip_cpu_us", cpu * 1e6, "us");
+    free(t);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(buf);
+}
+
+static void bench_saxpy(bench *b, const opts *o)
+{
+    uint64_t mib = b->cpu && !o->full ? 64 : 1024;
+    uint64_t bytes = mib << 20, n = bytes / 4;
+    salvo_buffer *x = NULL, *y = NULL;
+    CHECK(salvo_buffer_create(b->dev, bytes, SALVO_DOMAIN_DEVICE, &x));
+    CHECK(salvo_buffer_create(b->dev, bytes, SALVO_DOMAIN_DEVICE, &y));
+    /* fill through a chunk: x = 1, y = 2 */
+    size_t chunk = 16u << 20;
+    float *host = malloc(chunk);
+    for (int which = 0; which < 2; which++) {
+        for (size_t i = 0; i < chunk / 4; i++)
+            host[i] = which ? 2.0f : 1.0f;
+        for (uint64_t off = 0; off < bytes; off += chunk)
+            CHECK(salvo_buffer_write(which ? y : x, off, host,
+                                     bytes - off < chunk ? bytes - off : chunk));
+    }
+    salvo_stream *st = NULL;
+    CHECK(salvo_stream_create(b->dev, NULL, &st));
+    /* a launch covers at most max_workgroup_count[0] groups of 256 */
+    uint64_t per = (uint64_t)b->info.max_workgroup_count[0] * 256;
+    uint64_t max_range = b->info.max_storage_buffer_range;
+    if (per * 4 > max_range)
+        per = max_range / 4 / 256 * 256;
+    int runs = o->repeats + 1;
+    double t[33];
+    for (int r = 0; r < runs; r++) {
+        double t0 = now_s();
+        for (uint64_t first = 0; first < n; first += per) {
+            uint64_t count = n - first < per ? n - first : per;
+            salvo_binding bd[2] = {{0, x, first * 4, count * 4}, {1, y, first * 4, count * 4}};
+            struct { float a; uint32_t n; } push = {0.5f, (uint32_t)count};
+            uint32_t groups[3] = {(uint32_t)((count + 255) / 256), 1, 1};
+            CHECK(salvo_launch(st, b->saxpy, groups, bd, 2, &push, sizeof push));
+        }
+        CHECK(salvo_stream_synchronize(st));
+        t[r] = now_s() - t0;
+    }
+    double m = median(t + 1, runs - 1); /* the first is a warm-up */
+    double gbps = 3.0 * (double)bytes / m / 1e9;
+    float probe[2];
+    CHECK(salvo_buffer_read(y, 0, &probe[0], 4));
+    CHECK(salvo_buffer_read(y, bytes - 4, &probe[1], 4));
+    float want = 2.0f + 0.5f * (float)runs;
+    if (probe[0] != want || probe[1] != want) {
+        fprintf(stderr, "saxpy: %g %g, want %g\n", probe[0], probe[1], want);
+        exit(1);
+    }
+    printf("saxpy %llu MiB per array: %.1f GB/s (median of %d)\n", (unsigned long long)mib, gbps,
+           runs - 1);
+    metric(b, "saxpy_gbps", gbps, "GB/s");
+    free(host);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(x);
+    salvo_buffer_destroy(y);
+}
+
+static void bench_transfer(bench *b, const opts *o)
+{
+    uint64_t mib = b->cpu && !o->full ? 64 : 256;
+    uint64_t bytes = mib << 20;
+    salvo_buffer *buf = NULL;
+    CHECK(salvo_buffer_create(b->dev, bytes, SALVO_DOMAIN_DEVICE, &buf));
+    char *host = malloc(bytes);
+    memset(host, 7, bytes);
+    double w[32], r[32];
+    for (int i = 0; i < o->repeats; i++) {
+        double t0 = now_s();
+        CHECK(salvo_buffer_write(buf, 0, host, bytes));
+        w[i] = now_s() - t0;
+        t0 = now_s();
+        CHECK(salvo_buffer_read(buf, 0, host, bytes));
+        r[i] = now_s() - t0;
+    }
+    double wg = bytes / median(w, o->repeats) / 1e9, rg = bytes / median(r, o->repeats) / 1e9;
+    printf("transfers %llu MiB: write %.1f GB/s, read %.1f GB/s\n", (unsigned long long)mib, wg,
+           rg);
+    metric(b, "transfer_write_gbps", wg, "GB/s");
+    metric(b, "transfer_read_gbps", rg, "GB/s");
+    free(host);
+    salvo_buffer_destroy(buf);
+}
+
+static void bench_gate(bench *b, const opts *o)
+{
+    salvo_gate *g = NULL;
+    if (salvo_gate_create(b->dev, &g) == SALVO_ERROR_UNSUPPORTED) {
+        printf("gate latency: unsupported (no timeline semaphores)\n");
+        return;
+    }
+    int iters = b->cpu && !o->full ? 100 : 500;
+    salvo_buffer *buf = NULL;
+    CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &buf));
+    salvo_stream *st = NULL;
+    salvo_event *ev = NULL;
+    CHECK(salvo_stream_create(b->dev, NULL, &st));
+    CHECK(salvo_event_create(b->dev, &ev));
+    uint32_t push[2] = {64, 1};
+    uint32_t groups[3] = {1, 1, 1};
+    salvo_binding bd = {.binding = 0, .buffer = buf};
+    double *t = malloc(sizeof *t * (size_t)iters);
+    for (int i = 0; i < iters; i++) {
+        CHECK(salvo_stream_wait_gate(st, g, (uint64_t)i + 1));
+        CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
+        CHECK(salvo_event_record(ev, st));
+        CHECK(salvo_stream_flush(st));
+        /* let the device reach the wait */
+        struct timespec pause = {0, 200 * 1000};
+        nanosleep(&pause, NULL);
+        double t0 = now_s();
+        CHECK(salvo_gate_raise(g, (uint64_t)i + 1));
+        salvo_status q;
+        while ((q = salvo_event_query(ev)) == SALVO_NOT_READY) {
+        }
+        CHECK(q);
+        t[i] = now_s() - t0;
+    }
+    CHECK(salvo_stream_synchronize(st));
+    double m = median(t, iters);
+    printf("gate latency (raise -> launch seen complete): %.1f us median\n", m * 1e6);
+    metric(b, "gate_latency_median_us", m * 1e6, "us");
+    free(t);
+    salvo_event_destroy(ev);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(buf);
+    salvo_gate_destroy(g);
+}
+
+static const char *type_name(salvo_device_type t)
+{
+    switch (t) {
+    case SALVO_DEVICE_TYPE_DISCRETE: return "discrete";
+    case SALVO_DEVICE_TYPE_INTEGRATED: return "integrated";
+    case SALVO_DEVICE_TYPE_VIRTUAL: return "virtual";
+    case SALVO_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+    }
+}
+
+int main(int argc, char **argv)
+{
+    opts o = {.repeats = 5};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
+            o.json = argv[++i];
+        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
+            o.repeats = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--full") == 0)
+            o.full = true;
+        else {
+            fprintf(stderr, "usage: %s [--json FILE] [--repeats N] [--full]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (o.repeats < 1 || o.repeats > 31)
+        o.repeats = 5;
+    bench b = {0};
+    CHECK(salvo_device_create(NULL, &b.dev));
+    CHECK(salvo_device_info_get(b.dev, &b.info));
+    b.cpu = b.info.type == SALVO_DEVICE_TYPE_CPU;
+    b.align = b.info.min_storage_buffer_offset_alignment > 256
+                  ? b.info.min_storage_buffer_offset_alignment
+                  : 256;
+    b.add = kernel(b.dev, add_spv, sizeof add_spv, "add", 64);
+    b.saxpy = kernel(b.dev, saxpy_spv, sizeof saxpy_spv, "saxpy", 256);
+    if (o.json) {
+        b.json = fopen(o.json, "w");
+        if (!b.json) {
+            perror(o.json);
+            return 1;
+        }
+        fprintf(b.json, "{\n  \"device\": \"%s\",\n  \"type\": \"%s\",\n  \"driver\": \"%s\",\n"
+                        "  \"batch_default\": %u,\n  \"repeats\": %d,\n  \"metrics\": {",
+                b.info.name, type_name(b.info.type), b.info.driver_info, b.info.batch_size,
+                o.repeats);
+    }
+    printf("device %s (%s), driver %s, default batch %u, medians of %d runs%s\n", b.info.name,
+           type_name(b.info.type), b.info.driver_info, b.info.batch_size, o.repeats,
+           b.cpu && !o.full ? ", sizes scaled down for a CPU device" : "");
+    bench_chains(&b, &o);
+    bench_record(&b, &o);
+    bench_roundtrip(&b, &o);
+    bench_saxpy(&b, &o);
+    bench_transfer(&b, &o);
+    bench_gate(&b, &o);
+    if (b.json) {
+        fprintf(b.json, "\n  }\n}\n");
+        fclose(b.json);
+    }
+    salvo_kernel_destroy(b.add);
+    salvo_kernel_destroy(b.saxpy);
+    salvo_device_destroy(b.dev);
+    return 0;
+}
