@@ -18,10 +18,12 @@
 
 include_guard(GLOBAL)
 
-find_program(GLSLANG_VALIDATOR glslangValidator REQUIRED
-             DOC "glslangValidator (Debian: glslang-tools)")
-
+# Installed with salvo's CMake package: find_package(salvo) includes this
+# file, so glslangValidator is looked for at the first call rather than
+# here, and a project that embeds no shader does not need it.
 function(salvo_add_shader target file)
+    find_program(GLSLANG_VALIDATOR glslangValidator REQUIRED
+                 DOC "glslangValidator (Debian: glslang-tools)")
     cmake_parse_arguments(PARSE_ARGV 2 arg "" "NAME;TARGET_ENV" "")
     if(arg_UNPARSED_ARGUMENTS)
         message(FATAL_ERROR "salvo_add_shader: unexpected arguments: ${arg_UNPARSED_ARGUMENTS}")

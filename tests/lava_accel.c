@@ -197,6 +197,9 @@ int main(void)
                     &(accel_submit_desc){.cmd = cmd, .fence = fence, .signals = &signal1, .signal_count = 1}));
     OK(vt->fence_wait(self, dev, fence, 5000000000ull));
     OK(vt->fence_status(self, dev, fence));
+    /* The fence and the semaphore are signalled by the same batch, but
+     * lavapipe may signal the fence first: wait for the value too. */
+    OK(vt->timeline_wait(self, dev, tl, 1, 5000000000ull));
     uint64_t value = 0;
     OK(vt->timeline_value(self, dev, tl, &value));
     CHECK(value == 1);

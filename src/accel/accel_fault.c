@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/diag.h"
 
 #define FAULT_OPS(X)                                                                              \
     X(enumerate) X(device_open) X(queue_wait_idle) X(buffer_create) X(pipeline_create)            \
@@ -45,6 +46,11 @@ struct fault_accel {
     _Atomic bool lost;
     _Atomic uint64_t calls[OP_COUNT];
     _Atomic uint64_t injected;
+    /* The device's log, learnt at device_open (set before any other call
+     * can run): every injected failure is logged, so whoever set
+     * SALVO_FAULT can tell that (and where) it fired. Failures injected
+     * before the open (enumerate) have no log to go to. */
+    salvo_log_sink log;
 };
 
 static int op_index(const char *name)
@@ -63,6 +69,9 @@ static accel_result decide(fault_accel *f, enum fault_op op, bool *after)
     *after = false;
     if (atomic_load(&f->lost) && op != OP_enumerate) {
         atomic_fetch_add(&f->injected, 1);
+        SALVO_LOG(&f->log, SALVO_LOG_DEBUG, "fault injected: %s call %llu returns %s (lost before)",
+                  accel_fault_ops[op], (unsigned long long)n,
+                  accel_result_name(ACCEL_ERROR_DEVICE_LOST));
         return ACCEL_ERROR_DEVICE_LOST;
     }
     for (uint32_t i = 0; i < f->rule_count; i++) {
@@ -72,9 +81,15 @@ static accel_result decide(fault_accel *f, enum fault_op op, bool *after)
         atomic_fetch_add(&f->injected, 1);
         if (r->flags & FAULT_LOST) {
             atomic_store(&f->lost, true);
+            SALVO_LOG(&f->log, SALVO_LOG_WARNING,
+                      "fault injected: %s call %llu returns %s; the device is lost from now on",
+                      accel_fault_ops[op], (unsigned long long)n,
+                      accel_result_name(ACCEL_ERROR_DEVICE_LOST));
             return ACCEL_ERROR_DEVICE_LOST;
         }
         *after = (r->flags & FAULT_AFTER) != 0;
+        SALVO_LOG(&f->log, SALVO_LOG_WARNING, "fault injected: %s call %llu returns %s",
+                  accel_fault_ops[op], (unsigned long long)n, accel_result_name(r->result));
         return r->result;
     }
     return ACCEL_SUCCESS;
@@ -118,6 +133,8 @@ static accel_result f_device_open(void *self, const accel_open_options *opt, acc
                                   accel_caps *caps)
 {
     bool after;
+    if (opt)
+        F(self)->log = (salvo_log_sink){opt->log, opt->log_user};
     accel_result r = decide(F(self), OP_device_open, &after);
     if (r != ACCEL_SUCCESS && !after)
         return r;
@@ -208,6 +225,17 @@ static void f_destroy(void *self)
     salvo_mem_free(f->alloc, f);
 }
 
+/* Not a fault point: it asks for handles and changes nothing. When the
+ * inner accelerator has none, FEATURE_NOT_PRESENT: what the API makes of
+ * an absent entry too (SALVO_ERROR_UNSUPPORTED). */
+static accel_result f_native_handles(void *self, accel_device *dev, accel_buffer *buf,
+                                     void *out_struct)
+{
+    if (!IN(self).vt->native_handles)
+        return ACCEL_ERROR_FEATURE_NOT_PRESENT;
+    return CALL(self, native_handles, dev, buf, out_struct);
+}
+
 static const accel_vtable fault_vtable = {
     .name = "fault",
     .enumerate = f_enumerate,
@@ -241,6 +269,7 @@ static const accel_vtable fault_vtable = {
     .timeline_value = f_timeline_value,
     .timeline_wait = f_timeline_wait,
     .destroy = f_destroy,
+    .native_handles = f_native_handles,
 };
 
 bool accel_fault_wrap(const salvo_allocator *alloc, accel inner, accel *out, fault_accel **handle)
