@@ -230,18 +230,28 @@ static void bench_roundtrip(bench *b, const opts *o)
     uint32_t push[2] = {64, 1};
     uint32_t groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = buf};
-    double *t = malloc(sizeof *t * (size_t)iters);
+    double *t = malloc(sizeof *t * (size_t)iters * 4);
+    double *tl = t + iters, *tf = t + 2 * iters, *tw = t + 3 * iters;
     double c0 = cpu_s(), w0 = now_s();
     for (int i = 0; i < iters; i++) {
         double t0 = now_s();
         CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
+        double t1 = now_s();
+        CHECK(salvo_stream_flush(st));
+        double t2 = now_s();
         CHECK(salvo_stream_synchronize(st));
-        t[i] = now_s() - t0;
+        double t3 = now_s();
+        t[i] = t3 - t0;
+        tl[i] = t1 - t0;
+        tf[i] = t2 - t1;
+        tw[i] = t3 - t2;
     }
     double cpu = (cpu_s() - c0) / iters, wall = (now_s() - w0) / iters;
     double m = median(t, iters);
-    printf("launch + synchronize: %.1f us median, %.1f us CPU per round trip (%.0f%% of wall)\n",
-           m * 1e6, cpu * 1e6, 100 * cpu / wall);
+    printf("launch + synchronize: %.1f us median (launch %.1f, submit %.1f, wait %.1f), %.1f us "
+           "CPU per round trip (%.0f%% of wall)\n",
+           m * 1e6, median(tl, iters) * 1e6, median(tf, iters) * 1e6, median(tw, iters) * 1e6,
+           cpu * 1e6, 100 * cpu / wall);
     metric(b, "launch_sync_roundtrip_median_us", m * 1e6, "us");
     metric(b, "launch_sync_roundtrip_cpu_us", cpu * 1e6, "us");
     free(t);
@@ -268,22 +278,20 @@ static void bench_saxpy(bench *b, const opts *o)
     }
     salvo_stream *st = NULL;
     CHECK(salvo_stream_create(b->dev, NULL, &st));
-    /* a launch covers at most max_workgroup_count[0] groups of 256 */
-    uint64_t per = (uint64_t)b->info.max_workgroup_count[0] * 256;
-    uint64_t max_range = b->info.max_storage_buffer_range;
-    if (per * 4 > max_range)
-        per = max_range / 4 / 256 * 256;
+    /* One launch: a 2D grid when x alone cannot hold the groups. */
+    uint64_t total = (n + 255) / 256, gx = total, gy = 1;
+    if (gx > b->info.max_workgroup_count[0]) {
+        gx = b->info.max_workgroup_count[0];
+        gy = (total + gx - 1) / gx;
+    }
     int runs = o->repeats + 1;
     double t[33];
     for (int r = 0; r < runs; r++) {
         double t0 = now_s();
-        for (uint64_t first = 0; first < n; first += per) {
-            uint64_t count = n - first < per ? n - first : per;
-            salvo_binding bd[2] = {{0, x, first * 4, count * 4}, {1, y, first * 4, count * 4}};
-            struct { float a; uint32_t n; } push = {0.5f, (uint32_t)count};
-            uint32_t groups[3] = {(uint32_t)((count + 255) / 256), 1, 1};
-            CHECK(salvo_launch(st, b->saxpy, groups, bd, 2, &push, sizeof push));
-        }
+        salvo_binding bd[2] = {{0, x, 0, bytes}, {1, y, 0, bytes}};
+        struct { float a; uint32_t n; } push = {0.5f, (uint32_t)n};
+        uint32_t groups[3] = {(uint32_t)gx, (uint32_t)gy, 1};
+        CHECK(salvo_launch(st, b->saxpy, groups, bd, 2, &push, sizeof push));
         CHECK(salvo_stream_synchronize(st));
         t[r] = now_s() - t0;
     }
@@ -324,10 +332,43 @@ static void bench_transfer(bench *b, const opts *o)
         r[i] = now_s() - t0;
     }
     double wg = bytes / median(w, o->repeats) / 1e9, rg = bytes / median(r, o->repeats) / 1e9;
-    printf("transfers %llu MiB: write %.1f GB/s, read %.1f GB/s\n", (unsigned long long)mib, wg,
-           rg);
+    printf("transfers %llu MiB: write %.1f GB/s, read %.1f GB/s (salvo_buffer_write/read, host "
+           "copy included)\n",
+           (unsigned long long)mib, wg, rg);
     metric(b, "transfer_write_gbps", wg, "GB/s");
     metric(b, "transfer_read_gbps", rg, "GB/s");
+    /* The device's copy engine between a mapped HOST buffer and a DEVICE
+     * buffer (salvo_copy): what a staging copy costs. */
+    salvo_buffer *stage = NULL;
+    CHECK(salvo_buffer_create(b->dev, bytes, SALVO_DOMAIN_HOST, &stage));
+    char *mapped = NULL;
+    CHECK(salvo_buffer_map(stage, (void **)&mapped));
+    memset(mapped, 3, bytes);
+    salvo_stream *st = NULL;
+    CHECK(salvo_stream_create(b->dev, NULL, &st));
+    for (int i = 0; i < o->repeats; i++) {
+        double t0 = now_s();
+        CHECK(salvo_copy(st, stage, 0, buf, 0, bytes));
+        CHECK(salvo_stream_synchronize(st));
+        w[i] = now_s() - t0;
+        t0 = now_s();
+        CHECK(salvo_copy(st, buf, 0, stage, 0, bytes));
+        CHECK(salvo_stream_synchronize(st));
+        r[i] = now_s() - t0;
+    }
+    if (mapped[0] != 3 || mapped[bytes - 1] != 3) {
+        fprintf(stderr, "copy: wrong bytes back\n");
+        exit(1);
+    }
+    wg = bytes / median(w, o->repeats) / 1e9;
+    rg = bytes / median(r, o->repeats) / 1e9;
+    printf("copies %llu MiB: host->device %.1f GB/s, device->host %.1f GB/s (salvo_copy with a "
+           "HOST buffer)\n",
+           (unsigned long long)mib, wg, rg);
+    metric(b, "copy_h2d_gbps", wg, "GB/s");
+    metric(b, "copy_d2h_gbps", rg, "GB/s");
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(stage);
     free(host);
     salvo_buffer_destroy(buf);
 }

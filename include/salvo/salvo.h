@@ -388,6 +388,15 @@ SALVO_API salvo_status salvo_launch(salvo_stream *stream, salvo_kernel *kernel,
                                     const uint32_t groups[3], const salvo_binding *bindings,
                                     uint32_t binding_count, const void *push, uint32_t push_size);
 
+/* Copy size bytes from src at src_offset to dst at dst_offset on the
+ * device, in stream order (after the stream's earlier launches and copies,
+ * before its later ones), batched like a launch. Any domains: a HOST buffer
+ * the host filled through salvo_buffer_map and copied to a DEVICE buffer is
+ * the fastest way in (and the reverse the fastest way out). Ranges of one
+ * buffer must not overlap. Counts in salvo_stats.transfer_bytes. */
+SALVO_API salvo_status salvo_copy(salvo_stream *stream, salvo_buffer *src, uint64_t src_offset,
+                                  salvo_buffer *dst, uint64_t dst_offset, uint64_t size);
+
 /* Submit the open batch without waiting. A failure found here is kept for
  * the stream's next synchronize, unless it is returned now. */
 SALVO_API salvo_status salvo_stream_flush(salvo_stream *stream);

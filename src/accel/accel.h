@@ -122,7 +122,10 @@ typedef enum accel_barrier {
     ACCEL_BARRIER_COMPUTE_COMPUTE, /* shader writes -> later shader reads/writes */
     ACCEL_BARRIER_TRANSFER_COMPUTE,/* transfer writes -> shader reads/writes */
     ACCEL_BARRIER_COMPUTE_TRANSFER,/* shader writes -> transfer reads/writes */
-    ACCEL_BARRIER_ALL_HOST         /* shader and transfer writes -> host reads */
+    ACCEL_BARRIER_ALL_HOST,        /* shader and transfer writes -> host reads */
+    ACCEL_BARRIER_WORK             /* shader and transfer writes -> later shader and
+                                      transfer reads/writes: what a stream puts
+                                      between launches and copies */
 } accel_barrier;
 
 typedef struct accel_sem_op {

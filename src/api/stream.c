@@ -196,8 +196,7 @@ salvo_status stream_open_locked(salvo_stream *st)
     st->open = s;
     /* Earlier batches (and staged transfers) wrote what this one may read:
      * order against everything submitted before. */
-    barrier(dev, s, ACCEL_BARRIER_COMPUTE_COMPUTE);
-    barrier(dev, s, ACCEL_BARRIER_TRANSFER_COMPUTE);
+    barrier(dev, s, ACCEL_BARRIER_WORK);
     hazard_reset(&st->hazards);
     st->batch_groups = 0;
     return SALVO_OK;
@@ -338,34 +337,45 @@ static void note_use(salvo_buffer *buf, uint64_t serial)
     }
 }
 
-/* Put a barrier before this launch only if it touches what an earlier
- * launch of the batch wrote, or writes what one read. */
-static void order_launch_locked(salvo_stream *st, const salvo_kernel *k, const accel_bind *binds)
+/* One range a launch or copy touches. */
+typedef struct access {
+    const void *buffer;
+    uint64_t begin, end;
+    salvo_access how;
+} access;
+
+/* Put a barrier before this work only if it touches what earlier work of
+ * the batch wrote, or writes what earlier work read. */
+static void order_work_locked(salvo_stream *st, const access *a, uint32_t n)
 {
     hazard_set *h = &st->hazards;
-    uint32_t n = k->refl.binding_count;
     bool conflict = false;
-    for (uint32_t i = 0; i < n && !conflict; i++) {
-        salvo_access a = binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access;
-        conflict = hazard_conflicts(h, binds[i].buffer, binds[i].offset,
-                                    binds[i].offset + binds[i].size, a & SALVO_ACCESS_READ,
-                                    a & SALVO_ACCESS_WRITE);
-    }
+    for (uint32_t i = 0; i < n && !conflict; i++)
+        conflict = hazard_conflicts(h, a[i].buffer, a[i].begin, a[i].end,
+                                    a[i].how & SALVO_ACCESS_READ, a[i].how & SALVO_ACCESS_WRITE);
     for (int pass = 0; pass < 2; pass++) {
         if (conflict) {
-            barrier(st->dev, st->open, ACCEL_BARRIER_COMPUTE_COMPUTE);
+            barrier(st->dev, st->open, ACCEL_BARRIER_WORK);
             hazard_reset(h);
         }
         conflict = false;
-        for (uint32_t i = 0; i < n && !conflict; i++) {
-            salvo_access a = binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access;
-            /* a full set is treated as a conflict: barrier, then start over */
-            conflict = !hazard_add(h, binds[i].buffer, binds[i].offset,
-                                   binds[i].offset + binds[i].size, a & SALVO_ACCESS_WRITE);
-        }
+        /* a full set is treated as a conflict: barrier, then start over */
+        for (uint32_t i = 0; i < n && !conflict; i++)
+            conflict = !hazard_add(h, a[i].buffer, a[i].begin, a[i].end,
+                                   a[i].how & SALVO_ACCESS_WRITE);
         if (!conflict)
             return;
     }
+}
+
+static void order_launch_locked(salvo_stream *st, const salvo_kernel *k, const accel_bind *binds)
+{
+    access a[SALVO_MAX_BINDINGS];
+    uint32_t n = k->refl.binding_count;
+    for (uint32_t i = 0; i < n; i++)
+        a[i] = (access){binds[i].buffer, binds[i].offset, binds[i].offset + binds[i].size,
+                        binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access};
+    order_work_locked(st, a, n);
 }
 
 /* Record one dispatch into the open slot, submitting first when its
@@ -435,6 +445,67 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
             if (r == SALVO_OK && st->batch_size == 1)
                 r = device_wait_slot_locked(dev, st, s, true);
         }
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+static salvo_status check_copy_range(salvo_device *dev, const char *which, salvo_buffer *b,
+                                     uint64_t offset, uint64_t size)
+{
+    if (!b)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "copy: %s is NULL", which);
+    if (b->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "copy: %s belongs to another device",
+                        which);
+    if (offset >= b->size || size > b->size - offset)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "copy: %s range [%llu, +%llu) outside the buffer of %llu bytes", which,
+                        (unsigned long long)offset, (unsigned long long)size,
+                        (unsigned long long)b->size);
+    return SALVO_OK;
+}
+
+salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset,
+                        salvo_buffer *dst, uint64_t dst_offset, uint64_t size)
+{
+    if (!st)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "copy: stream is NULL");
+    salvo_device *dev = st->dev;
+    if (size == 0)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "copy: size is 0");
+    salvo_status r = check_copy_range(dev, "source", src, src_offset, size);
+    if (r == SALVO_OK)
+        r = check_copy_range(dev, "destination", dst, dst_offset, size);
+    if (r == SALVO_OK && src == dst && src_offset < dst_offset + size &&
+        dst_offset < src_offset + size)
+        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "copy: the ranges overlap");
+    if (r != SALVO_OK)
+        return r;
+    pthread_mutex_lock(&dev->lock);
+    if (device_is_lost(dev)) {
+        pthread_mutex_unlock(&dev->lock);
+        return device_lost_error(dev);
+    }
+    device_relieve_locked(dev);
+    r = stream_open_locked(st);
+    if (r == SALVO_OK) {
+        slot *s = st->open;
+        access a[2] = {{src->ab, src_offset, src_offset + size, SALVO_ACCESS_READ},
+                       {dst->ab, dst_offset, dst_offset + size, SALVO_ACCESS_WRITE}};
+        order_work_locked(st, a, 2);
+        VT(dev)->cmd_copy(SELF(dev), dev->adev, s->cmd, src->ab, src_offset, dst->ab, dst_offset,
+                          size);
+        static const char copy_name[] = "(copy)";
+        slot_note_launch(s, copy_name);
+        COUNT_ADD(dev, launches_pending, 1);
+        COUNT_ADD(dev, transfer_bytes, size);
+        note_use(src, s->serial);
+        note_use(dst, s->serial);
+        if (s->launches >= st->batch_limit)
+            r = stream_submit_locked(st, true);
     }
     pthread_mutex_unlock(&dev->lock);
     if (r == SALVO_OK)
