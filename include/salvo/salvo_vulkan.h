@@ -6,7 +6,8 @@
  * Only this header names Vulkan types; salvo.h needs none. It includes
  * <vulkan/vulkan_core.h> and works with VK_NO_PROTOTYPES (volk users)
  * as well as without (programs linking the Vulkan loader): it declares no
- * Vulkan function.
+ * Vulkan function. As with any Vulkan header, a volk user includes volk.h
+ * first or defines VK_NO_PROTOTYPES for the whole program.
  *
  * salvo loads Vulkan through its own private copy of volk. The handles are
  * those of salvo's own VkInstance and VkDevice: call Vulkan on them through

@@ -1,9 +1,10 @@
 /*
  * An application that compiles its own copy of volk.c and loads Vulkan
  * through it, with salvo (static or shared) in the same program. Before
- * salvo renamed its private volk, linking the static archive here failed
- * with duplicate definitions of every volk global (and, linked anyhow,
- * salvo's volkLoadInstanceOnly would overwrite the program's pointers).
+ * salvo renamed its private volk, the static archive's volk calls resolved
+ * to the program's copy: salvo's volkLoadInstanceOnly overwrote the
+ * program's pointers with its own instance's (checked below), or, where
+ * both copies were pulled in, the link failed on duplicate definitions.
  *
  * Exit 0 on success, 77 without a Vulkan device, 1 on failure.
  */

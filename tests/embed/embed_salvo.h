@@ -64,8 +64,16 @@ static int embed_run_salvo(PFN_vkGetInstanceProcAddr app_gipa)
     salvo_device_info info;
     memset(&info, 0, sizeof info);
 
+    /* No loader, no driver or no device: skip. (With a loader but no
+     * driver, device_create reports the failed enumeration instead.) */
+    uint32_t count = 0;
+    salvo_status st = salvo_device_enumerate(NULL, &count);
+    if (st != SALVO_OK || count == 0) {
+        fprintf(stderr, "no Vulkan device: skipped (%s)\n", salvo_status_string(st));
+        return EMBED_SKIP;
+    }
     salvo_device_desc desc = {.log = embed_log};
-    salvo_status st = salvo_device_create(&desc, &dev);
+    st = salvo_device_create(&desc, &dev);
     if (st == SALVO_ERROR_NO_DEVICE) {
         fprintf(stderr, "no Vulkan device: skipped (%s)\n", salvo_last_error());
         return EMBED_SKIP;
