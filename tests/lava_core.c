@@ -89,8 +89,8 @@ static void saxpy_matches_cpu(void **state)
     float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *out = malloc(n * sizeof *out);
     srand(7);
     for (uint32_t i = 0; i < n; i++) {
-        x[i] = (float)rand() / RAND_MAX * 200.0f - 100.0f;
-        y[i] = (float)rand() / RAND_MAX * 200.0f - 100.0f;
+        x[i] = (float)rand() / (float)RAND_MAX * 200.0f - 100.0f;
+        y[i] = (float)rand() / (float)RAND_MAX * 200.0f - 100.0f;
     }
     salvo_buffer *bx = NULL, *by = NULL;
     assert_int_equal(salvo_buffer_create(dev, n * 4ull, SALVO_DOMAIN_DEVICE, &bx), SALVO_OK);

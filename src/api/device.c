@@ -64,6 +64,9 @@ static salvo_status choose_device(salvo_device *dev, const char *name, uint32_t 
 {
     uint32_t count = 0;
     accel_result r = dev->acc.vt->enumerate(dev->acc.self, NULL, &count);
+    /* A loader without any driver: no device, not a broken one. */
+    if (r == ACCEL_ERROR_INCOMPATIBLE_DRIVER || r == ACCEL_ERROR_INITIALIZATION_FAILED)
+        return DEV_FAIL(dev, SALVO_ERROR_NO_DEVICE, "no Vulkan driver (%s)", accel_result_name(r));
     if (r != ACCEL_SUCCESS && r != ACCEL_INCOMPLETE)
         return DEV_FAIL(dev, salvo_status_from_accel(r), "cannot enumerate Vulkan devices (%s)",
                         accel_result_name(r));

@@ -45,6 +45,11 @@ salvo_status salvo_device_enumerate(salvo_device_entry *entries, uint32_t *count
     acc.vt->destroy(acc.self);
     if (r == ACCEL_INCOMPLETE)
         r = ACCEL_SUCCESS;
+    /* A loader without any driver: there are no devices. */
+    if (r == ACCEL_ERROR_INCOMPATIBLE_DRIVER || r == ACCEL_ERROR_INITIALIZATION_FAILED) {
+        *count = 0;
+        r = ACCEL_SUCCESS;
+    }
     if (r != ACCEL_SUCCESS)
         return SALVO_FAIL(NULL, salvo_status_from_accel(r), "cannot enumerate Vulkan devices (%s)",
                           accel_result_name(r));
