@@ -428,6 +428,18 @@ SALVO_API salvo_status salvo_event_query(salvo_event *event);
  * is returned here and still reported by its own stream's synchronize. */
 SALVO_API salvo_status salvo_event_synchronize(salvo_event *event);
 
+/* Withdraw the launches (and copies) recorded on the event's stream before
+ * the event that are still waiting to be submitted: those since the
+ * stream's last submission. They never run; launches recorded after the
+ * event still run, in order. The event then reads SALVO_CANCELLED (query,
+ * synchronize) and waiting on it is no wait, until it is recorded again.
+ * Once any of that work was submitted (a full batch, a flush, a
+ * synchronize, a host read or another stream's wait on it), returns
+ * SALVO_ERROR_INVALID_STATE and changes nothing; likewise when nothing
+ * before the event is pending. Cancelling twice is SALVO_OK.
+ * Thread safety: not concurrently with launches on the event's stream. */
+SALVO_API salvo_status salvo_event_cancel(salvo_event *event);
+
 /* Release the event. Never blocks. NULL is a no-op. */
 SALVO_API void salvo_event_destroy(salvo_event *event);
 

@@ -56,15 +56,18 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
                         "event_record: the stream belongs to another device");
     pthread_mutex_lock(&dev->lock);
     salvo_status r = SALVO_OK;
+    ev->cancelled = false;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
     } else if (st->open) {
         ev->serial = st->open->serial;
         ev->stream = st;
+        ev->log_offset = st->log.used;
     } else {
         /* Nothing open: the point is the end of the last batch submitted. */
         ev->serial = st->last_serial;
         ev->stream = st;
+        ev->log_offset = 0;
     }
     pthread_mutex_unlock(&dev->lock);
     if (r == SALVO_OK)
@@ -79,7 +82,9 @@ salvo_status salvo_event_query(salvo_event *ev)
     salvo_device *dev = ev->dev;
     pthread_mutex_lock(&dev->lock);
     salvo_status r = SALVO_OK;
-    if (device_is_lost(dev)) {
+    if (ev->cancelled) {
+        r = SALVO_CANCELLED;
+    } else if (device_is_lost(dev)) {
         r = device_lost_error(dev);
     } else if (!batch_done_locked(dev, ev->serial)) {
         device_reap_locked(dev);
@@ -125,7 +130,7 @@ salvo_status salvo_event_synchronize(salvo_event *ev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_synchronize: event is NULL");
     salvo_device *dev = ev->dev;
     pthread_mutex_lock(&dev->lock);
-    salvo_status r = event_wait_locked(ev);
+    salvo_status r = ev->cancelled ? SALVO_CANCELLED : event_wait_locked(ev);
     if (r == SALVO_OK)
         device_reap_locked(dev);
     pthread_mutex_unlock(&dev->lock);
@@ -147,14 +152,45 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
     salvo_status r = SALVO_OK;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
-    } else if (batch_done_locked(dev, ev->serial) || ev->stream == st) {
-        /* Never recorded, already over, or the same stream (in order anyway). */
+    } else if (ev->cancelled || batch_done_locked(dev, ev->serial) || ev->stream == st) {
+        /* Never recorded, withdrawn, already over, or the same stream (in
+         * order anyway). */
     } else {
         /* One queue serves every stream: submitting the event's batch ahead
          * of the waiting one orders them on the device (see
          * settle_waits_locked), and no host thread blocks. */
         slot_dep w = {.serial = ev->serial, .owner = ev->stream};
         r = stream_add_wait_locked(st, &w);
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+salvo_status salvo_event_cancel(salvo_event *ev)
+{
+    if (!ev)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_cancel: event is NULL");
+    salvo_device *dev = ev->dev;
+    pthread_mutex_lock(&dev->lock);
+    salvo_status r = SALVO_OK;
+    slot *s = NULL;
+    salvo_stream *owner = ev->serial ? batch_owner_locked(dev, ev->serial, &s) : NULL;
+    if (device_is_lost(dev)) {
+        r = device_lost_error(dev);
+    } else if (ev->cancelled) {
+        /* withdrawn already */
+    } else if (ev->serial == 0 || ev->log_offset == 0) {
+        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                     "event_cancel: no launch before the event is waiting to be submitted");
+    } else if (!owner || s->state != SLOT_RECORDING) {
+        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                     "event_cancel: the launches before the event were submitted already");
+    } else {
+        r = stream_withdraw_locked(owner, ev->log_offset);
+        if (r == SALVO_OK)
+            ev->cancelled = true;
     }
     pthread_mutex_unlock(&dev->lock);
     if (r == SALVO_OK)

@@ -23,6 +23,7 @@
 #include "accel/accel.h"
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "core/batch.h"
 #include "core/hazard.h"
 #include "core/reflect.h"
 #include "core/retire.h"
@@ -113,6 +114,7 @@ struct salvo_stream {
     _Atomic bool destroyed; /* the user let go; freed once idle */
     uint64_t last_serial; /* [lock] serial of the last batch submitted */
     hazard_set hazards;   /* [lock] ranges touched since the last barrier */
+    batch_log log;        /* [lock] what the open batch holds, for cancel */
 };
 
 /* A point in a stream: the batch holding it. serial 0: nothing to wait for. */
@@ -120,6 +122,8 @@ struct salvo_event {
     salvo_device *dev;
     uint64_t serial;          /* [lock] */
     salvo_stream *stream;     /* [lock] valid while the batch is active */
+    size_t log_offset;        /* [lock] where the point is in its batch's log */
+    bool cancelled;           /* [lock] the launches before it were withdrawn */
     live_link live;
     retire_entry release;
 };
@@ -198,6 +202,9 @@ bool batch_done_locked(salvo_device *dev, uint64_t serial);
 salvo_stream *batch_owner_locked(salvo_device *dev, uint64_t serial, slot **out);
 /* Open a batch on st if none is (waiting for the ring slot if needed). */
 salvo_status stream_open_locked(salvo_stream *st);
+/* Withdraw the launches of st's open batch logged before offset: record
+ * the batch again with only the ones after. */
+salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset);
 /* Make the next launches of st wait for w on the device: the launches
  * already recorded are submitted first, so only later ones wait. */
 salvo_status stream_add_wait_locked(salvo_stream *st, const slot_dep *w);

@@ -27,6 +27,7 @@ salvo_status salvo_stream_create(salvo_device *dev, const salvo_stream_desc *des
     if (!st)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "stream_create: out of host memory");
     st->dev = dev;
+    batch_log_init(&st->log, dev->alloc);
     st->batch_size = desc && desc->batch_size ? desc->batch_size : dev->batch_size;
     uint32_t first = desc && desc->first_batch ? desc->first_batch : FIRST_BATCH;
     st->first_batch = first < st->batch_size ? first : st->batch_size;
@@ -82,6 +83,7 @@ void stream_free_locked(salvo_stream *st)
                   st->deferred_msg);
     for (int i = 0; i < STREAM_SLOTS; i++)
         slot_destroy(&st->slots[i], &dev->env);
+    batch_log_free(&st->log);
     salvo_mem_free(dev->alloc, st);
 }
 
@@ -198,6 +200,7 @@ salvo_status stream_open_locked(salvo_stream *st)
      * order against everything submitted before. */
     barrier(dev, s, ACCEL_BARRIER_WORK);
     hazard_reset(&st->hazards);
+    batch_log_clear(&st->log);
     st->batch_groups = 0;
     return SALVO_OK;
 }
@@ -393,8 +396,10 @@ static salvo_status record_locked(salvo_stream *st, salvo_kernel *k, const uint3
         accel_result ar = VT(dev)->cmd_dispatch(SELF(dev), dev->adev, s->cmd, k->pipe, s->pool,
                                                 binds, k->refl.binding_count, groups, push,
                                                 push_size);
-        if (ar == ACCEL_SUCCESS)
+        if (ar == ACCEL_SUCCESS) {
+            batch_log_append(&st->log, k, groups, binds, k->refl.binding_count, push, push_size);
             return SALVO_OK;
+        }
         if (ar == ACCEL_ERROR_OUT_OF_POOL_MEMORY && attempt == 0 && s->launches > 0) {
             r = stream_submit_locked(st, true);
             if (r != SALVO_OK)
@@ -452,6 +457,83 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
     return r;
 }
 
+static const char copy_name[] = "(copy)";
+
+/* Record a copy (a[0] its source range, a[1] its destination) and log it. */
+static void record_copy_locked(salvo_stream *st, const access a[2])
+{
+    salvo_device *dev = st->dev;
+    slot *s = st->open;
+    order_work_locked(st, a, 2);
+    uint64_t size = a[0].end - a[0].begin;
+    VT(dev)->cmd_copy(SELF(dev), dev->adev, s->cmd, (accel_buffer *)a[0].buffer, a[0].begin,
+                      (accel_buffer *)a[1].buffer, a[1].begin, size);
+    slot_note_launch(s, copy_name);
+    accel_bind ends[2] = {{.buffer = (accel_buffer *)a[0].buffer, .offset = a[0].begin, .size = size},
+                          {.buffer = (accel_buffer *)a[1].buffer, .offset = a[1].begin, .size = size}};
+    static const uint32_t none[3] = {0, 0, 0};
+    batch_log_append(&st->log, NULL, none, ends, 2, NULL, 0);
+}
+
+salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
+{
+    salvo_device *dev = st->dev;
+    slot *s = st->open;
+    if (!s)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE, "cancel: the batch was submitted");
+    if (st->log.broken)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                        "cancel: this batch's log could not be kept (out of host memory)");
+    if (offset <= st->log.start)
+        return SALVO_OK; /* withdrawn already */
+    size_t point = offset;
+    /* Record the batch again from scratch: its waits, then what follows
+     * the point. Same serial: events and releases keyed on it stay right. */
+    slot_dep waits[SLOT_MAX_WAITS];
+    uint32_t wait_count = s->wait_count;
+    memcpy(waits, s->waits, wait_count * sizeof *waits);
+    uint64_t serial = s->serial;
+    COUNT_SUB(dev, launches_pending, s->launches);
+    slot_discard(s, &dev->env);
+    st->open = NULL;
+    accel_sem_op none = {NULL, 0};
+    salvo_status r = slot_begin(s, &dev->env, serial, none);
+    if (r != SALVO_OK)
+        return r;
+    st->open = s;
+    barrier(dev, s, ACCEL_BARRIER_WORK);
+    hazard_reset(&st->hazards);
+    st->batch_groups = 0;
+    for (uint32_t i = 0; i < wait_count; i++)
+        slot_add_wait(s, &dev->env, &waits[i]);
+    for (const batch_entry *e; (e = batch_log_at(&st->log, offset)); offset += e->size) {
+        const accel_bind *b = batch_entry_binds(e);
+        if (!e->kernel) {
+            access a[2] = {{b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_READ},
+                           {b[1].buffer, b[1].offset, b[1].offset + b[1].size, SALVO_ACCESS_WRITE}};
+            order_work_locked(st, a, 2);
+            VT(dev)->cmd_copy(SELF(dev), dev->adev, s->cmd, b[0].buffer, b[0].offset, b[1].buffer,
+                              b[1].offset, b[0].size);
+            slot_note_launch(s, copy_name);
+        } else {
+            const salvo_kernel *k = e->kernel;
+            order_launch_locked(st, k, b);
+            accel_result ar = VT(dev)->cmd_dispatch(SELF(dev), dev->adev, s->cmd, k->pipe, s->pool,
+                                                    b, e->bind_count, e->groups,
+                                                    batch_entry_push(e), e->push_size);
+            if (ar != ACCEL_SUCCESS)
+                return DEV_FAIL(dev, salvo_status_from_accel(ar),
+                                "cancel: launch of kernel '%s' could not be recorded again (%s)",
+                                k->name, accel_result_name(ar));
+            slot_note_launch(s, k->name);
+            st->batch_groups += (uint64_t)e->groups[0] * e->groups[1] * e->groups[2];
+        }
+        COUNT_ADD(dev, launches_pending, 1);
+    }
+    st->log.start = point;
+    return SALVO_OK;
+}
+
 static salvo_status check_copy_range(salvo_device *dev, const char *which, salvo_buffer *b,
                                      uint64_t offset, uint64_t size)
 {
@@ -496,10 +578,7 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
         access a[2] = {{src->ab, src_offset, src_offset + size, SALVO_ACCESS_READ},
                        {dst->ab, dst_offset, dst_offset + size, SALVO_ACCESS_WRITE}};
         order_work_locked(st, a, 2);
-        VT(dev)->cmd_copy(SELF(dev), dev->adev, s->cmd, src->ab, src_offset, dst->ab, dst_offset,
-                          size);
-        static const char copy_name[] = "(copy)";
-        slot_note_launch(s, copy_name);
+        record_copy_locked(st, a);
         COUNT_ADD(dev, launches_pending, 1);
         COUNT_ADD(dev, transfer_bytes, size);
         note_use(src, s->serial);

@@ -1,0 +1,56 @@
+/*
+ * The batch log: what was recorded into a stream's open batch, kept so the
+ * batch can be recorded again without some of its work (an event cancel
+ * withdraws the launches before the event and keeps the ones after).
+ *
+ * Entries are packed into one arena that grows by doubling and is reused
+ * from batch to batch, so a steady stream allocates nothing per launch.
+ * When growing fails the log is marked broken: the batch still runs, only
+ * cancelling inside it is refused.
+ */
+#ifndef SALVO_CORE_BATCH_H
+#define SALVO_CORE_BATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accel/accel.h"
+
+typedef struct batch_entry {
+    const void *kernel; /* the launch's kernel, or NULL for a copy */
+    uint32_t groups[3];
+    uint32_t bind_count; /* a copy: binds[0] source, binds[1] destination */
+    uint32_t push_size;
+    uint32_t size; /* bytes of the whole entry, header included */
+    /* accel_bind binds[bind_count]; then push_size bytes */
+} batch_entry;
+
+typedef struct batch_log {
+    unsigned char *arena;
+    size_t used, cap;
+    size_t start;  /* entries before this offset were withdrawn */
+    bool broken;   /* an append failed since the batch opened */
+    const salvo_allocator *alloc;
+} batch_log;
+
+void batch_log_init(batch_log *log, const salvo_allocator *alloc);
+void batch_log_free(batch_log *log);
+/* Forget every entry (a new batch). */
+void batch_log_clear(batch_log *log);
+/* Append one entry; on failure to grow, mark the log broken. */
+void batch_log_append(batch_log *log, const void *kernel, const uint32_t groups[3],
+                      const accel_bind *binds, uint32_t bind_count, const void *push,
+                      uint32_t push_size);
+/* The entry at offset (NULL at the end), and its parts. */
+const batch_entry *batch_log_at(const batch_log *log, size_t offset);
+static inline const accel_bind *batch_entry_binds(const batch_entry *e)
+{
+    return (const accel_bind *)(e + 1);
+}
+static inline const void *batch_entry_push(const batch_entry *e)
+{
+    return (const unsigned char *)(batch_entry_binds(e) + e->bind_count);
+}
+
+#endif

@@ -1,0 +1,177 @@
+/* Event cancel: withdrawing launches that were not submitted yet, and
+ * refusing once they were. Values read back, validation on. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "add.spv.h"
+#include "salvo/salvo.h"
+#include "support/lava.h"
+
+#define N 256u
+
+typedef struct fixture {
+    salvo_device *dev;
+    salvo_kernel *add;
+    salvo_stream *st;
+    salvo_buffer *x;
+    salvo_event *ev;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 1000);
+    salvo_spec_constant sc = {0, 64};
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
+                            .spec_constants = &sc, .spec_constant_count = 1};
+    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
+    salvo_stream_desc sd = {.first_batch = 1000};
+    assert_int_equal(salvo_stream_create(f->dev, &sd, &f->st), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &f->x), SALVO_OK);
+    uint32_t zero[N] = {0};
+    assert_int_equal(salvo_buffer_write(f->x, 0, zero, sizeof zero), SALVO_OK);
+    assert_int_equal(salvo_event_create(f->dev, &f->ev), SALVO_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    salvo_stats s;
+    assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    assert_int_equal(s.launches_pending, 0);
+    assert_int_equal(s.validation_messages, 0);
+    salvo_event_destroy(f->ev);
+    salvo_stream_destroy(f->st);
+    salvo_buffer_destroy(f->x);
+    salvo_kernel_destroy(f->add);
+    lava_close(f->dev);
+    free(f);
+    return 0;
+}
+
+static void add(fixture *f, salvo_stream *st, int times, uint32_t value)
+{
+    salvo_binding b = {.binding = 0, .buffer = f->x};
+    uint32_t push[2] = {N, value};
+    uint32_t groups[3] = {N / 64, 1, 1};
+    for (int i = 0; i < times; i++)
+        assert_int_equal(salvo_launch(st, f->add, groups, &b, 1, push, sizeof push), SALVO_OK);
+}
+
+static void expect(fixture *f, salvo_buffer *b, uint32_t want)
+{
+    (void)f;
+    uint32_t v[N];
+    assert_int_equal(salvo_buffer_read(b, 0, v, sizeof v), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        if (v[i] != want)
+            fail_msg("element %u: %u, want %u", i, v[i], want);
+}
+
+/* Five launches before the event are withdrawn; three after it still run. */
+static void withdraws_what_came_before(void **state)
+{
+    fixture *f = *state;
+    add(f, f->st, 5, 1);
+    assert_int_equal(salvo_event_record(f->ev, f->st), SALVO_OK);
+    add(f, f->st, 3, 10);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    assert_int_equal(s.launches_pending, 8);
+    assert_int_equal(salvo_event_cancel(f->ev), SALVO_OK);
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    assert_int_equal(s.launches_pending, 3);
+    assert_int_equal(salvo_event_query(f->ev), SALVO_CANCELLED);
+    assert_int_equal(salvo_event_cancel(f->ev), SALVO_OK); /* twice is fine */
+    add(f, f->st, 1, 100); /* and the stream goes on, in order */
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(f, f->x, 130);
+    assert_int_equal(salvo_event_synchronize(f->ev), SALVO_CANCELLED);
+    /* recorded again, it is an ordinary event */
+    assert_int_equal(salvo_event_record(f->ev, f->st), SALVO_OK);
+    assert_int_equal(salvo_event_query(f->ev), SALVO_OK);
+}
+
+/* Once the launches were submitted, cancel is refused and changes nothing. */
+static void refused_once_submitted(void **state)
+{
+    fixture *f = *state;
+    add(f, f->st, 5, 1);
+    assert_int_equal(salvo_event_record(f->ev, f->st), SALVO_OK);
+    add(f, f->st, 2, 10);
+    assert_int_equal(salvo_stream_flush(f->st), SALVO_OK);
+    assert_int_equal(salvo_event_cancel(f->ev), SALVO_ERROR_INVALID_STATE);
+    assert_non_null(strstr(salvo_last_error(), "submitted"));
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(f, f->x, 25);
+    assert_int_equal(salvo_event_query(f->ev), SALVO_OK);
+    /* an event never recorded has nothing to withdraw */
+    salvo_event *fresh = NULL;
+    assert_int_equal(salvo_event_create(f->dev, &fresh), SALVO_OK);
+    assert_int_equal(salvo_event_cancel(fresh), SALVO_ERROR_INVALID_STATE);
+    salvo_event_destroy(fresh);
+}
+
+/* A host read of the buffer submits the batch: too late to cancel. */
+static void refused_after_a_read_submitted_it(void **state)
+{
+    fixture *f = *state;
+    add(f, f->st, 4, 1);
+    assert_int_equal(salvo_event_record(f->ev, f->st), SALVO_OK);
+    expect(f, f->x, 4);
+    assert_int_equal(salvo_event_cancel(f->ev), SALVO_ERROR_INVALID_STATE);
+}
+
+/* Copies are withdrawn and replayed like launches; another stream's wait
+ * on a cancelled event is no wait. */
+static void copies_and_waiters(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *y = NULL, *z = NULL;
+    assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &y), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &z), SALVO_OK);
+    add(f, f->st, 2, 1);                                           /* x = 2 */
+    assert_int_equal(salvo_copy(f->st, f->x, 0, y, 0, N * 4), SALVO_OK); /* y = 2, withdrawn */
+    assert_int_equal(salvo_event_record(f->ev, f->st), SALVO_OK);
+    assert_int_equal(salvo_copy(f->st, f->x, 0, z, 0, N * 4), SALVO_OK); /* z = x = 0 */
+    add(f, f->st, 1, 7);                                           /* x = 7 */
+    assert_int_equal(salvo_event_cancel(f->ev), SALVO_OK);
+    salvo_stream *other = NULL;
+    assert_int_equal(salvo_stream_create(f->dev, NULL, &other), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(other, f->ev), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(other), SALVO_OK);
+    uint32_t ones[N];
+    for (uint32_t i = 0; i < N; i++)
+        ones[i] = 99;
+    assert_int_equal(salvo_buffer_write(y, 0, ones, sizeof ones), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(f, f->x, 7);
+    expect(f, z, 0);
+    expect(f, y, 99); /* the withdrawn copy never ran */
+    salvo_stream_destroy(other);
+    salvo_buffer_destroy(y);
+    salvo_buffer_destroy(z);
+}
+
+int main(void)
+{
+    lava_require_device();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(withdraws_what_came_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(refused_once_submitted, setup, teardown),
+        cmocka_unit_test_setup_teardown(refused_after_a_read_submitted_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(copies_and_waiters, setup, teardown),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    return failed || lava_validation_messages() ? 1 : 0;
+}
