@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "accel/accel_fault.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ const char *const accel_fault_ops[] = {
 #undef X
     NULL};
 
-enum { MAX_RULES = 32 };
+enum { MAX_RULES = 32, MAX_WAITED = 32 };
 
 typedef struct fault_rule {
     enum fault_op op;
@@ -51,6 +52,19 @@ struct fault_accel {
      * SALVO_FAULT can tell that (and where) it fired. Failures injected
      * before the open (enumerate) have no log to go to. */
     salvo_log_sink log;
+    /* A DEVICE_LOST was injected. The core now takes the work for over and
+     * frees what it used, but the inner device is not lost and may still
+     * run it: see settle_inner. */
+    _Atomic bool loss_injected;
+    /* Orders every use of the inner queue (submit, wait idle, settle) and
+     * guards waited: the highest value a submission waits for on each
+     * timeline (a gate), so settle_inner can release that work. */
+    pthread_mutex_t queue_lock;
+    struct {
+        accel_timeline *timeline;
+        uint64_t value;
+    } waited[MAX_WAITED];
+    uint32_t waited_count;
 };
 
 static int op_index(const char *name)
@@ -69,6 +83,7 @@ static accel_result decide(fault_accel *f, enum fault_op op, bool *after)
     *after = false;
     if (atomic_load(&f->lost) && op != OP_enumerate) {
         atomic_fetch_add(&f->injected, 1);
+        atomic_store(&f->loss_injected, true);
         SALVO_LOG(&f->log, SALVO_LOG_DEBUG, "fault injected: %s call %llu returns %s (lost before)",
                   accel_fault_ops[op], (unsigned long long)n,
                   accel_result_name(ACCEL_ERROR_DEVICE_LOST));
@@ -79,6 +94,8 @@ static accel_result decide(fault_accel *f, enum fault_op op, bool *after)
         if (r->op != op || n < r->n || (n != r->n && !(r->flags & (FAULT_ALWAYS | FAULT_LOST))))
             continue;
         atomic_fetch_add(&f->injected, 1);
+        if (r->flags & FAULT_LOST || r->result == ACCEL_ERROR_DEVICE_LOST)
+            atomic_store(&f->loss_injected, true);
         if (r->flags & FAULT_LOST) {
             atomic_store(&f->lost, true);
             SALVO_LOG(&f->log, SALVO_LOG_WARNING,
@@ -127,6 +144,35 @@ static accel_result decide(fault_accel *f, enum fault_op op, bool *after)
 #define PASS(op, params, args)                                                                    \
     static void f_##op params { CALL args; }
 
+/* After an injected loss the inner device keeps running what was
+ * submitted, while the core, told the device is lost, destroys what that
+ * work uses (legal on a really lost device, whose work is over). Make it
+ * over: release what waits on a gate, then wait for the inner queue to be
+ * idle, before anything is destroyed. */
+static void settle_inner(fault_accel *f, accel_device *dev)
+{
+    if (!dev || !atomic_load(&f->loss_injected))
+        return;
+    const accel_vtable *vt = f->inner.vt;
+    pthread_mutex_lock(&f->queue_lock);
+    for (uint32_t i = 0; i < f->waited_count; i++) {
+        uint64_t v = 0;
+        if (vt->timeline_value(f->inner.self, dev, f->waited[i].timeline, &v) == ACCEL_SUCCESS &&
+            v < f->waited[i].value)
+            vt->timeline_signal(f->inner.self, dev, f->waited[i].timeline, f->waited[i].value);
+    }
+    vt->queue_wait_idle(f->inner.self, dev);
+    pthread_mutex_unlock(&f->queue_lock);
+}
+
+/* A destroy: settle first (see settle_inner). */
+#define DESTROY(op, params, args)                                                                 \
+    static void f_##op params                                                                     \
+    {                                                                                             \
+        settle_inner(F(self), dev);                                                               \
+        CALL args;                                                                                \
+    }
+
 PLAIN(enumerate, (void *self, salvo_device_entry *e, uint32_t *count), (self, enumerate, e, count))
 
 static accel_result f_device_open(void *self, const accel_open_options *opt, accel_device **out,
@@ -148,10 +194,21 @@ static accel_result f_device_open(void *self, const accel_open_options *opt, acc
 
 static void f_device_close(void *self, accel_device *dev)
 {
+    settle_inner(F(self), dev);
     CALL(self, device_close, dev);
 }
 
-PLAIN(queue_wait_idle, (void *self, accel_device *dev), (self, queue_wait_idle, dev))
+static accel_result f_queue_wait_idle(void *self, accel_device *dev)
+{
+    bool after;
+    accel_result r = decide(F(self), OP_queue_wait_idle, &after);
+    if (r != ACCEL_SUCCESS)
+        return r;
+    pthread_mutex_lock(&F(self)->queue_lock);
+    r = CALL(self, queue_wait_idle, dev);
+    pthread_mutex_unlock(&F(self)->queue_lock);
+    return r;
+}
 
 static accel_result f_buffer_create(void *self, accel_device *dev, const accel_buffer_desc *d,
                                     accel_buffer **out, accel_buffer_info *info)
@@ -168,22 +225,23 @@ static accel_result f_buffer_create(void *self, accel_device *dev, const accel_b
     return r;
 }
 
-PASS(buffer_destroy, (void *self, accel_device *dev, accel_buffer *b), (self, buffer_destroy, dev, b))
+DESTROY(buffer_destroy, (void *self, accel_device *dev, accel_buffer *b),
+        (self, buffer_destroy, dev, b))
 CREATING(pipeline_create, pipeline_destroy,
          (void *self, accel_device *dev, const accel_pipeline_desc *d, accel_pipeline **out),
          (self, pipeline_create, dev, d, out))
-PASS(pipeline_destroy, (void *self, accel_device *dev, accel_pipeline *p),
-     (self, pipeline_destroy, dev, p))
+DESTROY(pipeline_destroy, (void *self, accel_device *dev, accel_pipeline *p),
+        (self, pipeline_destroy, dev, p))
 CREATING(descpool_create, descpool_destroy,
          (void *self, accel_device *dev, uint32_t sets, uint32_t per, accel_descpool **out),
          (self, descpool_create, dev, sets, per, out))
 PLAIN(descpool_reset, (void *self, accel_device *dev, accel_descpool *p),
       (self, descpool_reset, dev, p))
-PASS(descpool_destroy, (void *self, accel_device *dev, accel_descpool *p),
-     (self, descpool_destroy, dev, p))
+DESTROY(descpool_destroy, (void *self, accel_device *dev, accel_descpool *p),
+        (self, descpool_destroy, dev, p))
 CREATING(cmd_create, cmd_destroy, (void *self, accel_device *dev, accel_cmd **out),
          (self, cmd_create, dev, out))
-PASS(cmd_destroy, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_destroy, dev, c))
+DESTROY(cmd_destroy, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_destroy, dev, c))
 PLAIN(cmd_begin, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_begin, dev, c))
 PLAIN(cmd_end, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_end, dev, c))
 PLAIN(cmd_reset, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_reset, dev, c))
@@ -199,18 +257,52 @@ PASS(cmd_copy,
      (self, cmd_copy, dev, c, s, so, d, dof, size))
 CREATING(fence_create, fence_destroy, (void *self, accel_device *dev, accel_fence **out),
          (self, fence_create, dev, out))
-PASS(fence_destroy, (void *self, accel_device *dev, accel_fence *fe), (self, fence_destroy, dev, fe))
+DESTROY(fence_destroy, (void *self, accel_device *dev, accel_fence *fe),
+        (self, fence_destroy, dev, fe))
 PLAIN(fence_reset, (void *self, accel_device *dev, accel_fence *fe), (self, fence_reset, dev, fe))
 PLAIN(fence_status, (void *self, accel_device *dev, accel_fence *fe),
       (self, fence_status, dev, fe))
 PLAIN(fence_wait, (void *self, accel_device *dev, accel_fence *fe, uint64_t t),
       (self, fence_wait, dev, fe, t))
-PLAIN(submit, (void *self, accel_device *dev, const accel_submit_desc *d), (self, submit, dev, d))
+static accel_result f_submit(void *self, accel_device *dev, const accel_submit_desc *d)
+{
+    bool after;
+    fault_accel *f = F(self);
+    accel_result r = decide(f, OP_submit, &after);
+    if (r != ACCEL_SUCCESS)
+        return r;
+    pthread_mutex_lock(&f->queue_lock);
+    r = CALL(self, submit, dev, d);
+    for (uint32_t i = 0; r == ACCEL_SUCCESS && i < d->wait_count; i++) {
+        uint32_t j = 0;
+        while (j < f->waited_count && f->waited[j].timeline != d->waits[i].timeline)
+            j++;
+        if (j == f->waited_count) {
+            if (j == MAX_WAITED)
+                continue; /* more gates than tracked: those are not released */
+            f->waited[f->waited_count++].timeline = d->waits[i].timeline;
+            f->waited[j].value = 0;
+        }
+        if (d->waits[i].value > f->waited[j].value)
+            f->waited[j].value = d->waits[i].value;
+    }
+    pthread_mutex_unlock(&f->queue_lock);
+    return r;
+}
 CREATING(timeline_create, timeline_destroy,
          (void *self, accel_device *dev, uint64_t initial, accel_timeline **out),
          (self, timeline_create, dev, initial, out))
-PASS(timeline_destroy, (void *self, accel_device *dev, accel_timeline *t),
-     (self, timeline_destroy, dev, t))
+static void f_timeline_destroy(void *self, accel_device *dev, accel_timeline *t)
+{
+    fault_accel *f = F(self);
+    settle_inner(f, dev);
+    pthread_mutex_lock(&f->queue_lock);
+    for (uint32_t i = 0; i < f->waited_count; i++)
+        if (f->waited[i].timeline == t)
+            f->waited[i--] = f->waited[--f->waited_count];
+    pthread_mutex_unlock(&f->queue_lock);
+    CALL(self, timeline_destroy, dev, t);
+}
 PLAIN(timeline_signal, (void *self, accel_device *dev, accel_timeline *t, uint64_t v),
       (self, timeline_signal, dev, t, v))
 PLAIN(timeline_value, (void *self, accel_device *dev, accel_timeline *t, uint64_t *v),
@@ -222,6 +314,7 @@ static void f_destroy(void *self)
 {
     fault_accel *f = F(self);
     f->inner.vt->destroy(f->inner.self);
+    pthread_mutex_destroy(&f->queue_lock);
     salvo_mem_free(f->alloc, f);
 }
 
@@ -277,6 +370,10 @@ bool accel_fault_wrap(const salvo_allocator *alloc, accel inner, accel *out, fau
     fault_accel *f = salvo_mem_calloc(alloc, 1, sizeof *f);
     if (!f)
         return false;
+    if (pthread_mutex_init(&f->queue_lock, NULL) != 0) {
+        salvo_mem_free(alloc, f);
+        return false;
+    }
     if (alloc) {
         f->alloc_copy = *alloc;
         f->alloc = &f->alloc_copy;

@@ -234,10 +234,12 @@ void salvo_device_destroy(salvo_device *dev)
                             slot_complete(&s->slots[i], &dev->env, ACCEL_SUCCESS);
         }
     }
-    if (device_is_lost(dev))
+    if (device_is_lost(dev)) {
+        device_mark_lost_locked(dev);
         retire_abandon(&dev->retire);
-    else
+    } else {
         retire_drain(&dev->retire);
+    }
     while (dev->streams)
         stream_free_locked(dev->streams);
     /* What the user never released: reclaim it now (each unlinks itself). */
@@ -343,6 +345,8 @@ static uint64_t floor_locked(salvo_device *dev)
 void device_advance_locked(salvo_device *dev)
 {
     if (device_is_lost(dev))
+        device_mark_lost_locked(dev);
+    if (device_is_lost(dev))
         retire_abandon(&dev->retire);
     else
         retire_run(&dev->retire, floor_locked(dev));
@@ -380,10 +384,19 @@ void live_unlink_locked(salvo_device *dev, live_link *l)
     l->prev = l->next = NULL;
 }
 
+salvo_status device_noted(salvo_device *dev, salvo_status st)
+{
+    if (st == SALVO_ERROR_DEVICE_LOST)
+        atomic_store(&dev->lost, true);
+    return st;
+}
+
 void device_mark_lost_locked(salvo_device *dev)
 {
-    if (atomic_exchange(&dev->lost, true))
+    atomic_store(&dev->lost, true);
+    if (dev->abandoned)
         return;
+    dev->abandoned = true;
     SALVO_LOG(&dev->log, SALVO_LOG_ERROR, "device lost: abandoning all work");
     for (salvo_stream *st = dev->streams; st; st = st->next) {
         for (int i = 0; i < STREAM_SLOTS; i++) {
@@ -467,6 +480,8 @@ salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *
 void device_reap_locked(salvo_device *dev)
 {
     bool advanced = false;
+    if (device_is_lost(dev))
+        device_mark_lost_locked(dev);
     retire_collect(&dev->retire);
     for (salvo_stream *st = dev->streams; st; st = st->next) {
         if (atomic_load(&st->destroyed) && st->open && !device_is_lost(dev))
@@ -505,8 +520,10 @@ void device_reap_locked(salvo_device *dev)
 salvo_status device_quiesce_locked(salvo_device *dev, uint64_t limit)
 {
     for (;;) {
-        if (device_is_lost(dev))
+        if (device_is_lost(dev)) {
+            device_mark_lost_locked(dev);
             return device_lost_error(dev);
+        }
         salvo_stream *wst = NULL;
         slot *ws = NULL;
         for (salvo_stream *st = dev->streams; st; st = st->next) {

@@ -81,7 +81,8 @@ struct salvo_device {
 
     pthread_mutex_t lock;         /* the batch lock; see the top of this file */
     _Atomic uint64_t next_serial; /* the next batch's serial; read by the free path */
-    _Atomic bool lost;            /* sticky */
+    _Atomic bool lost;            /* sticky; set by whoever first sees the loss */
+    bool abandoned;               /* [lock] the work of a lost device was let go */
     retire_queue retire;          /* list [lock]; counters atomic */
     salvo_stream *streams;        /* [lock] every stream, destroyed ones until idle */
     _Atomic int waiters;          /* threads in a fence wait with the lock dropped */
@@ -214,7 +215,11 @@ salvo_status stream_submit_locked(salvo_stream *st, bool report);
 void stream_free_locked(salvo_stream *st);
 bool stream_idle_locked(const salvo_stream *st);
 
-#define DEV_FAIL(dev, status, ...) SALVO_FAIL(&(dev)->log, (status), __VA_ARGS__)
+/* Log where, return the code; a DEVICE_LOST status makes the loss sticky
+ * at once (the work is abandoned at the next locked step). */
+#define DEV_FAIL(dev, status, ...) device_noted((dev), SALVO_FAIL(&(dev)->log, (status), __VA_ARGS__))
+/* Pass st through; when it says the device is lost, record that. */
+salvo_status device_noted(salvo_device *dev, salvo_status st);
 #define COUNT_ADD(dev, field, v) atomic_fetch_add_explicit(&(dev)->n.field, (v), memory_order_relaxed)
 #define COUNT_SUB(dev, field, v) atomic_fetch_sub_explicit(&(dev)->n.field, (v), memory_order_relaxed)
 

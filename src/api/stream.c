@@ -39,7 +39,7 @@ salvo_status salvo_stream_create(salvo_device *dev, const salvo_stream_desc *des
     if (sets * per_set < SALVO_MAX_BINDINGS)
         per_set = (SALVO_MAX_BINDINGS + sets - 1) / sets;
     for (int i = 0; i < STREAM_SLOTS; i++) {
-        salvo_status r = slot_init(&st->slots[i], &dev->env, sets, per_set);
+        salvo_status r = device_noted(dev, slot_init(&st->slots[i], &dev->env, sets, per_set));
         if (r != SALVO_OK) {
             for (int j = 0; j < i; j++)
                 slot_destroy(&st->slots[j], &dev->env);
@@ -157,6 +157,9 @@ salvo_status stream_submit_locked(salvo_stream *st, bool report)
         return device_lost_error(dev);
     if (s->wait_count)
         settle_waits_locked(st, s, 0);
+    /* Submitting what it waits on may have found the device lost. */
+    if (device_is_lost(dev) || s->state == SLOT_ABANDONED)
+        return device_lost_error(dev);
     /* The host may read what this batch wrote once its fence signals. */
     barrier(dev, s, ACCEL_BARRIER_ALL_HOST);
     uint32_t n = s->launches;
@@ -193,8 +196,11 @@ salvo_status stream_open_locked(salvo_stream *st)
         return device_lost_error(dev);
     accel_sem_op none = {NULL, 0};
     salvo_status r = slot_begin(s, &dev->env, atomic_fetch_add(&dev->next_serial, 1), none);
-    if (r != SALVO_OK)
+    if (r != SALVO_OK) {
+        if (device_noted(dev, r) == SALVO_ERROR_DEVICE_LOST)
+            device_mark_lost_locked(dev);
         return r;
+    }
     st->open = s;
     /* Earlier batches (and staged transfers) wrote what this one may read:
      * order against everything submitted before. */
@@ -498,8 +504,11 @@ salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
     st->open = NULL;
     accel_sem_op none = {NULL, 0};
     salvo_status r = slot_begin(s, &dev->env, serial, none);
-    if (r != SALVO_OK)
+    if (r != SALVO_OK) {
+        if (device_noted(dev, r) == SALVO_ERROR_DEVICE_LOST)
+            device_mark_lost_locked(dev);
         return r;
+    }
     st->open = s;
     barrier(dev, s, ACCEL_BARRIER_WORK);
     hazard_reset(&st->hazards);
