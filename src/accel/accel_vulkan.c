@@ -90,7 +90,33 @@ struct accel_cmd {
     VkCommandPool pool;
     VkCommandBuffer cb;
     VkPipeline bound; /* last pipeline bound since begin: rebinding costs on some drivers */
+    /* What the last dispatch left bound, so an identical next one records
+     * only the dispatch (a dependent chain repeats its bindings and push
+     * constants launch after launch). Valid while state_layout is the
+     * layout of the pipeline dispatched; cleared at begin and reset. */
+    VkPipelineLayout state_layout;
+    uint32_t pushed_count; /* descriptors pushed, or UINT32_MAX: unknown */
+    accel_bind pushed[SALVO_MAX_BINDINGS];
+    uint32_t constants_size; /* UINT32_MAX: unknown */
+    unsigned char constants[128];
 };
+
+static void cmd_state_forget(accel_cmd *c)
+{
+    c->bound = VK_NULL_HANDLE;
+    c->state_layout = VK_NULL_HANDLE;
+    c->pushed_count = UINT32_MAX;
+    c->constants_size = UINT32_MAX;
+}
+
+static bool same_binds(const accel_bind *a, const accel_bind *b, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i].binding != b[i].binding || a[i].uniform != b[i].uniform ||
+            a[i].buffer != b[i].buffer || a[i].offset != b[i].offset || a[i].size != b[i].size)
+            return false;
+    return true;
+}
 
 struct accel_fence {
     VkFence fence;
@@ -1047,7 +1073,7 @@ static accel_result vk_cmd_begin(void *self, accel_device *d, accel_cmd *c)
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
-    c->bound = VK_NULL_HANDLE;
+    cmd_state_forget(c);
     return d->vk.vkBeginCommandBuffer(c->cb, &bi);
 }
 
@@ -1060,7 +1086,7 @@ static accel_result vk_cmd_end(void *self, accel_device *d, accel_cmd *c)
 static accel_result vk_cmd_reset(void *self, accel_device *d, accel_cmd *c)
 {
     (void)self;
-    c->bound = VK_NULL_HANDLE;
+    cmd_state_forget(c);
     return d->vk.vkResetCommandBuffer(c->cb, 0);
 }
 
@@ -1112,14 +1138,29 @@ static accel_result vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, a
         d->vk.vkCmdBindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
         c->bound = p->pipeline;
     }
-    if (set != VK_NULL_HANDLE)
+    if (c->state_layout != p->layout) {
+        c->state_layout = p->layout;
+        c->pushed_count = UINT32_MAX;
+        c->constants_size = UINT32_MAX;
+    }
+    if (set != VK_NULL_HANDLE) {
         d->vk.vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set,
                                       0, NULL);
-    else if (p->push)
+    } else if (p->push &&
+               !(c->pushed_count == bind_count && same_binds(c->pushed, binds, bind_count))) {
         d->vk.vkCmdPushDescriptorSetKHR(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0,
                                         bind_count, writes);
-    if (push_size > 0)
+        memcpy(c->pushed, binds, bind_count * sizeof *binds);
+        c->pushed_count = bind_count;
+    }
+    if (push_size > 0 &&
+        !(c->constants_size == push_size && memcmp(c->constants, push, push_size) == 0)) {
         d->vk.vkCmdPushConstants(c->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+        bool fits = push_size <= sizeof c->constants;
+        if (fits)
+            memcpy(c->constants, push, push_size);
+        c->constants_size = fits ? push_size : UINT32_MAX;
+    }
     d->vk.vkCmdDispatch(c->cb, groups[0], groups[1], groups[2]);
     return ACCEL_SUCCESS;
 }
