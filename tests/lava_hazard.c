@@ -213,12 +213,16 @@ static void copies_are_ordered_with_launches(void **state)
         pin[i] = (uint32_t)i;
     salvo_stats before;
     assert_int_equal(salvo_device_stats(f->dev, &before), SALVO_OK);
+    uint64_t barriers_before = barriers(f);
     assert_int_equal(salvo_copy(f->st, in, 0, dev, 0, bytes), SALVO_OK);
     for (uint32_t s = 0; s < SLICES; s++)
         launch_add(f, dev, s * f->slice, 100); /* RAW on the copy */
     assert_int_equal(salvo_copy(f->st, dev, 0, out, 0, bytes), SALVO_OK); /* RAW */
     assert_int_equal(salvo_copy(f->st, in, 0, dev, 0, bytes), SALVO_OK); /* WAR + WAW */
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    /* one before the launches (RAW on the copy), one before the copy out
+     * (RAW), one before the copy in again (WAR on what was copied out) */
+    assert_int_equal(barriers(f) - barriers_before, 3);
     for (uint32_t s = 0; s < SLICES; s++)
         for (uint32_t i = 0; i < N; i++) {
             uint64_t w = s * f->slice / 4 + i;

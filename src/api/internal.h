@@ -115,6 +115,7 @@ struct salvo_stream {
     _Atomic bool destroyed; /* the user let go; freed once idle */
     uint64_t last_serial; /* [lock] serial of the last batch submitted */
     hazard_set hazards;   /* [lock] ranges touched since the last barrier */
+    bool copied;          /* [lock] a copy was recorded since the last barrier */
     batch_log log;        /* [lock] what the open batch holds, for cancel */
 };
 

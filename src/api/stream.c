@@ -206,6 +206,7 @@ salvo_status stream_open_locked(salvo_stream *st)
      * order against everything submitted before. */
     barrier(dev, s, ACCEL_BARRIER_WORK);
     hazard_reset(&st->hazards);
+    st->copied = false;
     batch_log_clear(&st->log);
     st->batch_groups = 0;
     return SALVO_OK;
@@ -355,25 +356,31 @@ typedef struct access {
 
 /* Put a barrier before this work only if it touches what earlier work of
  * the batch wrote, or writes what earlier work read. */
-static void order_work_locked(salvo_stream *st, const access *a, uint32_t n)
+static void order_work_locked(salvo_stream *st, const access *a, uint32_t n, bool copy)
 {
     hazard_set *h = &st->hazards;
+    /* A barrier between dispatches only needs the compute stage; one that
+     * involves a copy covers the transfer stage too. */
+    accel_barrier kind = copy || st->copied ? ACCEL_BARRIER_WORK : ACCEL_BARRIER_COMPUTE_COMPUTE;
     bool conflict = false;
     for (uint32_t i = 0; i < n && !conflict; i++)
         conflict = hazard_conflicts(h, a[i].buffer, a[i].begin, a[i].end,
                                     a[i].how & SALVO_ACCESS_READ, a[i].how & SALVO_ACCESS_WRITE);
     for (int pass = 0; pass < 2; pass++) {
         if (conflict) {
-            barrier(st->dev, st->open, ACCEL_BARRIER_WORK);
+            barrier(st->dev, st->open, kind);
             hazard_reset(h);
+            st->copied = false;
         }
         conflict = false;
         /* a full set is treated as a conflict: barrier, then start over */
         for (uint32_t i = 0; i < n && !conflict; i++)
             conflict = !hazard_add(h, a[i].buffer, a[i].begin, a[i].end,
                                    a[i].how & SALVO_ACCESS_WRITE);
-        if (!conflict)
+        if (!conflict) {
+            st->copied |= copy;
             return;
+        }
     }
 }
 
@@ -384,7 +391,7 @@ static void order_launch_locked(salvo_stream *st, const salvo_kernel *k, const a
     for (uint32_t i = 0; i < n; i++)
         a[i] = (access){binds[i].buffer, binds[i].offset, binds[i].offset + binds[i].size,
                         binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access};
-    order_work_locked(st, a, n);
+    order_work_locked(st, a, n, false);
 }
 
 /* Record one dispatch into the open slot, submitting first when its
@@ -470,7 +477,7 @@ static void record_copy_locked(salvo_stream *st, const access a[2])
 {
     salvo_device *dev = st->dev;
     slot *s = st->open;
-    order_work_locked(st, a, 2);
+    order_work_locked(st, a, 2, true);
     uint64_t size = a[0].end - a[0].begin;
     VT(dev)->cmd_copy(SELF(dev), dev->adev, s->cmd, (accel_buffer *)a[0].buffer, a[0].begin,
                       (accel_buffer *)a[1].buffer, a[1].begin, size);
@@ -512,6 +519,7 @@ salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
     st->open = s;
     barrier(dev, s, ACCEL_BARRIER_WORK);
     hazard_reset(&st->hazards);
+    st->copied = false;
     st->batch_groups = 0;
     for (uint32_t i = 0; i < wait_count; i++)
         slot_add_wait(s, &dev->env, &waits[i]);
@@ -520,7 +528,7 @@ salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
         if (!e->kernel) {
             access a[2] = {{b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_READ},
                            {b[1].buffer, b[1].offset, b[1].offset + b[1].size, SALVO_ACCESS_WRITE}};
-            order_work_locked(st, a, 2);
+            order_work_locked(st, a, 2, true);
             VT(dev)->cmd_copy(SELF(dev), dev->adev, s->cmd, b[0].buffer, b[0].offset, b[1].buffer,
                               b[1].offset, b[0].size);
             slot_note_launch(s, copy_name);
@@ -586,7 +594,6 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
         slot *s = st->open;
         access a[2] = {{src->ab, src_offset, src_offset + size, SALVO_ACCESS_READ},
                        {dst->ab, dst_offset, dst_offset + size, SALVO_ACCESS_WRITE}};
-        order_work_locked(st, a, 2);
         record_copy_locked(st, a);
         COUNT_ADD(dev, launches_pending, 1);
         COUNT_ADD(dev, transfer_bytes, size);
