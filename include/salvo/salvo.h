@@ -93,8 +93,10 @@ typedef enum salvo_log_level {
 /* Receives every message the library has to say (it never prints by
  * itself). file/line name the place in salvo's source; validation-layer
  * messages arrive with file "validation". May be called from any thread
- * that calls into salvo, with the device's lock held: do not call salvo
- * from it. */
+ * that calls into salvo, with the device's lock held: call no salvo
+ * function from it except the destroy functions, which never block (their
+ * release then waits for the next drain point). Any other call would also
+ * replace the message of the failure being reported. */
 typedef void (*salvo_log_fn)(void *user, salvo_log_level level, const char *file, int line,
                              const char *message);
 

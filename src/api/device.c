@@ -550,6 +550,30 @@ salvo_status device_quiesce_locked(salvo_device *dev, uint64_t limit)
     }
 }
 
+/* Whether some batch in flight waits on a host gate not raised yet. The
+ * queue runs in order, so every later batch waits behind it too: a wait
+ * for any of them could last until the host raises the gate, which may be
+ * this very thread. */
+static bool gated_locked(salvo_device *dev)
+{
+    for (salvo_stream *st = dev->streams; st; st = st->next)
+        for (int i = 0; i < STREAM_SLOTS; i++) {
+            const slot *s = &st->slots[i];
+            if (s->state != SLOT_IN_FLIGHT)
+                continue;
+            for (uint32_t w = 0; w < s->wait_count; w++) {
+                const slot_dep *d = &s->waits[w];
+                uint64_t value = 0;
+                if (d->op.timeline &&
+                    (dev->acc.vt->timeline_value(dev->acc.self, dev->adev, d->op.timeline,
+                                                 &value) != ACCEL_SUCCESS ||
+                     value < d->op.value))
+                    return true;
+            }
+        }
+    return false;
+}
+
 void device_relieve_locked(salvo_device *dev)
 {
     retire_collect(&dev->retire);
@@ -560,7 +584,10 @@ void device_relieve_locked(salvo_device *dev)
     if (retire_pending(&dev->retire) <= dev->release_max_count &&
         atomic_load(&dev->retire.bytes) <= dev->release_max_bytes)
         return;
-    /* Still over: wait for what the oldest releases wait on. */
+    /* Still over: wait for what the oldest releases wait on, unless that
+     * work is held by a gate (the bound is then exceeded until it opens). */
+    if (gated_locked(dev))
+        return;
     uint64_t limit = 0;
     for (retire_entry *e = dev->retire.head; e; e = e->next)
         if (e->tag > limit)
@@ -577,7 +604,8 @@ accel_result device_buffer_create_locked(salvo_device *dev, const accel_buffer_d
         return r;
     /* Memory may be held by releases waiting on work: run them and retry once. */
     device_reap_locked(dev);
-    if (retire_pending(&dev->retire) > 0 && device_quiesce_locked(dev, UINT64_MAX) == SALVO_OK)
+    if (retire_pending(&dev->retire) > 0 && !gated_locked(dev) &&
+        device_quiesce_locked(dev, UINT64_MAX) == SALVO_OK)
         device_advance_locked(dev);
     return dev->acc.vt->buffer_create(dev->acc.self, dev->adev, d, out, info);
 }
