@@ -158,6 +158,13 @@ typedef struct salvo_device_desc {
     /* Fault injection (see README, "Testing your failure handling"), same
      * syntax as $SALVO_FAULT: "op:n:result[:always][,...]". NULL: $SALVO_FAULT. */
     const char *fault;
+    /* A file holding the driver's pipeline cache across processes: read at
+     * create (a missing, short, unreadable or foreign file, one written for
+     * another device or driver, starts the cache empty), used by every
+     * kernel creation, written back at destroy (to a temporary file in the
+     * same directory, then renamed over it). NULL: $SALVO_PIPELINE_CACHE,
+     * else no file (the cache then lives only as long as the device). */
+    const char *pipeline_cache_path;
 } salvo_device_desc;
 
 typedef struct salvo_memory_heap {
@@ -312,6 +319,11 @@ typedef struct salvo_kernel_desc {
     const char *name;      /* used in error messages; NULL = entry */
     const salvo_spec_constant *spec_constants;
     uint32_t spec_constant_count;
+    /* GLSL source of a compute shader (NUL-terminated), compiled at run
+     * time when spirv is NULL: as salvo_add_shader() does at build time
+     * (Vulkan 1.1, SPIR-V 1.3, entry "main"; no #version line reads as
+     * 450). Give exactly one of spirv and glsl. */
+    const char *glsl;
 } salvo_kernel_desc;
 
 /* What a kernel declares, reflected from its module. */
@@ -339,11 +351,16 @@ typedef struct salvo_kernel_info {
     uint32_t local_size[3];
 } salvo_kernel_info;
 
-/* Build a compute pipeline. Bindings (descriptor set 0, storage or uniform
- * buffers), their access, the push-constant size and the local size are
- * reflected from the module; a module that is not valid SPIR-V, has no such
- * entry point or uses other resource kinds returns
- * SALVO_ERROR_INVALID_ARGUMENT. Thread safety: any thread. */
+/* Build a compute pipeline from SPIR-V or from GLSL compiled first.
+ * Bindings (descriptor set 0, storage or uniform buffers), their access,
+ * the push-constant size and the local size are reflected from the module;
+ * a module that is not valid SPIR-V, has no such entry point or uses other
+ * resource kinds, GLSL that does not compile (salvo_last_error() then
+ * carries the compiler's messages), or both or neither of spirv and glsl
+ * returns SALVO_ERROR_INVALID_ARGUMENT; GLSL in a salvo built without it
+ * (SALVO_GLSL=OFF) returns SALVO_ERROR_UNSUPPORTED. With
+ * salvo_device_desc.pipeline_cache_path, a pipeline built before (by this
+ * or an earlier process) comes from the cache. Thread safety: any thread. */
 SALVO_API salvo_status salvo_kernel_create(salvo_device *device, const salvo_kernel_desc *desc,
                                            salvo_kernel **out);
 

@@ -69,6 +69,9 @@ typedef struct accel_open_options {
     /* Validation and driver messages; counted by the caller. */
     salvo_log_fn log;
     void *log_user;
+    /* A file the pipeline cache is loaded from at open (when it holds a
+     * cache for this device) and written back to at close; NULL: none. */
+    const char *pipeline_cache_path;
 } accel_open_options;
 
 /* What a device can do; filled by device_open. */

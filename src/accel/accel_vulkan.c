@@ -27,6 +27,7 @@
 
 #include "salvo/salvo_vulkan.h"
 
+#include "accel/cache_file.h"
 #include "base/alloc.h"
 #include "base/diag.h"
 
@@ -66,6 +67,13 @@ struct accel_device {
     PFN_vkSignalSemaphore signal_semaphore;
     PFN_vkGetSemaphoreCounterValue semaphore_value;
     PFN_vkWaitSemaphores wait_semaphores;
+    /* Pipeline cache persisted at cache_path (see pipeline_cache_open);
+     * VK_NULL_HANDLE without a path. What a cache file must have been
+     * written for: this device's identity, copied at open. */
+    VkPipelineCache pipeline_cache;
+    char *cache_path;
+    uint32_t vendor_id, device_id;
+    uint8_t cache_uuid[VK_UUID_SIZE];
     struct VolkDeviceTable vk;
 };
 
@@ -413,6 +421,9 @@ static accel_result vk_enumerate(void *self_, salvo_device_entry *entries, uint3
  * open end here. */
 static void device_release(accel_device *d)
 {
+    if (d->pipeline_cache)
+        d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
+    salvo_mem_free(d->alloc, d->cache_path);
     if (d->device)
         d->vk.vkDestroyDevice(d->device, NULL);
     if (d->messenger)
@@ -564,6 +575,9 @@ static VkResult device_create(accel_device *d, accel_caps *caps)
         d->timeline = d->signal_semaphore && d->semaphore_value && d->wait_semaphores;
     }
     d->host_import = host_import;
+    d->vendor_id = props.properties.vendorID;
+    d->device_id = props.properties.deviceID;
+    memcpy(d->cache_uuid, props.properties.pipelineCacheUUID, VK_UUID_SIZE);
 
     memset(caps, 0, sizeof *caps);
     fill_info(&caps->info, d, &props.properties, &subgroup, have_driver ? &driver : NULL);
@@ -627,6 +641,123 @@ static VkResult device_memory_host_visible(accel_device *d, bool *out)
     return VK_SUCCESS;
 }
 
+/* ------------------------------------------------------------------ */
+/* Pipeline cache persisted in a file                                  */
+/* ------------------------------------------------------------------ */
+
+/* Whether blob is a cache this device wrote (VkPipelineCacheHeaderVersionOne:
+ * same vendor, device and pipelineCacheUUID, which changes with the driver
+ * build). Drivers check the same, but a blob that fails here is never
+ * handed to them. */
+static bool cache_blob_ours(const accel_device *d, const void *blob, size_t size)
+{
+    VkPipelineCacheHeaderVersionOne h;
+    if (size < sizeof h)
+        return false;
+    memcpy(&h, blob, sizeof h);
+    return h.headerSize >= sizeof h && h.headerSize <= size &&
+           h.headerVersion == VK_PIPELINE_CACHE_HEADER_VERSION_ONE &&
+           h.vendorID == d->vendor_id && h.deviceID == d->device_id &&
+           memcmp(h.pipelineCacheUUID, d->cache_uuid, VK_UUID_SIZE) == 0;
+}
+
+/* Create the device's pipeline cache, seeded from path when that holds a
+ * cache of this device. Never fails the open: whatever goes wrong, the
+ * device runs with an empty cache, or with none. */
+static void pipeline_cache_open(accel_device *d, const char *path)
+{
+    d->cache_path = salvo_mem_strdup(d->alloc, path);
+    if (!d->cache_path) {
+        SALVO_LOG(&d->log, SALVO_LOG_WARNING, "pipeline cache: out of host memory; none used");
+        return;
+    }
+    void *blob = NULL;
+    size_t size = 0;
+    char reason[256 + SALVO_NAME_MAX];
+    cache_file_status fs = cache_file_read(d->alloc, path, &blob, &size, reason, sizeof reason);
+    if (fs == CACHE_FILE_MISSING)
+        SALVO_LOG(&d->log, SALVO_LOG_INFO, "pipeline cache: no file '%s' yet; starting empty",
+                  path);
+    else if (fs != CACHE_FILE_OK)
+        SALVO_LOG(&d->log, SALVO_LOG_WARNING, "pipeline cache: %s; starting empty", reason);
+    else if (!cache_blob_ours(d, blob, size)) {
+        SALVO_LOG(&d->log, SALVO_LOG_INFO,
+                  "pipeline cache: '%s' was written for another device or driver; starting "
+                  "empty",
+                  path);
+        salvo_mem_free(d->alloc, blob);
+        blob = NULL;
+        size = 0;
+    }
+    VkPipelineCacheCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+        .initialDataSize = size,
+        .pInitialData = blob,
+    };
+    VkPipelineCache cache;
+    VkResult r = d->vk.vkCreatePipelineCache(d->device, &ci, NULL, &cache);
+    if (r != VK_SUCCESS && blob) {
+        /* The driver refused the data it would otherwise ignore: start over. */
+        SALVO_LOG(&d->log, SALVO_LOG_WARNING,
+                  "pipeline cache: the driver refused the data from '%s' (%s); starting empty",
+                  path, accel_result_name(r));
+        ci.initialDataSize = 0;
+        ci.pInitialData = NULL;
+        r = d->vk.vkCreatePipelineCache(d->device, &ci, NULL, &cache);
+    } else if (r == VK_SUCCESS && blob) {
+        SALVO_LOG(&d->log, SALVO_LOG_INFO, "pipeline cache: %zu bytes loaded from '%s'", size,
+                  path);
+    }
+    salvo_mem_free(d->alloc, blob);
+    if (r != VK_SUCCESS) {
+        SALVO_LOG(&d->log, SALVO_LOG_WARNING, "pipeline cache: cannot create one (%s); none used",
+                  accel_result_name(r));
+        return;
+    }
+    d->pipeline_cache = cache;
+}
+
+/* Write the cache back to its file. Failures are logged: a cache not
+ * saved costs the next run time, nothing else. */
+static void pipeline_cache_store(accel_device *d)
+{
+    if (!d->pipeline_cache || !d->cache_path)
+        return;
+    /* The size can grow between the two calls (another thread's pipeline):
+     * VK_INCOMPLETE then, and another try. */
+    for (int attempt = 0; attempt < 4; attempt++) {
+        size_t size = 0;
+        VkResult r = d->vk.vkGetPipelineCacheData(d->device, d->pipeline_cache, &size, NULL);
+        if (r != VK_SUCCESS || size == 0) {
+            SALVO_LOG(&d->log, SALVO_LOG_WARNING, "pipeline cache: no data to write (%s)",
+                      accel_result_name(r));
+            return;
+        }
+        void *blob = salvo_mem_alloc(d->alloc, size);
+        if (!blob) {
+            SALVO_LOG(&d->log, SALVO_LOG_WARNING,
+                      "pipeline cache: out of host memory; '%s' not written", d->cache_path);
+            return;
+        }
+        r = d->vk.vkGetPipelineCacheData(d->device, d->pipeline_cache, &size, blob);
+        if (r == VK_SUCCESS) {
+            char reason[256 + SALVO_NAME_MAX];
+            if (cache_file_write(d->alloc, d->cache_path, blob, size, reason, sizeof reason))
+                SALVO_LOG(&d->log, SALVO_LOG_INFO, "pipeline cache: %zu bytes written to '%s'",
+                          size, d->cache_path);
+            else
+                SALVO_LOG(&d->log, SALVO_LOG_WARNING, "pipeline cache: %s", reason);
+        }
+        salvo_mem_free(d->alloc, blob);
+        if (r != VK_INCOMPLETE) {
+            if (r != VK_SUCCESS)
+                SALVO_LOG(&d->log, SALVO_LOG_WARNING, "pipeline cache: cannot read it back (%s)",
+                          accel_result_name(r));
+            return;
+        }
+    }
+}
+
 static accel_result vk_device_open(void *self_, const accel_open_options *opt, accel_device **out,
                                    accel_caps *caps)
 {
@@ -686,6 +817,9 @@ static accel_result vk_device_open(void *self_, const accel_open_options *opt, a
         device_release(d);
         return r;
     }
+    /* File I/O outside instance_lock: other devices may open meanwhile. */
+    if (opt->pipeline_cache_path)
+        pipeline_cache_open(d, opt->pipeline_cache_path);
     *out = d;
     return ACCEL_SUCCESS;
 }
@@ -693,8 +827,10 @@ static accel_result vk_device_open(void *self_, const accel_open_options *opt, a
 static void vk_device_close(void *self, accel_device *d)
 {
     (void)self;
-    if (d)
-        device_release(d);
+    if (!d)
+        return;
+    pipeline_cache_store(d);
+    device_release(d);
 }
 
 static accel_result vk_queue_wait_idle(void *self, accel_device *d)
@@ -943,7 +1079,8 @@ static VkResult compute_pipeline_create(accel_device *d, const accel_pipeline_de
             },
             .layout = p->layout,
         };
-        r = d->vk.vkCreateComputePipelines(d->device, VK_NULL_HANDLE, 1, &ci, NULL, &p->pipeline);
+        r = d->vk.vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &ci, NULL,
+                                           &p->pipeline);
         /* The pipeline holds all it needs; keeping modules only costs memory. */
         d->vk.vkDestroyShaderModule(d->device, module, NULL);
     }

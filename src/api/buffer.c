@@ -97,6 +97,11 @@ salvo_status salvo_buffer_import_host(salvo_device *dev, void *ptr, uint64_t siz
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "buffer_import_host: pointer and size must be multiples of %llu",
                         (unsigned long long)align);
+    if (size > UINTPTR_MAX - (uintptr_t)ptr)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "buffer_import_host: %llu bytes at %p run past the end of the address "
+                        "space",
+                        (unsigned long long)size, ptr);
     salvo_status r = make_buffer(dev, size, domain, ptr, out);
     if (r == SALVO_OK)
         COUNT_ADD(dev, direct_bindings, 1);

@@ -2,6 +2,7 @@
  * that span streams. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,7 +61,28 @@ static int type_rank(salvo_device_type t)
 }
 
 /* Pick the device: exact name, else the best type (first of equals). */
-static salvo_status choose_device(salvo_device *dev, const char *name, uint32_t *index)
+void device_entries_disambiguate(salvo_device_entry *e, uint32_t n)
+{
+    /* Identical GPUs enumerate under one name: the second and later get
+     * " #2", " #3", ... so each can be opened by name. Backwards, so the
+     * names compared are still the plain ones. */
+    for (uint32_t i = n; i-- > 1;) {
+        uint32_t same = 0;
+        for (uint32_t j = 0; j < i; j++)
+            same += strcmp(e[j].name, e[i].name) == 0;
+        if (!same)
+            continue;
+        char suffix[16];
+        int len = snprintf(suffix, sizeof suffix, " #%u", same + 1);
+        size_t at = strlen(e[i].name);
+        if (at + (size_t)len >= SALVO_NAME_MAX)
+            at = SALVO_NAME_MAX - 1 - (size_t)len;
+        memcpy(e[i].name + at, suffix, (size_t)len + 1);
+    }
+}
+
+static salvo_status choose_device(salvo_device *dev, const char *name, uint32_t *index,
+                                  char chosen[SALVO_NAME_MAX])
 {
     uint32_t count = 0;
     accel_result r = dev->acc.vt->enumerate(dev->acc.self, NULL, &count);
@@ -81,22 +103,26 @@ static salvo_status choose_device(salvo_device *dev, const char *name, uint32_t 
         st = DEV_FAIL(dev, salvo_status_from_accel(r), "cannot enumerate Vulkan devices (%s)",
                       accel_result_name(r));
     } else if (name) {
-        st = DEV_FAIL(dev, SALVO_ERROR_NO_DEVICE, "no Vulkan device named '%s'", name);
-        for (uint32_t i = 0; i < count; i++) {
+        device_entries_disambiguate(e, count);
+        st = SALVO_ERROR_NO_DEVICE;
+        for (uint32_t i = 0; i < count && st != SALVO_OK; i++) {
             if (strcmp(e[i].name, name) == 0) {
                 *index = i;
                 st = SALVO_OK;
-                salvo_clear_error();
-                break;
             }
         }
+        if (st != SALVO_OK)
+            st = DEV_FAIL(dev, SALVO_ERROR_NO_DEVICE, "no Vulkan device named '%s'", name);
     } else {
+        device_entries_disambiguate(e, count);
         uint32_t best = 0;
         for (uint32_t i = 1; i < count; i++)
             if (type_rank(e[i].type) < type_rank(e[best].type))
                 best = i;
         *index = best;
     }
+    if (st == SALVO_OK)
+        memcpy(chosen, e[*index].name, SALVO_NAME_MAX);
     salvo_mem_free(dev->alloc, e);
     return st;
 }
@@ -112,6 +138,11 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
     if (!desc)
         desc = &zero;
     salvo_log_sink user_sink = {desc->log, desc->log_user};
+    if (desc->allocator && !desc->allocator->alloc != !desc->allocator->free) {
+        acc.vt->destroy(acc.self);
+        return SALVO_FAIL(&user_sink, SALVO_ERROR_INVALID_ARGUMENT,
+                          "allocator: alloc and free must be given together");
+    }
     salvo_device *dev = salvo_mem_calloc(desc->allocator, 1, sizeof *dev);
     if (!dev) {
         acc.vt->destroy(acc.self);
@@ -155,11 +186,16 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
                              strcmp(getenv("SALVO_DESCRIPTORS"), "pool") == 0),
         .log = device_log,
         .log_user = dev,
+        .pipeline_cache_path = desc->pipeline_cache_path ? desc->pipeline_cache_path
+                                                         : getenv("SALVO_PIPELINE_CACHE"),
     };
+    if (opt.pipeline_cache_path && !*opt.pipeline_cache_path)
+        opt.pipeline_cache_path = NULL;
     const char *name = desc->name ? desc->name : getenv("SALVO_DEVICE");
     if (name && !*name)
         name = NULL;
-    salvo_status st = choose_device(dev, name, &opt.index);
+    char chosen[SALVO_NAME_MAX] = "";
+    salvo_status st = choose_device(dev, name, &opt.index, chosen);
     if (st == SALVO_OK) {
         accel_result r = acc.vt->device_open(acc.self, &opt, &dev->adev, &dev->caps);
         if (r != ACCEL_SUCCESS)
@@ -184,6 +220,7 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
         dev->spin_ns = gpu ? DEFAULT_SPIN_US * 1000ull : 0;
     }
     dev->info = dev->caps.info;
+    memcpy(dev->info.name, chosen, sizeof dev->info.name); /* the name it opens by */
     dev->info.push_descriptors_used = dev->caps.push_descriptors_used;
     dev->info.batch_size = dev->batch_size;
     dev->info.fence_timeout_s = timeout > 0 ? timeout : 0;

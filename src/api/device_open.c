@@ -12,6 +12,9 @@ salvo_status salvo_device_create(const salvo_device_desc *desc, salvo_device **o
     *out = NULL;
     const salvo_allocator *alloc = desc ? desc->allocator : NULL;
     salvo_log_sink sink = {desc ? desc->log : NULL, desc ? desc->log_user : NULL};
+    if (alloc && !alloc->alloc != !alloc->free)
+        return SALVO_FAIL(&sink, SALVO_ERROR_INVALID_ARGUMENT,
+                          "allocator: alloc and free must be given together");
     accel acc;
     if (!accel_vulkan_create(alloc, &acc))
         return SALVO_FAIL(&sink, SALVO_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -50,6 +53,8 @@ salvo_status salvo_device_enumerate(salvo_device_entry *entries, uint32_t *count
         *count = 0;
         r = ACCEL_SUCCESS;
     }
+    if (r == ACCEL_SUCCESS && entries)
+        device_entries_disambiguate(entries, *count);
     if (r != ACCEL_SUCCESS)
         return SALVO_FAIL(NULL, salvo_status_from_accel(r), "cannot enumerate Vulkan devices (%s)",
                           accel_result_name(r));

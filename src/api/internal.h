@@ -164,6 +164,8 @@ struct salvo_kernel {
 salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
                                       salvo_device **out);
 bool device_is_lost(const salvo_device *dev);
+/* Give identical devices distinct names (" #2", ...), in enumeration order. */
+void device_entries_disambiguate(salvo_device_entry *e, uint32_t n);
 salvo_status device_lost_error(salvo_device *dev);
 /* The one place the retire clock advances: after a slot was seen complete. */
 void device_advance_locked(salvo_device *dev);

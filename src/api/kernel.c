@@ -1,8 +1,10 @@
-/* Kernels: a compute pipeline built from SPIR-V, with what it binds
- * reflected from the module so every launch can be checked against it. */
+/* Kernels: a compute pipeline built from SPIR-V (given, or compiled from
+ * GLSL at run time), with what it binds reflected from the module so every
+ * launch can be checked against it. */
 #include <stdio.h>
 #include <string.h>
 
+#include "api/glsl.h"
 #include "api/internal.h"
 
 #define VT(dev) ((dev)->acc.vt)
@@ -20,34 +22,17 @@ static void kernel_release(retire_entry *e, bool abandoned)
     salvo_mem_free(dev->alloc, k);
 }
 
-salvo_status salvo_kernel_create(salvo_device *dev, const salvo_kernel_desc *desc,
-                                 salvo_kernel **out)
+/* The kernel from a module: reflect, check against the device, build. */
+static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *desc,
+                                 const uint32_t *spirv, size_t spirv_size, const char *entry,
+                                 const char *name, salvo_kernel **out)
 {
-    if (!out)
-        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
-                          "kernel_create: out is NULL");
-    *out = NULL;
-    if (!dev || !desc)
-        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
-                          "kernel_create: %s is NULL", dev ? "desc" : "device");
-    const char *entry = desc->entry ? desc->entry : "main";
-    const char *name = desc->name ? desc->name : entry;
-    if (!desc->spirv || desc->spirv_size == 0 || desc->spirv_size % 4)
-        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                        "kernel '%s': SPIR-V must be a non-empty whole number of words", name);
-    if (desc->spec_constant_count && !desc->spec_constants)
-        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                        "kernel '%s': spec_constants is NULL", name);
-    if (device_is_lost(dev))
-        return device_lost_error(dev);
-
     salvo_kernel *k = salvo_mem_calloc(dev->alloc, 1, sizeof *k);
     if (!k)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "kernel '%s': out of host memory",
                         name);
     char reason[256];
-    salvo_status st = reflect_spirv(desc->spirv, desc->spirv_size, entry, &k->refl, reason,
-                                    sizeof reason);
+    salvo_status st = reflect_spirv(spirv, spirv_size, entry, &k->refl, reason, sizeof reason);
     if (st != SALVO_OK) {
         salvo_mem_free(dev->alloc, k);
         return DEV_FAIL(dev, st, "kernel '%s': %s", name, reason);
@@ -72,6 +57,25 @@ salvo_status salvo_kernel_create(salvo_device *dev, const salvo_kernel_desc *des
                         name, k->refl.binding_count, k->refl.push_constant_size,
                         dev->info.max_bindings, dev->info.max_push_constants_size);
     }
+    /* The local size the launch will really use: spec constants override. */
+    for (int i = 0; i < 3; i++)
+        for (uint32_t c = 0; c < desc->spec_constant_count; c++)
+            if (k->refl.local_size_spec_id[i] == desc->spec_constants[c].id)
+                k->refl.local_size[i] = desc->spec_constants[c].value;
+    uint32_t ls[3]; /* k is freed before the message is made */
+    memcpy(ls, k->refl.local_size, sizeof ls);
+    const salvo_device_info *in = &dev->info;
+    if (ls[0] == 0 || ls[1] == 0 || ls[2] == 0 || ls[0] > in->max_workgroup_size[0] ||
+        ls[1] > in->max_workgroup_size[1] || ls[2] > in->max_workgroup_size[2] ||
+        (uint64_t)ls[0] * ls[1] * ls[2] > in->max_workgroup_invocations) {
+        salvo_mem_free(dev->alloc, k);
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "kernel '%s': local size %u x %u x %u is outside the device's limits "
+                        "(1..%u x 1..%u x 1..%u, %u invocations)",
+                        name, ls[0], ls[1], ls[2], in->max_workgroup_size[0],
+                        in->max_workgroup_size[1], in->max_workgroup_size[2],
+                        in->max_workgroup_invocations);
+    }
     k->name = salvo_mem_strdup(dev->alloc, name);
     if (!k->name) {
         salvo_mem_free(dev->alloc, k);
@@ -79,8 +83,8 @@ salvo_status salvo_kernel_create(salvo_device *dev, const salvo_kernel_desc *des
                         name);
     }
     accel_pipeline_desc pd = {
-        .spirv = desc->spirv,
-        .spirv_size = desc->spirv_size,
+        .spirv = spirv,
+        .spirv_size = spirv_size,
         .entry = entry,
         .bindings = pb,
         .binding_count = k->refl.binding_count,
@@ -100,11 +104,6 @@ salvo_status salvo_kernel_create(salvo_device *dev, const salvo_kernel_desc *des
         return DEV_FAIL(dev, salvo_status_from_accel(r), "kernel '%s': pipeline creation failed (%s)",
                         name, accel_result_name(r));
     }
-    /* The local size the launch will really use: spec constants override. */
-    for (int i = 0; i < 3; i++)
-        for (uint32_t c = 0; c < desc->spec_constant_count; c++)
-            if (k->refl.local_size_spec_id[i] == desc->spec_constants[c].id)
-                k->refl.local_size[i] = desc->spec_constants[c].value;
     k->dev = dev;
     k->release.fn = kernel_release;
     pthread_mutex_lock(&dev->lock);
@@ -114,6 +113,57 @@ salvo_status salvo_kernel_create(salvo_device *dev, const salvo_kernel_desc *des
     salvo_clear_error();
     *out = k;
     return SALVO_OK;
+}
+
+salvo_status salvo_kernel_create(salvo_device *dev, const salvo_kernel_desc *desc,
+                                 salvo_kernel **out)
+{
+    if (!out)
+        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "kernel_create: out is NULL");
+    *out = NULL;
+    if (!dev || !desc)
+        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "kernel_create: %s is NULL", dev ? "desc" : "device");
+    const char *entry = desc->entry ? desc->entry : "main";
+    const char *name = desc->name ? desc->name : entry;
+    if (desc->glsl && (desc->spirv || desc->spirv_size))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "kernel '%s': both SPIR-V and GLSL given; give exactly one", name);
+    if (!desc->glsl && !desc->spirv)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "kernel '%s': neither SPIR-V nor GLSL given; give exactly one", name);
+    if (desc->glsl && !*desc->glsl)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "kernel '%s': GLSL source is empty",
+                        name);
+    if (desc->spirv && (desc->spirv_size == 0 || desc->spirv_size % 4))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "kernel '%s': SPIR-V must be a non-empty whole number of words", name);
+    if (desc->spec_constant_count && !desc->spec_constants)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "kernel '%s': spec_constants is NULL", name);
+    for (uint32_t i = 0; i < desc->spec_constant_count; i++)
+        for (uint32_t j = 0; j < i; j++)
+            if (desc->spec_constants[i].id == desc->spec_constants[j].id)
+                return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                                "kernel '%s': spec constant %u is given twice", name,
+                                desc->spec_constants[i].id);
+    if (device_is_lost(dev))
+        return device_lost_error(dev);
+    if (desc->spirv)
+        return kernel_build(dev, desc, desc->spirv, desc->spirv_size, entry, name, out);
+
+    /* Room for the compiler's messages beside salvo's own prefix. */
+    char reason[SALVO_ERROR_MAX - 128];
+    uint32_t *words = NULL;
+    size_t size = 0;
+    salvo_status st = glsl_compile(dev->alloc, desc->glsl, name, &words, &size, reason,
+                                   sizeof reason);
+    if (st != SALVO_OK)
+        return DEV_FAIL(dev, st, "kernel %s", reason);
+    st = kernel_build(dev, desc, words, size, entry, name, out);
+    salvo_mem_free(dev->alloc, words);
+    return st;
 }
 
 salvo_status salvo_kernel_info_get(const salvo_kernel *k, salvo_kernel_info *out)

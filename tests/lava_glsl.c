@@ -1,0 +1,302 @@
+/* Kernels from GLSL compiled at run time, on a real device (lavapipe in
+ * CI) with the validation layer on: the same results as the prebuilt
+ * SPIR-V of the same source, the compiler's messages on an error, and the
+ * desc checks (exactly one of spirv and glsl). In a build without runtime
+ * GLSL (SALVO_GLSL=OFF) a GLSL kernel must be UNSUPPORTED instead. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "add.spv.h"
+
+#include "salvo/salvo.h"
+#include "support/lava.h"
+
+/* shaders/add.comp, as text. */
+static const char ADD_COMP[] =
+    "#version 450\n"
+    "// data[i] += value for i < n: the unit of the dependent-chain tests.\n"
+    "layout(local_size_x_id = 0) in;\n"
+    "layout(std430, set = 0, binding = 0) buffer Data { uint data[]; };\n"
+    "layout(push_constant) uniform Push { uint n; uint value; } pc;\n"
+    "void main()\n"
+    "{\n"
+    "    uint i = gl_GlobalInvocationID.x;\n"
+    "    if (i < pc.n)\n"
+    "        data[i] += pc.value;\n"
+    "}\n";
+
+/* A syntax error on line 4. */
+static const char BROKEN[] = "#version 450\n"
+                             "layout(local_size_x = 64) in;\n"
+                             "layout(std430, binding = 0) buffer Data { uint data[]; };\n"
+                             "void main() { data[gl_GlobalInvocationID.x] = 1u }\n";
+
+#define N 4096u
+#define LOCAL 64u
+
+static salvo_status glsl_kernel(salvo_device *dev, const char *src, const char *name,
+                                salvo_kernel **out)
+{
+    salvo_spec_constant sc = {0, LOCAL};
+    salvo_kernel_desc kd = {
+        .glsl = src, .name = name, .spec_constants = &sc, .spec_constant_count = 1,
+    };
+    return salvo_kernel_create(dev, &kd, out);
+}
+
+static salvo_kernel *spirv_kernel(salvo_device *dev)
+{
+    salvo_spec_constant sc = {0, LOCAL};
+    salvo_kernel_desc kd = {
+        .spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add_spirv",
+        .spec_constants = &sc, .spec_constant_count = 1,
+    };
+    salvo_kernel *k = NULL;
+    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
+    return k;
+}
+
+static void expect_error_contains(const char *needle)
+{
+    const char *e = salvo_last_error();
+    if (!strstr(e, needle))
+        fail_msg("salvo_last_error() \"%s\" does not contain \"%s\"", e, needle);
+}
+
+static void expect_no_kernels(salvo_device *dev)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.live_kernels, 0);
+    assert_int_equal(s.validation_messages, 0);
+}
+
+/* Run rounds of data[i] += value (value = round + 1) with kernel k over a
+ * buffer of N zeros; return what is read back (malloc'd). */
+static uint32_t *run_rounds(salvo_device *dev, salvo_kernel *k, uint32_t rounds, uint32_t n)
+{
+    salvo_buffer *buf = NULL;
+    assert_int_equal(salvo_buffer_create(dev, N * 4ull, SALVO_DOMAIN_DEVICE, &buf), SALVO_OK);
+    uint32_t *data = calloc(N, sizeof *data);
+    assert_non_null(data);
+    assert_int_equal(salvo_buffer_write(buf, 0, data, N * 4ull), SALVO_OK);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    salvo_binding b = {.binding = 0, .buffer = buf};
+    uint32_t groups[3] = {(n + LOCAL - 1) / LOCAL, 1, 1};
+    for (uint32_t r = 0; r < rounds; r++) {
+        uint32_t push[2] = {n, r + 1};
+        assert_int_equal(salvo_launch(st, k, groups, &b, 1, push, sizeof push), SALVO_OK);
+    }
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    assert_int_equal(salvo_buffer_read(buf, 0, data, N * 4ull), SALVO_OK);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(buf);
+    return data;
+}
+
+static bool glsl_built(void)
+{
+    salvo_device *dev = lava_open(0, 0);
+    salvo_kernel *k = NULL;
+    salvo_status st = glsl_kernel(dev, ADD_COMP, "probe", &k);
+    salvo_kernel_destroy(k);
+    lava_close(dev);
+    return st != SALVO_ERROR_UNSUPPORTED;
+}
+
+static void unsupported_without_glsl(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    salvo_kernel *k = (salvo_kernel *)1;
+    assert_int_equal(glsl_kernel(dev, ADD_COMP, "add_glsl", &k), SALVO_ERROR_UNSUPPORTED);
+    assert_null(k);
+    expect_error_contains("add_glsl");
+    expect_error_contains("SALVO_GLSL=OFF");
+    expect_no_kernels(dev);
+    lava_close(dev);
+}
+
+static void glsl_matches_spirv(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    salvo_kernel *kg = NULL;
+    assert_int_equal(glsl_kernel(dev, ADD_COMP, "add_glsl", &kg), SALVO_OK);
+    salvo_kernel *ks = spirv_kernel(dev);
+
+    /* What the launch is checked against: the same for both. */
+    salvo_kernel_info ig, is;
+    assert_int_equal(salvo_kernel_info_get(kg, &ig), SALVO_OK);
+    assert_int_equal(salvo_kernel_info_get(ks, &is), SALVO_OK);
+    assert_string_equal(ig.name, "add_glsl");
+    assert_int_equal(ig.binding_count, 1);
+    assert_int_equal(ig.binding_count, is.binding_count);
+    assert_int_equal(ig.bindings[0].binding, is.bindings[0].binding);
+    assert_int_equal(ig.bindings[0].access, is.bindings[0].access);
+    assert_int_equal(ig.push_constant_size, 8);
+    assert_int_equal(ig.push_constant_size, is.push_constant_size);
+    assert_memory_equal(ig.local_size, is.local_size, sizeof ig.local_size);
+    assert_int_equal(ig.local_size[0], LOCAL);
+
+    /* n not a multiple of the local size: the bounds check runs too. */
+    const uint32_t rounds = 37, n = N - 5;
+    uint32_t *a = run_rounds(dev, kg, rounds, n);
+    uint32_t *b = run_rounds(dev, ks, rounds, n);
+    const uint32_t sum = rounds * (rounds + 1) / 2;
+    for (uint32_t i = 0; i < N; i++) {
+        assert_int_equal(a[i], i < n ? sum : 0);
+        assert_int_equal(a[i], b[i]);
+    }
+    free(a);
+    free(b);
+    salvo_kernel_destroy(kg);
+    salvo_kernel_destroy(ks);
+    expect_no_kernels(dev);
+    lava_close(dev);
+}
+
+static void syntax_error_names_kernel(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    salvo_kernel *k = (salvo_kernel *)1;
+    assert_int_equal(glsl_kernel(dev, BROKEN, "broken_kernel", &k), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_null(k);
+    expect_error_contains("ERROR");
+    expect_error_contains("broken_kernel");
+    expect_error_contains("0:4"); /* glslang's line number */
+    expect_no_kernels(dev);
+    /* The device is none the worse: a good kernel still builds and runs. */
+    assert_int_equal(glsl_kernel(dev, ADD_COMP, "add_glsl", &k), SALVO_OK);
+    uint32_t *out = run_rounds(dev, k, 3, N);
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(out[i], 6);
+    free(out);
+    salvo_kernel_destroy(k);
+    expect_no_kernels(dev);
+    lava_close(dev);
+}
+
+static void compiles_but_not_a_salvo_kernel(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    /* Valid GLSL, but an image binding: refused by reflection, as SPIR-V
+     * with one would be. */
+    const char *image = "#version 450\n"
+                        "layout(local_size_x = 1) in;\n"
+                        "layout(binding = 0, r32ui) uniform uimage2D img;\n"
+                        "void main() { imageStore(img, ivec2(0), uvec4(1u)); }\n";
+    salvo_kernel *k = (salvo_kernel *)1;
+    assert_int_equal(glsl_kernel(dev, image, "image_kernel", &k), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_null(k);
+    expect_error_contains("image_kernel");
+    /* GLSL always names its entry point main. */
+    salvo_kernel_desc kd = {.glsl = ADD_COMP, .entry = "not_main", .name = "entry_kernel"};
+    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_null(k);
+    expect_error_contains("entry_kernel");
+    expect_no_kernels(dev);
+    lava_close(dev);
+}
+
+static void exactly_one_source(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    salvo_kernel *k = (salvo_kernel *)1;
+
+    salvo_kernel_desc both = {
+        .spirv = add_spv, .spirv_size = sizeof add_spv, .glsl = ADD_COMP, .name = "both_kernel",
+    };
+    assert_int_equal(salvo_kernel_create(dev, &both, &k), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_null(k);
+    expect_error_contains("both_kernel");
+
+    /* A size left over with GLSL counts as SPIR-V given. */
+    salvo_kernel_desc size_only = {.spirv_size = sizeof add_spv, .glsl = ADD_COMP};
+    assert_int_equal(salvo_kernel_create(dev, &size_only, &k), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_null(k);
+
+    salvo_kernel_desc neither = {.name = "neither_kernel"};
+    assert_int_equal(salvo_kernel_create(dev, &neither, &k), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_null(k);
+    expect_error_contains("neither_kernel");
+
+    salvo_kernel_desc empty = {.glsl = "", .name = "empty_kernel"};
+    assert_int_equal(salvo_kernel_create(dev, &empty, &k), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_null(k);
+    expect_error_contains("empty_kernel");
+
+    expect_no_kernels(dev);
+    lava_close(dev);
+}
+
+/* Kernel creation from GLSL on several threads of one device at once. */
+enum { THREADS = 4, PER_THREAD = 3 };
+
+static void *create_kernels(void *arg)
+{
+    salvo_device *dev = arg;
+    for (int i = 0; i < PER_THREAD; i++) {
+        salvo_kernel *k = NULL;
+        if (glsl_kernel(dev, ADD_COMP, "threaded", &k) != SALVO_OK)
+            return (void *)1;
+        salvo_kernel_destroy(k);
+    }
+    return NULL;
+}
+
+static void threads_create_glsl_kernels(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, create_kernels, dev), 0);
+    for (int i = 0; i < THREADS; i++) {
+        void *r = (void *)1;
+        assert_int_equal(pthread_join(t[i], &r), 0);
+        assert_null(r);
+    }
+    expect_no_kernels(dev);
+    lava_close(dev);
+}
+
+int main(void)
+{
+    lava_require_device();
+    int failed;
+    if (!glsl_built()) {
+        const struct CMUnitTest off[] = {
+            cmocka_unit_test(unsupported_without_glsl),
+            cmocka_unit_test(exactly_one_source),
+        };
+        failed = cmocka_run_group_tests(off, NULL, NULL);
+    } else {
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(glsl_matches_spirv),
+            cmocka_unit_test(syntax_error_names_kernel),
+            cmocka_unit_test(compiles_but_not_a_salvo_kernel),
+            cmocka_unit_test(exactly_one_source),
+            cmocka_unit_test(threads_create_glsl_kernels),
+        };
+        failed = cmocka_run_group_tests(tests, NULL, NULL);
+    }
+    if (lava_validation_messages()) {
+        fprintf(stderr, "%llu validation message(s)\n",
+                (unsigned long long)lava_validation_messages());
+        return 1;
+    }
+    return failed;
+}

@@ -1,0 +1,223 @@
+#define _POSIX_C_SOURCE 200809L /* setenv, pthread_barrier_t */
+/* Two salvo devices over one physical device (lavapipe in CI), validation
+ * layer on: both opened by the same enumerated name, driven at the same
+ * time from two threads, each a few hundred dependent launches of the add
+ * kernel on buffers of its own; both results must be exact. Objects of one
+ * device are refused by the other, and both end with nothing live and no
+ * validation message. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "add.spv.h"
+#include "salvo/salvo.h"
+#include "support/lava.h"
+
+enum {
+    N = 4096,         /* elements per buffer */
+    LOCAL = 64,       /* the add kernel's local size (spec constant 0) */
+    LAUNCHES = 300,   /* dependent launches per device */
+    BATCH = 32        /* several batches per run, so both devices submit often */
+};
+
+typedef struct side {
+    salvo_device *dev;
+    salvo_kernel *add;
+    salvo_stream *st;
+    salvo_buffer *buf;  /* DEVICE: N uints */
+    salvo_buffer *host; /* HOST: where the result is copied by the device */
+    uint32_t base;      /* buf[i] starts at base + i */
+    uint32_t value;     /* what each launch adds */
+    pthread_barrier_t *start;
+    /* Written by the thread. */
+    salvo_status status;
+    char where[64];
+    char message[1024];
+} side;
+
+static salvo_kernel *add_kernel(salvo_device *dev)
+{
+    const salvo_spec_constant sc = {0, LOCAL};
+    const salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
+                                  .spec_constants = &sc, .spec_constant_count = 1};
+    salvo_kernel *k = NULL;
+    salvo_status r = salvo_kernel_create(dev, &kd, &k);
+    if (r != SALVO_OK)
+        fail_msg("kernel_create: %s: %s", salvo_status_string(r), salvo_last_error());
+    return k;
+}
+
+static void open_side(side *s, const char *name, uint32_t base, uint32_t value)
+{
+    /* lava_open takes the device $SALVO_DEVICE names. */
+    assert_int_equal(setenv("SALVO_DEVICE", name, 1), 0);
+    s->dev = lava_open(0, BATCH);
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(s->dev, &info), SALVO_OK);
+    assert_string_equal(info.name, name);
+    s->add = add_kernel(s->dev);
+    assert_int_equal(salvo_stream_create(s->dev, NULL, &s->st), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(s->dev, N * 4, SALVO_DOMAIN_DEVICE, &s->buf), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(s->dev, N * 4, SALVO_DOMAIN_HOST, &s->host), SALVO_OK);
+    uint32_t *init = malloc(N * 4);
+    assert_non_null(init);
+    for (uint32_t i = 0; i < N; i++)
+        init[i] = base + i;
+    assert_int_equal(salvo_buffer_write(s->buf, 0, init, N * 4), SALVO_OK);
+    free(init);
+    s->base = base;
+    s->value = value;
+}
+
+static void *run_side(void *arg)
+{
+    side *s = arg;
+    const salvo_binding bind = {.binding = 0, .buffer = s->buf};
+    const uint32_t push[2] = {N, s->value};
+    const uint32_t groups[3] = {N / LOCAL, 1, 1};
+    salvo_status r = SALVO_OK;
+    snprintf(s->where, sizeof s->where, "start");
+    pthread_barrier_wait(s->start);
+    for (int i = 0; i < LAUNCHES && r == SALVO_OK; i++) {
+        r = salvo_launch(s->st, s->add, groups, &bind, 1, push, sizeof push);
+        if (r != SALVO_OK)
+            snprintf(s->where, sizeof s->where, "launch %d", i);
+        /* Now and then let the host look in the middle of the run. */
+        if (r == SALVO_OK && i % 100 == 99) {
+            r = salvo_stream_flush(s->st);
+            if (r != SALVO_OK)
+                snprintf(s->where, sizeof s->where, "flush after launch %d", i);
+        }
+    }
+    if (r == SALVO_OK) {
+        /* The result goes out through the device's copy, in stream order. */
+        r = salvo_copy(s->st, s->buf, 0, s->host, 0, N * 4);
+        if (r != SALVO_OK)
+            snprintf(s->where, sizeof s->where, "copy");
+    }
+    if (r == SALVO_OK) {
+        r = salvo_stream_synchronize(s->st);
+        if (r != SALVO_OK)
+            snprintf(s->where, sizeof s->where, "synchronize");
+    }
+    s->status = r;
+    snprintf(s->message, sizeof s->message, "%s", r == SALVO_OK ? "" : salvo_last_error());
+    return NULL;
+}
+
+static void check_result(const side *s)
+{
+    if (s->status != SALVO_OK)
+        fail_msg("device (base %u): %s: %s: %s", s->base, s->where,
+                 salvo_status_string(s->status), s->message);
+    void *mapped = NULL;
+    assert_int_equal(salvo_buffer_map(s->host, &mapped), SALVO_OK);
+    const uint32_t *got = mapped;
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t want = s->base + i + (uint32_t)LAUNCHES * s->value;
+        if (got[i] != want)
+            fail_msg("device (base %u): element %u is %u, want %u", s->base, i, got[i], want);
+    }
+    /* And the staged read agrees with the device's copy. */
+    uint32_t probe[2];
+    assert_int_equal(salvo_buffer_read(s->buf, (N - 2) * 4, probe, sizeof probe), SALVO_OK);
+    assert_int_equal(probe[0], s->base + N - 2 + (uint32_t)LAUNCHES * s->value);
+    assert_int_equal(probe[1], s->base + N - 1 + (uint32_t)LAUNCHES * s->value);
+}
+
+static void close_side(side *s)
+{
+    salvo_buffer_destroy(s->host);
+    salvo_buffer_destroy(s->buf);
+    salvo_stream_destroy(s->st);
+    salvo_kernel_destroy(s->add);
+    assert_int_equal(salvo_device_synchronize(s->dev), SALVO_OK);
+    salvo_stats st;
+    assert_int_equal(salvo_device_stats(s->dev, &st), SALVO_OK);
+    assert_int_equal(st.live_buffers, 0);
+    assert_int_equal(st.live_buffer_bytes, 0);
+    assert_int_equal(st.live_kernels, 0);
+    assert_int_equal(st.live_streams, 0);
+    assert_int_equal(st.live_events, 0);
+    assert_int_equal(st.live_gates, 0);
+    assert_int_equal(st.releases_pending, 0);
+    assert_int_equal(st.launches_pending, 0);
+    assert_int_equal(st.validation_messages, 0);
+    lava_close(s->dev);
+    s->dev = NULL;
+}
+
+static void two_devices_one_gpu_two_threads(void **state)
+{
+    (void)state;
+    uint32_t count = 0;
+    assert_int_equal(salvo_device_enumerate(NULL, &count), SALVO_OK);
+    assert_true(count > 0);
+    salvo_device_entry *entries = calloc(count, sizeof *entries);
+    assert_non_null(entries);
+    assert_int_equal(salvo_device_enumerate(entries, &count), SALVO_OK);
+    char name[SALVO_NAME_MAX];
+    snprintf(name, sizeof name, "%s", entries[0].name);
+    free(entries);
+    printf("both devices: %s\n", name);
+
+    pthread_barrier_t start;
+    assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+    side a = {.start = &start}, b = {.start = &start};
+    open_side(&a, name, 0, 1);
+    open_side(&b, name, 1000000, 3);
+    assert_true(a.dev != b.dev);
+
+    /* Each refuses what belongs to the other. */
+    const salvo_binding foreign = {.binding = 0, .buffer = a.buf};
+    const uint32_t push[2] = {N, 1};
+    const uint32_t groups[3] = {N / LOCAL, 1, 1};
+    assert_int_equal(salvo_launch(b.st, b.add, groups, &foreign, 1, push, sizeof push),
+                     SALVO_ERROR_INVALID_ARGUMENT);
+    assert_true(strstr(salvo_last_error(), "another device") != NULL);
+    assert_int_equal(salvo_copy(b.st, a.buf, 0, b.buf, 0, 64), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_copy(b.st, b.buf, 0, a.buf, 0, 64), SALVO_ERROR_INVALID_ARGUMENT);
+    const salvo_binding own = {.binding = 0, .buffer = b.buf};
+    assert_int_equal(salvo_launch(b.st, a.add, groups, &own, 1, push, sizeof push),
+                     SALVO_ERROR_INVALID_ARGUMENT);
+    salvo_stats sb;
+    assert_int_equal(salvo_device_stats(b.dev, &sb), SALVO_OK);
+    assert_int_equal(sb.launches_total, 0);
+
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, run_side, &a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, run_side, &b), 0);
+    assert_int_equal(pthread_join(ta, NULL), 0);
+    assert_int_equal(pthread_join(tb, NULL), 0);
+    pthread_barrier_destroy(&start);
+
+    check_result(&a);
+    check_result(&b);
+    salvo_stats sa;
+    assert_int_equal(salvo_device_stats(a.dev, &sa), SALVO_OK);
+    assert_int_equal(salvo_device_stats(b.dev, &sb), SALVO_OK);
+    assert_int_equal(sa.launches_total, LAUNCHES);
+    assert_int_equal(sb.launches_total, LAUNCHES);
+    assert_true(sa.batches_submitted > 1);
+    assert_true(sb.batches_submitted > 1);
+    close_side(&a);
+    close_side(&b);
+    assert_int_equal(lava_validation_messages(), 0);
+}
+
+int main(void)
+{
+    lava_require_device();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(two_devices_one_gpu_two_threads),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    return failed || lava_validation_messages() ? 1 : 0;
+}
