@@ -53,7 +53,8 @@ typedef enum salvo_status {
     SALVO_ERROR_UNKNOWN = -9        /* an unexpected driver error */
 } salvo_status;
 
-/* Name of a status ("SALVO_ERROR_DEVICE_LOST"); never allocates, never NULL. */
+/* Name of a status ("SALVO_ERROR_DEVICE_LOST"); never allocates, never NULL.
+ * Thread safety: any thread. */
 SALVO_API const char *salvo_status_string(salvo_status status);
 
 /* Detail of this thread's last failure: where, what, and for a batch the
@@ -275,7 +276,8 @@ SALVO_API salvo_status salvo_buffer_create(salvo_device *device, uint64_t size, 
  * SHARED buffer. ptr and size must be multiples of
  * salvo_device_info.host_import_alignment.
  * Lifetime: the memory must stay allocated until the buffer is destroyed and
- * no launch that bound it is still pending. */
+ * no launch that bound it is still pending.
+ * Thread safety: any thread. */
 SALVO_API salvo_status salvo_buffer_import_host(salvo_device *device, void *ptr, uint64_t size,
                                                 salvo_domain domain, salvo_buffer **out);
 
@@ -286,17 +288,20 @@ SALVO_API salvo_status salvo_buffer_write(salvo_buffer *buffer, uint64_t offset,
                                           uint64_t size);
 
 /* Copy buffer contents to host memory, after every launch already made that
- * uses the buffer has completed (their batches are submitted first). */
+ * uses the buffer has completed (their batches are submitted first).
+ * Thread safety: any thread; not concurrently with a write of the same bytes. */
 SALVO_API salvo_status salvo_buffer_read(salvo_buffer *buffer, uint64_t offset, void *dst,
                                          uint64_t size);
 
 /* Persistent pointer to a HOST or SHARED buffer's memory (coherent). The
  * host must synchronize the streams that use the buffer before reading what
  * they wrote. SALVO_ERROR_INVALID_ARGUMENT for a DEVICE buffer.
- * Lifetime: valid until the buffer is destroyed. */
+ * Lifetime: valid until the buffer is destroyed.
+ * Thread safety: any thread. */
 SALVO_API salvo_status salvo_buffer_map(salvo_buffer *buffer, void **out);
 
-/* Size in bytes. */
+/* Size in bytes.
+ * Thread safety: any thread. */
 SALVO_API uint64_t salvo_buffer_size(const salvo_buffer *buffer);
 
 /* Release the buffer. Never blocks: the memory is freed once no pending
@@ -366,7 +371,8 @@ SALVO_API salvo_status salvo_kernel_create(salvo_device *device, const salvo_ker
 
 SALVO_API salvo_status salvo_kernel_info_get(const salvo_kernel *kernel, salvo_kernel_info *out);
 
-/* Release the kernel; never blocks (deferred while launches use it). */
+/* Release the kernel; never blocks (deferred while launches use it).
+ * Thread safety: any thread, once no other call uses this kernel. */
 SALVO_API void salvo_kernel_destroy(salvo_kernel *kernel);
 
 /* ------------------------------------------------------------------ */
@@ -396,13 +402,15 @@ SALVO_API salvo_status salvo_stream_create(salvo_device *device, const salvo_str
 /* Release the stream. Never blocks and never submits: launches already
  * made are submitted at the device's next drain point (any flush,
  * synchronize or device destroy) and run to completion; a failure among
- * them is logged, as no caller is left to report it to. NULL is a no-op. */
+ * them is logged, as no caller is left to report it to. NULL is a no-op.
+ * Thread safety: any thread, once no other call uses this stream. */
 SALVO_API void salvo_stream_destroy(salvo_stream *stream);
 
 /* Record one dispatch of kernel with groups[0..2] workgroups. Every binding
  * the kernel declares must be given exactly once; push_size must equal the
  * kernel's push-constant size. Sees the writes of every earlier launch on
- * the stream. May submit the batch (when full). */
+ * the stream. May submit the batch (when full).
+ * Thread safety: the one thread using the stream at a time; other streams of the device may be used from other threads meanwhile. */
 SALVO_API salvo_status salvo_launch(salvo_stream *stream, salvo_kernel *kernel,
                                     const uint32_t groups[3], const salvo_binding *bindings,
                                     uint32_t binding_count, const void *push, uint32_t push_size);
@@ -412,16 +420,19 @@ SALVO_API salvo_status salvo_launch(salvo_stream *stream, salvo_kernel *kernel,
  * before its later ones), batched like a launch. Any domains: a HOST buffer
  * the host filled through salvo_buffer_map and copied to a DEVICE buffer is
  * the fastest way in (and the reverse the fastest way out). Ranges of one
- * buffer must not overlap. Counts in salvo_stats.transfer_bytes. */
+ * buffer must not overlap. Counts in salvo_stats.transfer_bytes.
+ * Thread safety: as salvo_launch. */
 SALVO_API salvo_status salvo_copy(salvo_stream *stream, salvo_buffer *src, uint64_t src_offset,
                                   salvo_buffer *dst, uint64_t dst_offset, uint64_t size);
 
 /* Submit the open batch without waiting. A failure found here is kept for
- * the stream's next synchronize, unless it is returned now. */
+ * the stream's next synchronize, unless it is returned now.
+ * Thread safety: as salvo_launch. */
 SALVO_API salvo_status salvo_stream_flush(salvo_stream *stream);
 
 /* Submit and wait for every launch on the stream; returns the first failure
- * (a deferred one included), exactly once. */
+ * (a deferred one included), exactly once.
+ * Thread safety: as salvo_launch. */
 SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
 
 /* ------------------------------------------------------------------ */
@@ -434,17 +445,20 @@ SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
 SALVO_API salvo_status salvo_event_create(salvo_device *device, salvo_event **out);
 
 /* Mark the point after every launch recorded on stream so far (re-recording
- * moves the mark; waits already issued keep the old one). */
+ * moves the mark; waits already issued keep the old one).
+ * Thread safety: the thread using stream; not concurrently with another record of this event. */
 SALVO_API salvo_status salvo_event_record(salvo_event *event, salvo_stream *stream);
 
 /* SALVO_OK when the work up to the mark is complete (or the event was never
  * recorded), SALVO_NOT_READY while it runs, or the failure (device loss).
  * Never blocks; submits the batch holding the mark if it is still open, so
- * a polling loop ends. */
+ * a polling loop ends.
+ * Thread safety: any thread. */
 SALVO_API salvo_status salvo_event_query(salvo_event *event);
 
 /* Block until the work up to the mark is complete. A failure of that work
- * is returned here and still reported by its own stream's synchronize. */
+ * is returned here and still reported by its own stream's synchronize.
+ * Thread safety: any thread. */
 SALVO_API salvo_status salvo_event_synchronize(salvo_event *event);
 
 /* Withdraw the launches (and copies) recorded on the event's stream before
@@ -459,13 +473,15 @@ SALVO_API salvo_status salvo_event_synchronize(salvo_event *event);
  * Thread safety: not concurrently with launches on the event's stream. */
 SALVO_API salvo_status salvo_event_cancel(salvo_event *event);
 
-/* Release the event. Never blocks. NULL is a no-op. */
+/* Release the event. Never blocks. NULL is a no-op.
+ * Thread safety: any thread, once no other call uses this event. */
 SALVO_API void salvo_event_destroy(salvo_event *event);
 
 /* Make the launches recorded on stream from now on wait, on the device,
  * until the event's work is complete. No host thread blocks: the event's
  * batch is submitted ahead of the waiting one, and the device orders them.
- * An event never recorded is no wait at all (as in CUDA). */
+ * An event never recorded is no wait at all (as in CUDA).
+ * Thread safety: the thread using stream (as salvo_launch). */
 SALVO_API salvo_status salvo_stream_wait_event(salvo_stream *stream, salvo_event *event);
 
 /* ------------------------------------------------------------------ */
@@ -473,7 +489,8 @@ SALVO_API salvo_status salvo_stream_wait_event(salvo_stream *stream, salvo_event
 /* ------------------------------------------------------------------ */
 
 /* A gate at value 0 over a timeline semaphore; SALVO_ERROR_UNSUPPORTED when
- * the device has none. Lifetime: until salvo_gate_destroy. */
+ * the device has none. Lifetime: until salvo_gate_destroy.
+ * Thread safety: any thread. */
 SALVO_API salvo_status salvo_gate_create(salvo_device *device, salvo_gate **out);
 
 /* Raise the gate to value. Monotonic: a value below the current one is
@@ -482,19 +499,22 @@ SALVO_API salvo_status salvo_gate_create(salvo_device *device, salvo_gate **out)
  * releases. Thread safety: any thread. */
 SALVO_API salvo_status salvo_gate_raise(salvo_gate *gate, uint64_t value);
 
-/* The highest value raised so far. */
+/* The highest value raised so far.
+ * Thread safety: any thread. */
 SALVO_API uint64_t salvo_gate_value(const salvo_gate *gate);
 
 /* Make the launches recorded on stream from now on wait, on the device,
  * until the gate reaches value. Until then the host may still write those
  * launches' inputs (in HOST, SHARED or imported buffers): the raise orders
- * those writes before the device reads them. */
+ * those writes before the device reads them.
+ * Thread safety: the thread using stream (as salvo_launch). */
 SALVO_API salvo_status salvo_stream_wait_gate(salvo_stream *stream, salvo_gate *gate,
                                               uint64_t value);
 
 /* Release the gate. Work still waiting on it is released first (the gate is
  * raised to the highest value any stream waits for), so nothing waits
- * forever; the semaphore is freed once that work is over. Never blocks. */
+ * forever; the semaphore is freed once that work is over. Never blocks.
+ * Thread safety: any thread, once no other call uses this gate. */
 SALVO_API void salvo_gate_destroy(salvo_gate *gate);
 
 #ifdef __cplusplus
