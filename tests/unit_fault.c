@@ -4,7 +4,10 @@
  * the matrix and its skips), fail call n = 1, 2, ... of the full scenario,
  * once and from then on, until a run injects nothing. Every n is covered,
  * each case with and without the post-failure probes (so device destroy
- * also meets the work a failure left behind).
+ * also meets the work a failure left behind). Twice: the fake as a CPU
+ * device, and as a discrete GPU (staged transfers, spinning waits; there
+ * cmd_dispatch, covered in full by the first, is sampled). A few cases
+ * with two faults reach the fallbacks a single one cannot.
  *
  * The fake is wrapped in the fault decorator by hand (accel_fault_wrap,
  * then the rule in its SALVO_FAULT text form), so the test can read the
@@ -142,7 +145,10 @@ static sweep_backend fake_sweep_backend(fake_backend *fb)
                 .before_destroy = fake_before_destroy,
                 .echo_log = getenv("SALVO_SWEEP_ECHO") != NULL},
         .after_run = fake_after_run,
-        .sample_above = 0, /* every n */
+        /* Every n; as a GPU, cmd_dispatch is sampled: the CPU sweep
+         * covers its every n, and each GPU run allocates a 16 MiB
+         * staging buffer, slow under sanitizers. */
+        .sample_above = fb->gpu ? 40 : 0,
         .both_probe_modes = true,
         .watchdog_s = 20,
     };
@@ -305,6 +311,70 @@ static void test_combined_faults(void **state)
         fail_msg("%llu combined case(s) failed", (unsigned long long)failed);
 }
 
+/* A wait that fails without ending the work (out of memory) is the failure
+ * of the call that waited: a read, an event wait or a device synchronize
+ * reports it, and the stream's own synchronize, which waits again, does not
+ * report it a second time. */
+static void test_wait_failure_reported_once(void **state)
+{
+    (void)state;
+    static const char *const how[] = {"buffer_read", "event_synchronize", "device_synchronize"};
+    for (int i = 0; i < 3; i++) {
+        counting_alloc ca;
+        counting_alloc_init(&ca);
+        fake_accel *f = fake_create();
+        assert_non_null(f);
+        f->complete = FAKE_COMPLETE_MANUAL; /* in flight until the wait below */
+        accel acc;
+        fault_accel *h = NULL;
+        assert_true(accel_fault_wrap(&ca.a, fake_accel_get(f), &acc, &h));
+        assert_true(accel_fault_add(h, "fence_wait", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY, 0));
+        salvo_device_desc desc = {.allocator = &ca.a};
+        salvo_device *dev = NULL;
+        assert_int_equal(device_create_with_accel(&desc, acc, &dev), SALVO_OK);
+        salvo_stream *st = NULL;
+        salvo_buffer *buf = NULL;
+        salvo_kernel *k = NULL;
+        salvo_event *ev = NULL;
+        assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+        assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &buf), SALVO_OK);
+        assert_int_equal(scenario_kernel_create(dev, &k), SALVO_OK);
+        assert_int_equal(salvo_event_create(dev, &ev), SALVO_OK);
+        const uint32_t groups[3] = {1, 1, 1};
+        const uint32_t push[2] = {1024, 1};
+        const salvo_binding bind = {.binding = 0, .buffer = buf};
+        assert_int_equal(salvo_launch(st, k, groups, &bind, 1, push, sizeof push), SALVO_OK);
+        assert_int_equal(salvo_event_record(ev, st), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(st), SALVO_OK);
+        assert_int_equal(fake_complete_all(f), 1); /* done, but not yet seen done */
+
+        uint32_t out[4];
+        salvo_status r = i == 0   ? salvo_buffer_read(buf, 0, out, sizeof out)
+                         : i == 1 ? salvo_event_synchronize(ev)
+                                  : salvo_device_synchronize(dev);
+        if (r != SALVO_ERROR_OUT_OF_HOST_MEMORY)
+            fail_msg("%s: %s, expected SALVO_ERROR_OUT_OF_HOST_MEMORY", how[i],
+                     salvo_status_string(r));
+        assert_int_equal(accel_fault_injected(h), 1);
+        r = salvo_stream_synchronize(st);
+        if (r != SALVO_OK)
+            fail_msg("after %s reported the failed wait, synchronize returned %s: %s", how[i],
+                     salvo_status_string(r), salvo_last_error());
+        assert_int_equal(salvo_device_synchronize(dev), SALVO_OK);
+        assert_false(salvo_device_is_lost(dev));
+
+        salvo_event_destroy(ev);
+        salvo_kernel_destroy(k);
+        salvo_buffer_destroy(buf);
+        salvo_stream_destroy(st);
+        salvo_device_destroy(dev);
+        assert_int_equal(fake_live_total(f), 0);
+        assert_int_equal(fake_illegal_total(f), 0);
+        fake_free(f);
+        assert_int_equal(atomic_load(&ca.live_blocks), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +382,7 @@ int main(void)
         cmocka_unit_test_setup(test_fault_sweep, clear_salvo_env),
         cmocka_unit_test_setup(test_fault_sweep_gpu, clear_salvo_env),
         cmocka_unit_test_setup(test_combined_faults, clear_salvo_env),
+        cmocka_unit_test_setup(test_wait_failure_reported_once, clear_salvo_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -509,7 +509,12 @@ salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *
     }
     if (res == SALVO_ERROR_DEVICE_LOST)
         device_mark_lost_locked(dev);
-    if (!report && res != SALVO_TIMEOUT)
+    /* Kept for the stream only when the work is over (the device is lost).
+     * A wait that merely failed leaves the batch in flight for the stream's
+     * next wait to observe: the failure is this caller's (a read, an event
+     * or device wait that could not finish), and keeping it as well would
+     * report it twice. */
+    if (!report && res != SALVO_TIMEOUT && s->state != SLOT_IN_FLIGHT)
         stream_defer_locked(st, res);
     return res;
 }

@@ -132,6 +132,8 @@ static void run_log(void *user, salvo_log_level level, const char *file, int lin
 static bool step(run *r, const char *name, int index, salvo_status st)
 {
     r->call++;
+    if (r->cfg->after_call)
+        r->cfg->after_call(r->cfg->user, r->call, name, index, st);
     if (st >= 0 && st != SALVO_TIMEOUT)
         return true;
     scenario_result *res = r->res;
@@ -160,6 +162,14 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+salvo_status scenario_kernel_create(salvo_device *dev, salvo_kernel **out)
+{
+    static const salvo_spec_constant local = {0, 64};
+    const salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
+                                  .spec_constants = &local, .spec_constant_count = 1};
+    return salvo_kernel_create(dev, &kd, out);
 }
 
 #define X_INIT(i) (3u * (uint32_t)(i))
@@ -202,10 +212,7 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
     if (!step(&r, "buffer_write DEVICE", -1, salvo_buffer_write(x, 0, xs, sizeof xs)) ||
         !step(&r, "buffer_write HOST", -1, salvo_buffer_write(y, 0, ys, sizeof ys)))
         goto failed;
-    salvo_spec_constant local = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &local, .spec_constant_count = 1};
-    if (!step(&r, "kernel_create", -1, salvo_kernel_create(dev, &kd, &k)) ||
+    if (!step(&r, "kernel_create", -1, scenario_kernel_create(dev, &k)) ||
         !step(&r, "stream_create A", -1, salvo_stream_create(dev, NULL, &st[0])) ||
         !step(&r, "stream_create B", -1, salvo_stream_create(dev, NULL, &st[1])) ||
         !step(&r, "event_create", -1, salvo_event_create(dev, &ev)))
@@ -261,6 +268,8 @@ failed:
     }
 
 cleanup:
+    if (cfg->before_cleanup)
+        cfg->before_cleanup(cfg->user);
     salvo_event_destroy(ev);
     salvo_stream_destroy(st[1]);
     salvo_stream_destroy(st[0]);
@@ -472,12 +481,15 @@ static bool default_fired(const scenario_fault *fault, const scenario_result *r)
 /* For an operation called c times in a run: the first calls, every
  * stride-th, the middle (cmd_dispatch: the last launch before the event
  * and the first after), the last ones and one past the end. */
-static int sample_points(uint64_t c, uint64_t *pts, int max)
+static int sample_points(uint64_t c, bool coarse, uint64_t *pts, int max)
 {
     uint64_t stride = c / SWEEP_SAMPLES > 1 ? c / SWEEP_SAMPLES : 1;
     int n = 0;
     for (uint64_t v = 1; v <= c + 1 && n < max; v++) {
-        if (v <= 3 || v % stride == 0 || v == c / 2 || v == c / 2 + 1 || v >= c - 1)
+        bool take = coarse ? v <= 2 || v == c / 2 || v == c / 2 + 1 || v >= c
+                           : v <= 3 || v % stride == 0 || v == c / 2 || v == c / 2 + 1 ||
+                                 v >= c - 1;
+        if (take)
             pts[n++] = v;
     }
     return n;
@@ -490,7 +502,7 @@ static void sweep_case(sweep_backend *b, const char *op, uint64_t calls, accel_r
     int npts = 0;
     bool sample = b->sample_above && calls > b->sample_above;
     if (sample)
-        npts = sample_points(calls, pts, (int)(sizeof pts / sizeof pts[0]));
+        npts = sample_points(calls, b->coarse, pts, (int)(sizeof pts / sizeof pts[0]));
     scenario_config cfg = b->cfg;
     cfg.probe = probe;
     uint64_t n = 0;
@@ -579,6 +591,8 @@ void sweep_run(sweep_backend *b, const sweep_calls *calls, sweep_totals *t)
                 continue;
             variants[nv].result = results[j].result;
             variants[nv++].flags = 0;
+            if (b->skip_always)
+                continue;
             variants[nv].result = results[j].result;
             variants[nv++].flags = FAULT_ALWAYS;
         }

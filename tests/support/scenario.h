@@ -64,6 +64,12 @@ typedef struct scenario_config {
     void *user;
     /* Called just before salvo_device_destroy (device opened only). */
     void (*before_destroy)(void *user, salvo_device *dev);
+    /* Called after each of the scenario's own public calls (call: 1-based,
+     * as scenario_result.first_call; index: the launch's, else -1), and
+     * once before it destroys what it created (after the probes), so a
+     * backend can tell which call is in progress. Both may be NULL. */
+    void (*after_call)(void *user, int call, const char *name, int index, salvo_status status);
+    void (*before_cleanup)(void *user);
     double fence_timeout_s; /* 0: unbounded */
     uint32_t flags;         /* SALVO_DEVICE_* */
     /* After a failure, synchronize each live stream once more, then try a
@@ -108,6 +114,11 @@ typedef struct scenario_result {
 
 void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scenario_result *out);
 
+/* The scenario's kernel: shaders/add.comp (data[i] += value for i < n;
+ * one read-write buffer at binding 0, push {uint n; uint value}), local
+ * size 64, named "add". */
+salvo_status scenario_kernel_create(salvo_device *dev, salvo_kernel **out);
+
 /* The status a failure injected with this result surfaces as. */
 salvo_status scenario_expected_status(accel_result result, unsigned flags);
 
@@ -131,8 +142,11 @@ typedef struct sweep_backend {
     bool (*after_run)(void *user, const scenario_result *r, char *why, size_t why_size);
     /* Operations called more than this in a run without faults are
      * sampled: n = 1, 2, 3, every (calls / 30)-th, the middle two and the
-     * last two calls, and one past them (0: every n of every operation). */
+     * last two calls, and one past them (0: every n of every operation).
+     * coarse: only n = 1, 2, the middle two, the last and one past it. */
     uint64_t sample_above;
+    bool coarse;
+    bool skip_always; /* no "from then on" variants */
     bool both_probe_modes; /* run each case with and without probes */
     const char *const *only; /* NULL-terminated operations to sweep; NULL: all */
     unsigned watchdog_s;   /* per run */
@@ -163,5 +177,18 @@ bool scenario_fault_parse(const char *text, scenario_fault *f);
 /* Print a watchdog message and abort if a run takes longer than seconds
  * (0 disarms). */
 void scenario_watchdog(unsigned seconds, const char *what);
+
+/* Built with AddressSanitizer or ThreadSanitizer: a run costs several
+ * times more, and the sweeps on a real device cut their matrix down. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SCENARIO_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SCENARIO_SANITIZED 1
+#endif
+#endif
+#ifndef SCENARIO_SANITIZED
+#define SCENARIO_SANITIZED 0
+#endif
 
 #endif
