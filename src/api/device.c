@@ -205,6 +205,10 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
     if (st == SALVO_OK && pthread_mutex_init(&dev->lock, NULL) != 0) {
         acc.vt->device_close(acc.self, dev->adev);
         st = DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "cannot create the device lock");
+    } else if (st == SALVO_OK && pthread_cond_init(&dev->slot_cv, NULL) != 0) {
+        pthread_mutex_destroy(&dev->lock);
+        acc.vt->device_close(acc.self, dev->adev);
+        st = DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "cannot create the device lock");
     }
     if (st != SALVO_OK) {
         acc.vt->destroy(acc.self);
@@ -293,6 +297,7 @@ void salvo_device_destroy(salvo_device *dev)
     retire_close(&dev->retire);
     free_transfer_objects(dev);
     pthread_mutex_unlock(&dev->lock);
+    pthread_cond_destroy(&dev->slot_cv);
     pthread_mutex_destroy(&dev->lock);
     dev->acc.vt->device_close(dev->acc.self, dev->adev);
     dev->acc.vt->destroy(dev->acc.self);
@@ -493,10 +498,13 @@ salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *
     uint64_t serial = s->serial;
     accel_fence *fence = s->fence;
     atomic_fetch_add(&dev->waiters, 1);
+    s->waiters++;
     pthread_mutex_unlock(&dev->lock);
     accel_result r = spin_then_wait(dev, fence);
     pthread_mutex_lock(&dev->lock);
     atomic_fetch_sub(&dev->waiters, 1);
+    if (--s->waiters == 0)
+        pthread_cond_broadcast(&dev->slot_cv);
     if (s->state != SLOT_IN_FLIGHT || s->serial != serial)
         return device_is_lost(dev) ? device_lost_error(dev) : SALVO_OK; /* someone else saw it */
     uint32_t n = s->launches;

@@ -62,7 +62,10 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
     } else if (st->open) {
         ev->serial = st->open->serial;
         ev->stream = st;
-        ev->log_offset = st->log.used;
+        /* A log that could not be kept (out of memory) has no position to
+         * give: past its end when work is before the point, so a cancel
+         * reports the lack of memory rather than "nothing to cancel". */
+        ev->log_offset = !st->log.broken ? st->log.used : st->open->launches ? SIZE_MAX : 0;
     } else {
         /* Nothing open: the point is the end of the last batch submitted. */
         ev->serial = st->last_serial;
@@ -156,11 +159,20 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
         /* Never recorded, withdrawn, already over, or the same stream (in
          * order anyway). */
     } else {
-        /* One queue serves every stream: submitting the event's batch ahead
-         * of the waiting one orders them on the device (see
-         * settle_waits_locked), and no host thread blocks. */
-        slot_dep w = {.serial = ev->serial, .owner = ev->stream};
-        r = stream_add_wait_locked(st, &w);
+        /* One queue serves every stream, and every batch opens with a
+         * barrier over all work submitted before it. Submitting the event's
+         * batch now therefore orders every batch this stream submits later
+         * after it, on the device, with no host thread blocking. Doing it
+         * now (not when the waiting batch is submitted) keeps waits from
+         * ever pointing at batches still recording, so waits between
+         * streams cannot form a cycle. A failure of that submission is its
+         * stream's to report. */
+        slot *s = NULL;
+        salvo_stream *owner = batch_owner_locked(dev, ev->serial, &s);
+        if (owner && s->state == SLOT_RECORDING)
+            stream_submit_locked(owner, false);
+        if (device_is_lost(dev))
+            r = device_lost_error(dev);
     }
     pthread_mutex_unlock(&dev->lock);
     if (r == SALVO_OK)

@@ -86,6 +86,7 @@ struct salvo_device {
     retire_queue retire;          /* list [lock]; counters atomic */
     salvo_stream *streams;        /* [lock] every stream, destroyed ones until idle */
     _Atomic int waiters;          /* threads in a fence wait with the lock dropped */
+    pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left */
     live_link live;               /* [lock] sentinel of the live objects' ring */
 
     /* Staged transfers [lock]. */

@@ -192,6 +192,10 @@ salvo_status stream_open_locked(salvo_stream *st)
         if (r != SALVO_OK)
             return r;
     }
+    /* Another thread may still be inside a wait on this slot's fence (it
+     * saw the work end, or is about to): begin resets the fence. */
+    while (s->waiters)
+        pthread_cond_wait(&dev->slot_cv, &dev->lock);
     if (device_is_lost(dev) || s->state == SLOT_ABANDONED)
         return device_lost_error(dev);
     accel_sem_op none = {NULL, 0};

@@ -70,6 +70,11 @@ typedef struct slot {
     accel_fence *fence;
     accel_descpool *pool;
     uint64_t serial;   /* device-wide batch serial, taken at begin */
+    /* Threads inside a wait on this slot's fence with the owner's lock
+     * dropped. The fence must not be reset (the slot must not begin again)
+     * until they are out: resetting a fence another thread waits on is a
+     * race the driver may not survive. */
+    uint32_t waiters;
     uint32_t launches; /* launches recorded in this batch */
     /* Distinct kernel names recorded, first SLOT_MAX_NAMES kept; the
      * kernels outlive the slot's work (their release waits for it). */
