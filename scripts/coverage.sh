@@ -27,11 +27,13 @@ else
         echo "coverage.sh: some tests failed (coverage below is still what ran)" >&2
 fi
 
-# The library's objects: every .c of src/ is compiled once, into
-# salvo_objects; the tests link those objects, so their counts land there.
-objdir=$(find "$build" -type d -path '*/salvo_objects.dir/src' -print -quit)
-if [[ -z $objdir ]]; then
-    echo "coverage.sh: no salvo_objects.dir/src under $build" >&2
+# The library's objects: each .c of src/ is compiled once, into
+# salvo_objects (or a target of its own, as salvo_glsl); the tests link
+# those objects, so their counts land beside them.
+notes=$(find "$build/CMakeFiles" -path '*.dir/src/*' -name '*.c.gcno' |
+        awk -F'[.]dir/src/' '{ print $2 "\t" $0 }' | sort | cut -f2)
+if [[ -z $notes ]]; then
+    echo "coverage.sh: no notes (.gcno) of src/ under $build/CMakeFiles" >&2
     exit 1
 fi
 
@@ -39,11 +41,12 @@ summary=$(mktemp)
 trap 'rm -f "$summary"' EXIT
 (
     cd "$build"
-    find "$objdir" -name '*.gcno' | sort | while read -r gcno; do
-        rel=${gcno#"$objdir"/}          # api/device.c.gcno
+    for gcno in $notes; do
+        rel=${gcno#*.dir/src/}          # api/device.c.gcno
         src=$root/src/${rel%.gcno}      # .../src/api/device.c
-        # -n: no .gcov files, only the summary; -b: branches too.
-        gcov -b -n -o "$(dirname "$gcno")" "$src" 2>/dev/null
+        # -n: no .gcov files, only the summary; -b: branches too. -o names
+        # the object (CMake's notes are device.c.gcno, not device.gcno).
+        gcov -b -n -o "${gcno%.gcno}.o" "$src" 2>/dev/null || true
     done
 ) >"$summary"
 
@@ -78,8 +81,13 @@ END {
         L_h += l_hit[f]; L_t += l_tot[f]; B_h += b_hit[f]; B_t += b_tot[f]
     }
     print ""
-    for (d in dl_t)
+    split("accel api base core", dirs, " ")
+    for (i = 1; i <= 4; i++) {
+        d = dirs[i]
+        if (!(d in dl_t))
+            continue
         printf "%-28s %7d/%-6d %s %7d/%-6d %s\n", d "/", dl_h[d], dl_t[d], pct(dl_h[d], dl_t[d]),
                db_h[d], db_t[d], pct(db_h[d], db_t[d])
+    }
     printf "%-28s %7d/%-6d %s %7d/%-6d %s\n", "total", L_h, L_t, pct(L_h, L_t), B_h, B_t, pct(B_h, B_t)
 }' "$summary"

@@ -101,13 +101,32 @@ typedef enum salvo_log_level {
 typedef void (*salvo_log_fn)(void *user, salvo_log_level level, const char *file, int line,
                              const char *message);
 
-/* Host allocator. Every host allocation of a device goes through it.
- * alloc returns memory aligned for any object (as malloc) or NULL. */
+/* Host allocator. Every host allocation salvo makes goes through one: a
+ * device's (salvo_device_desc.allocator), else the process-wide default
+ * (salvo_default_allocator_set), else malloc/free. alloc returns memory
+ * aligned for any object (as malloc) or NULL; salvo then returns
+ * SALVO_ERROR_OUT_OF_HOST_MEMORY from the call that needed it (or does
+ * without), and never needs memory to return a batch's resources, to
+ * recover from a failure or to destroy anything.
+ * Not through it: the Vulkan loader's, layers' and driver's own
+ * allocations (no VkAllocationCallbacks are passed: Vulkan asks for
+ * aligned allocation and reallocation, which this interface has not), and
+ * those of the glslang compiler behind salvo_kernel_desc.glsl (C++ new). */
 typedef struct salvo_allocator {
     void *(*alloc)(void *user, size_t size);
     void (*free)(void *user, void *ptr);
     void *user;
 } salvo_allocator;
+
+/* Set the process-wide default allocator, used where no device's applies:
+ * salvo_device_enumerate, and every device created with
+ * salvo_device_desc.allocator NULL. The allocator is copied; NULL restores
+ * malloc/free. alloc and free must be given together
+ * (SALVO_ERROR_INVALID_ARGUMENT otherwise, and nothing changes).
+ * Thread safety: any thread. Lifetime: a device keeps the allocator it was
+ * created with until it is destroyed, whatever the default becomes; the
+ * allocator's user data must outlive every device using it. */
+SALVO_API salvo_status salvo_default_allocator_set(const salvo_allocator *allocator);
 
 enum {
     SALVO_NAME_MAX = 256
@@ -154,7 +173,7 @@ typedef struct salvo_device_desc {
     uint64_t release_max_bytes;
     salvo_log_fn log;
     void *log_user;
-    const salvo_allocator *allocator; /* NULL: malloc/free */
+    const salvo_allocator *allocator; /* NULL: the default (salvo_default_allocator_set) */
     uint32_t flags;                   /* SALVO_DEVICE_* */
     /* Fault injection (see README, "Testing your failure handling"), same
      * syntax as $SALVO_FAULT: "op:n:result[:always][,...]". NULL: $SALVO_FAULT. */
@@ -257,6 +276,37 @@ SALVO_API salvo_status salvo_device_synchronize(salvo_device *device);
 
 /* A snapshot of the device's counters. Thread safety: any thread. */
 SALVO_API salvo_status salvo_device_stats(salvo_device *device, salvo_stats *out);
+
+/* ------------------------------------------------------------------ */
+/* Traces                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Write a trace of the device's batches and launches to path (created or
+ * truncated), in the Trace Event JSON format that Perfetto and
+ * chrome://tracing open: per stream, each launch and copy as the host
+ * recorded it and each batch's submit, and the device's start and end of
+ * each batch and of each launch in it (GPU timestamps). Only batches opened
+ * while tracing are traced, each written once it is seen complete. GPU
+ * times are placed on the host clock by one offset, taken from the first
+ * traced batch: an approximation (see README, "Traces"). Tracing costs
+ * host time (a clock read per launch, the events written at each batch's
+ * end) and two GPU timestamps per launch; off, it allocates nothing and
+ * costs a few pointer tests per launch.
+ * $SALVO_TRACE=path starts it at salvo_device_create (a failure is then
+ * only logged). SALVO_ERROR_INVALID_STATE when the device is tracing
+ * already; SALVO_ERROR_UNSUPPORTED when it cannot write GPU timestamps;
+ * SALVO_ERROR_INVALID_ARGUMENT when path cannot be created.
+ * Thread safety: any thread. Lifetime: until salvo_trace_stop or
+ * salvo_device_destroy. */
+SALVO_API salvo_status salvo_trace_start(salvo_device *device, const char *path);
+
+/* Write what completed batches are left to write, then close the file
+ * (valid JSON). Batches still open or running are left out (synchronize
+ * first to include them; salvo_device_destroy does, then stops tracing
+ * itself). SALVO_ERROR_INVALID_STATE when the device is not tracing;
+ * SALVO_ERROR_UNKNOWN when a write failed (the file is incomplete).
+ * Thread safety: any thread. */
+SALVO_API salvo_status salvo_trace_stop(salvo_device *device);
 
 /* ------------------------------------------------------------------ */
 /* Buffers                                                             */
@@ -469,7 +519,10 @@ SALVO_API salvo_status salvo_event_synchronize(salvo_event *event);
  * Once any of that work was submitted (a full batch, a flush, a
  * synchronize, a host read or another stream's wait on it), returns
  * SALVO_ERROR_INVALID_STATE and changes nothing; likewise when nothing
- * before the event is pending. Cancelling twice is SALVO_OK.
+ * before the event is pending. SALVO_ERROR_OUT_OF_HOST_MEMORY, changing
+ * nothing, when the record of that work could not be kept (a launch since
+ * the last submission went ahead without it, for lack of host memory).
+ * Cancelling twice is SALVO_OK.
  * Thread safety: not concurrently with launches on the event's stream. */
 SALVO_API salvo_status salvo_event_cancel(salvo_event *event);
 

@@ -57,6 +57,7 @@ typedef struct accel_cmd accel_cmd;         /* one command buffer (with its own 
 typedef struct accel_fence accel_fence;
 typedef struct accel_descpool accel_descpool;
 typedef struct accel_timeline accel_timeline; /* timeline semaphore */
+typedef struct accel_querypool accel_querypool; /* GPU timestamps (traces) */
 
 /* Options the core passes when opening a device. */
 typedef struct accel_open_options {
@@ -79,6 +80,12 @@ typedef struct accel_caps {
     salvo_device_info info; /* identity, limits, capabilities (settings left 0) */
     bool device_memory_host_visible; /* DEVICE-domain memory can be mapped */
     bool push_descriptors_used;      /* cmd_dispatch pushes; the pool is unused */
+    /* GPU timestamps: the queue can write them (Vulkan: its family's
+     * timestampValidBits > 0), each tick lasting timestamp_period_ns; a
+     * tick count wraps past timestamp_valid_bits bits (1..64). */
+    double timestamp_period_ns;
+    bool timestamps;
+    uint32_t timestamp_valid_bits;
 } accel_caps;
 
 typedef struct accel_buffer_desc {
@@ -222,6 +229,26 @@ typedef struct accel_vtable {
      * (Vulkan: a VkBuffer). Handles stay valid as long as their object. */
     accel_result (*native_handles)(void *self, accel_device *dev, accel_buffer *buf,
                                    void *out_struct);
+
+    /* Optional (NULL, or caps.timestamps false: no GPU timestamps, so no
+     * traces). Pools of count timestamp queries, for traces only. A query
+     * must be reset (cmd_querypool_reset, recorded before) each time
+     * before a timestamp is written to it. cmd_timestamp latches the
+     * device's clock into query index: end_of_work false when the device
+     * reaches it (Vulkan: top of pipe), true once every command recorded
+     * before it has completed (bottom of pipe). querypool_results copies
+     * ticks of queries [first, first + count), masked to the valid bits,
+     * without waiting: ACCEL_NOT_READY when one of them has not been
+     * written (nothing usable then). */
+    accel_result (*querypool_create)(void *self, accel_device *dev, uint32_t count,
+                                     accel_querypool **out);
+    void (*querypool_destroy)(void *self, accel_device *dev, accel_querypool *pool);
+    void (*cmd_querypool_reset)(void *self, accel_device *dev, accel_cmd *cmd,
+                                accel_querypool *pool, uint32_t first, uint32_t count);
+    void (*cmd_timestamp)(void *self, accel_device *dev, accel_cmd *cmd, accel_querypool *pool,
+                          uint32_t index, bool end_of_work);
+    accel_result (*querypool_results)(void *self, accel_device *dev, accel_querypool *pool,
+                                      uint32_t first, uint32_t count, uint64_t *ticks);
 } accel_vtable;
 
 /* An accelerator: a table and its state. */

@@ -329,6 +329,37 @@ static accel_result f_native_handles(void *self, accel_device *dev, accel_buffer
     return CALL(self, native_handles, dev, buf, out_struct);
 }
 
+/* Timestamp queries serve traces only: not fault points (a failure would
+ * only lose GPU times from a trace, and no sweep enables tracing). They
+ * call through; an inner accelerator without them has none here either. */
+static accel_result f_querypool_create(void *self, accel_device *dev, uint32_t count,
+                                       accel_querypool **out)
+{
+    *out = NULL;
+    if (!IN(self).vt->querypool_create)
+        return ACCEL_ERROR_FEATURE_NOT_PRESENT;
+    return CALL(self, querypool_create, dev, count, out);
+}
+static void f_querypool_destroy(void *self, accel_device *dev, accel_querypool *q)
+{
+    if (!q)
+        return;
+    settle_inner(F(self), dev);
+    CALL(self, querypool_destroy, dev, q);
+}
+PASS(cmd_querypool_reset,
+     (void *self, accel_device *dev, accel_cmd *c, accel_querypool *q, uint32_t first,
+      uint32_t count),
+     (self, cmd_querypool_reset, dev, c, q, first, count))
+PASS(cmd_timestamp,
+     (void *self, accel_device *dev, accel_cmd *c, accel_querypool *q, uint32_t index, bool end),
+     (self, cmd_timestamp, dev, c, q, index, end))
+static accel_result f_querypool_results(void *self, accel_device *dev, accel_querypool *q,
+                                        uint32_t first, uint32_t count, uint64_t *ticks)
+{
+    return CALL(self, querypool_results, dev, q, first, count, ticks);
+}
+
 static const accel_vtable fault_vtable = {
     .name = "fault",
     .enumerate = f_enumerate,
@@ -363,6 +394,11 @@ static const accel_vtable fault_vtable = {
     .timeline_wait = f_timeline_wait,
     .destroy = f_destroy,
     .native_handles = f_native_handles,
+    .querypool_create = f_querypool_create,
+    .querypool_destroy = f_querypool_destroy,
+    .cmd_querypool_reset = f_cmd_querypool_reset,
+    .cmd_timestamp = f_cmd_timestamp,
+    .querypool_results = f_querypool_results,
 };
 
 bool accel_fault_wrap(const salvo_allocator *alloc, accel inner, accel *out, fault_accel **handle)

@@ -12,6 +12,10 @@
  * own destroy function, which skips null handles. A failed Vulkan call
  * leaves its output handle undefined, so handles are stored only on
  * success.
+ *
+ * Host memory: salvo's own structures come from the device's allocator
+ * (salvo_mem_*); every pAllocator is NULL, so the loader, the layers and
+ * the driver allocate for themselves (see instance_create for why).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -61,6 +65,7 @@ struct accel_device {
     VkPhysicalDeviceMemoryProperties mem;
     bool host_import;
     bool timeline;
+    uint32_t timestamp_bits; /* the queue family's timestampValidBits; 0: none */
     bool pool_descriptors; /* asked for pools even where pushing works */
     bool push;             /* descriptors are pushed (VK_KHR_push_descriptor) */
     /* Core 1.2 or VK_KHR_timeline_semaphore, whichever the device has. */
@@ -132,6 +137,10 @@ struct accel_fence {
 
 struct accel_timeline {
     VkSemaphore semaphore;
+};
+
+struct accel_querypool {
+    VkQueryPool pool;
 };
 
 static pthread_once_t volk_once = PTHREAD_ONCE_INIT;
@@ -300,6 +309,14 @@ static VkResult instance_create(const salvo_allocator *alloc, const accel_open_o
         .ppEnabledExtensionNames = names,
     };
     VkInstance instance;
+    /* pAllocator NULL here and in every other vkCreate, vkAllocate, vkDestroy
+     * and vkFree: the driver's host allocations are not salvo's and do not
+     * go through salvo_allocator. They could not: VkAllocationCallbacks asks
+     * for allocations of a given alignment (pfnAllocation) and for
+     * reallocation (pfnReallocation, with its alignment), and
+     * salvo_allocator has neither (alloc(size), malloc's alignment; free).
+     * A driver out of host memory still reaches the caller: its
+     * VK_ERROR_OUT_OF_HOST_MEMORY becomes SALVO_ERROR_OUT_OF_HOST_MEMORY. */
     r = vkCreateInstance(&ci, NULL, &instance);
     if (r == VK_SUCCESS) {
         *out = instance;
@@ -559,6 +576,7 @@ static VkResult device_create(accel_device *d, accel_caps *caps)
         .ppEnabledExtensionNames = names,
     };
     VkDevice device;
+    /* pAllocator NULL: the driver allocates for itself (see instance_create). */
     r = vkCreateDevice(d->phys, &ci, NULL, &device);
     if (r != VK_SUCCESS)
         return r;
@@ -575,6 +593,11 @@ static VkResult device_create(accel_device *d, accel_caps *caps)
         d->timeline = d->signal_semaphore && d->semaphore_value && d->wait_semaphores;
     }
     d->host_import = host_import;
+    /* Timestamps are a property of the queue family, not the device. */
+    VkQueueFamilyProperties fam[64];
+    uint32_t fam_count = 64;
+    vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &fam_count, fam);
+    d->timestamp_bits = d->queue_family < fam_count ? fam[d->queue_family].timestampValidBits : 0;
     d->vendor_id = props.properties.vendorID;
     d->device_id = props.properties.deviceID;
     memcpy(d->cache_uuid, props.properties.pipelineCacheUUID, VK_UUID_SIZE);
@@ -586,6 +609,9 @@ static VkResult device_create(accel_device *d, accel_caps *caps)
     d->push = push_descriptor && !d->pool_descriptors;
     caps->push_descriptors_used = d->push;
     caps->info.host_import_alignment = host_import ? host.minImportedHostPointerAlignment : 0;
+    caps->timestamps = d->timestamp_bits > 0;
+    caps->timestamp_period_ns = props.properties.limits.timestampPeriod;
+    caps->timestamp_valid_bits = d->timestamp_bits;
     return VK_SUCCESS;
 }
 
@@ -718,7 +744,10 @@ static void pipeline_cache_open(accel_device *d, const char *path)
 }
 
 /* Write the cache back to its file. Failures are logged: a cache not
- * saved costs the next run time, nothing else. */
+ * saved costs the next run time, nothing else. This is the one host
+ * allocation on a destroy path (the cache's data and the temporary file's
+ * name, whose sizes are only known now), and only with a cache file: when
+ * it is refused the file is not written, and the destroy goes on. */
 static void pipeline_cache_store(accel_device *d)
 {
     if (!d->pipeline_cache || !d->cache_path)
@@ -1397,7 +1426,10 @@ static accel_result vk_fence_wait(void *self, accel_device *d, accel_fence *f, u
     return d->vk.vkWaitForFences(d->device, 1, &f->fence, VK_TRUE, timeout_ns);
 }
 
-enum { SUBMIT_STACK_OPS = 16 };
+/* At least the core's bound, SLOT_MAX_WAITS (16) waits plus one signal,
+ * so that submitting a batch never allocates: device destroy submits the
+ * batches still open, and a destroy must not need memory. */
+enum { SUBMIT_STACK_OPS = 32 };
 
 static accel_result vk_submit(void *self, accel_device *d, const accel_submit_desc *desc)
 {
@@ -1519,6 +1551,81 @@ static accel_result vk_timeline_wait(void *self, accel_device *d, accel_timeline
 }
 
 /* ------------------------------------------------------------------ */
+/* Timestamp queries (traces)                                          */
+/* ------------------------------------------------------------------ */
+
+static accel_result vk_querypool_create(void *self, accel_device *d, uint32_t count,
+                                        accel_querypool **out)
+{
+    (void)self;
+    *out = NULL;
+    if (!d->timestamp_bits)
+        return VK_ERROR_FEATURE_NOT_PRESENT;
+    accel_querypool *q = salvo_mem_calloc(d->alloc, 1, sizeof *q);
+    if (!q)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    VkQueryPoolCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = count,
+    };
+    VkResult r = d->vk.vkCreateQueryPool(d->device, &ci, NULL, &q->pool);
+    if (r != VK_SUCCESS) {
+        salvo_mem_free(d->alloc, q);
+        return r;
+    }
+    *out = q;
+    return ACCEL_SUCCESS;
+}
+
+static void vk_querypool_destroy(void *self, accel_device *d, accel_querypool *q)
+{
+    (void)self;
+    if (!q)
+        return;
+    d->vk.vkDestroyQueryPool(d->device, q->pool, NULL);
+    salvo_mem_free(d->alloc, q);
+}
+
+static void vk_cmd_querypool_reset(void *self, accel_device *d, accel_cmd *c, accel_querypool *q,
+                                   uint32_t first, uint32_t count)
+{
+    (void)self;
+    d->vk.vkCmdResetQueryPool(c->cb, q->pool, first, count);
+}
+
+static void vk_cmd_timestamp(void *self, accel_device *d, accel_cmd *c, accel_querypool *q,
+                             uint32_t index, bool end_of_work)
+{
+    (void)self;
+    d->vk.vkCmdWriteTimestamp(c->cb,
+                              end_of_work ? VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT
+                                          : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                              q->pool, index);
+}
+
+/* Called once the fence of the work that wrote them has signalled, so no
+ * WAIT: a query not written (NOT_READY) is a bug of the caller's, not a
+ * reason to block. */
+static accel_result vk_querypool_results(void *self, accel_device *d, accel_querypool *q,
+                                         uint32_t first, uint32_t count, uint64_t *ticks)
+{
+    (void)self;
+    VkResult r = d->vk.vkGetQueryPoolResults(d->device, q->pool, first, count,
+                                             (size_t)count * sizeof *ticks, ticks, sizeof *ticks,
+                                             VK_QUERY_RESULT_64_BIT);
+    if (r != VK_SUCCESS)
+        return r;
+    /* The bits above timestampValidBits are undefined. */
+    if (d->timestamp_bits < 64) {
+        uint64_t mask = (1ull << d->timestamp_bits) - 1;
+        for (uint32_t i = 0; i < count; i++)
+            ticks[i] &= mask;
+    }
+    return ACCEL_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
 /* Interop (salvo_vulkan.h)                                            */
 /* ------------------------------------------------------------------ */
 
@@ -1586,6 +1693,11 @@ static const accel_vtable vulkan_vtable = {
     .timeline_wait = vk_timeline_wait,
     .destroy = vk_destroy,
     .native_handles = vk_native_handles,
+    .querypool_create = vk_querypool_create,
+    .querypool_destroy = vk_querypool_destroy,
+    .cmd_querypool_reset = vk_cmd_querypool_reset,
+    .cmd_timestamp = vk_cmd_timestamp,
+    .querypool_results = vk_querypool_results,
 };
 
 bool accel_vulkan_create(const salvo_allocator *alloc, accel *out)

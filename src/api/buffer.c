@@ -215,13 +215,30 @@ static salvo_status staged_copy_locked(salvo_device *dev, accel_buffer *src, uin
             /* The copy was accepted: whatever the wait said, it must be over
              * before the transfer objects are touched again. */
             if (r != ACCEL_SUCCESS && r != ACCEL_ERROR_DEVICE_LOST)
-                r = vt->queue_wait_idle(self, dev->adev) == ACCEL_SUCCESS ? ACCEL_SUCCESS
-                                                                         : ACCEL_ERROR_DEVICE_LOST;
+                r = device_wait_idle_locked(dev) == ACCEL_SUCCESS ? ACCEL_SUCCESS
+                                                                  : ACCEL_ERROR_DEVICE_LOST;
         }
     }
     if (r == ACCEL_SUCCESS)
         return SALVO_OK;
-    vt->cmd_reset(self, dev->adev, dev->xfer_cmd);
+    /* The next transfer begins on this command buffer: back to the initial
+     * state. A reset the driver keeps refusing (out of memory) is given up
+     * after a few tries, and the transfer objects with it: the next
+     * transfer makes new ones (nothing runs on them now: the copy was
+     * refused, waited for, or lost with the device). */
+    accel_result reset = ACCEL_ERROR_OUT_OF_HOST_MEMORY;
+    for (int attempt = 0; attempt < RECOVERY_ATTEMPTS && reset != ACCEL_SUCCESS &&
+                          reset != ACCEL_ERROR_DEVICE_LOST;
+         attempt++)
+        reset = vt->cmd_reset(self, dev->adev, dev->xfer_cmd);
+    if (reset != ACCEL_SUCCESS) {
+        vt->buffer_destroy(self, dev->adev, dev->staging);
+        vt->cmd_destroy(self, dev->adev, dev->xfer_cmd);
+        vt->fence_destroy(self, dev->adev, dev->xfer_fence);
+        dev->staging = NULL;
+        dev->xfer_cmd = NULL;
+        dev->xfer_fence = NULL;
+    }
     if (r == ACCEL_ERROR_DEVICE_LOST)
         device_mark_lost_locked(dev);
     return DEV_FAIL(dev, salvo_status_from_accel(r), "transfer of %llu bytes failed (%s)",

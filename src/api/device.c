@@ -233,6 +233,7 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
     atomic_init(&dev->lost, false);
     retire_init(&dev->retire, &dev->log);
     SALVO_LOG(&dev->log, SALVO_LOG_INFO, "opened %s (batch %u)", dev->info.name, dev->batch_size);
+    device_trace_env_start(dev);
     salvo_clear_error();
     *out = dev;
     return SALVO_OK;
@@ -265,7 +266,7 @@ void salvo_device_destroy(salvo_device *dev)
         salvo_status st = device_quiesce_locked(dev, UINT64_MAX);
         if (st != SALVO_OK && !device_is_lost(dev)) {
             /* A wait that would not finish: the queue is the last resort. */
-            accel_result r = dev->acc.vt->queue_wait_idle(dev->acc.self, dev->adev);
+            accel_result r = device_wait_idle_locked(dev);
             if (r != ACCEL_SUCCESS)
                 device_mark_lost_locked(dev);
             else
@@ -275,6 +276,8 @@ void salvo_device_destroy(salvo_device *dev)
                             slot_complete(&s->slots[i], &dev->env, ACCEL_SUCCESS);
         }
     }
+    /* Every batch that will be seen complete has been: the trace is whole. */
+    device_trace_stop_locked(dev);
     if (device_is_lost(dev)) {
         device_mark_lost_locked(dev);
         retire_abandon(&dev->retire);
@@ -512,6 +515,7 @@ salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *
     if (!slot_active(s))
         COUNT_SUB(dev, launches_pending, n);
     if (res == SALVO_OK) {
+        device_trace_retired_locked(dev, st, s);
         device_advance_locked(dev);
         return SALVO_OK;
     }
@@ -544,9 +548,10 @@ void device_reap_locked(salvo_device *dev)
             salvo_status r = slot_poll(s, &dev->env);
             if (!slot_active(s))
                 COUNT_SUB(dev, launches_pending, n);
-            if (r == SALVO_OK)
+            if (r == SALVO_OK) {
                 advanced = true;
-            else if (r < 0) {
+                device_trace_retired_locked(dev, st, s);
+            } else if (r < 0) {
                 if (r == SALVO_ERROR_DEVICE_LOST)
                     device_mark_lost_locked(dev);
                 stream_defer_locked(st, r);
@@ -644,6 +649,17 @@ void device_relieve_locked(salvo_device *dev)
             limit = e->tag;
     if (limit > 0 && device_quiesce_locked(dev, limit - 1) == SALVO_OK)
         device_advance_locked(dev);
+}
+
+accel_result device_wait_idle_locked(salvo_device *dev)
+{
+    accel_result r = ACCEL_SUCCESS;
+    for (int attempt = 0; attempt < RECOVERY_ATTEMPTS; attempt++) {
+        r = dev->acc.vt->queue_wait_idle(dev->acc.self, dev->adev);
+        if (r != ACCEL_ERROR_OUT_OF_HOST_MEMORY && r != ACCEL_ERROR_OUT_OF_DEVICE_MEMORY)
+            break;
+    }
+    return r;
 }
 
 accel_result device_buffer_create_locked(salvo_device *dev, const accel_buffer_desc *d,

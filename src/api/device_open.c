@@ -15,6 +15,13 @@ salvo_status salvo_device_create(const salvo_device_desc *desc, salvo_device **o
     if (alloc && !alloc->alloc != !alloc->free)
         return SALVO_FAIL(&sink, SALVO_ERROR_INVALID_ARGUMENT,
                           "allocator: alloc and free must be given together");
+    /* No allocator of its own: the process-wide default as it is now, kept
+     * by the device (and its accelerator) for life. */
+    salvo_allocator fallback;
+    salvo_device_desc resolved = desc ? *desc : (salvo_device_desc){0};
+    if (!alloc && salvo_mem_default(&fallback))
+        alloc = resolved.allocator = &fallback;
+    desc = &resolved;
     accel acc;
     if (!accel_vulkan_create(alloc, &acc))
         return SALVO_FAIL(&sink, SALVO_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -41,8 +48,11 @@ salvo_status salvo_device_enumerate(salvo_device_entry *entries, uint32_t *count
 {
     if (!count)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "count is NULL");
+    /* No device yet: the process-wide default allocator, if any. */
+    salvo_allocator fallback;
+    const salvo_allocator *alloc = salvo_mem_default(&fallback) ? &fallback : NULL;
     accel acc;
-    if (!accel_vulkan_create(NULL, &acc))
+    if (!accel_vulkan_create(alloc, &acc))
         return SALVO_FAIL(NULL, SALVO_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     accel_result r = acc.vt->enumerate(acc.self, entries, count);
     acc.vt->destroy(acc.self);

@@ -288,6 +288,11 @@ salvo_status glsl_compile(const salvo_allocator *alloc, const char *source, cons
     };
     salvo_status st = SALVO_ERROR_INVALID_ARGUMENT;
     glslang_program_t *program = NULL;
+    /* From here glslang allocates through C++ new, not through alloc: an
+     * exception to "every host allocation goes through the salvo_allocator"
+     * (documented at salvo_allocator). glslang's C interface takes no
+     * allocator, and replacing operator new is the application's choice,
+     * not a library's. Only the SPIR-V copy handed back comes from alloc. */
     glslang_shader_t *shader = glslang_shader_create(&input);
     if (!shader) {
         put_reason(reason, reason_size, name, "glslang could not create a shader");

@@ -28,6 +28,7 @@
 #include "core/reflect.h"
 #include "core/retire.h"
 #include "core/slot.h"
+#include "core/trace.h"
 #include "salvo/salvo.h"
 
 enum {
@@ -38,7 +39,11 @@ enum {
     POOL_MAX_SETS = 1024,         /* descriptor sets per slot pool */
     POOL_BINDINGS_PER_SET = 8,    /* average budget; a fuller pool just submits early */
     DEFAULT_RELEASE_MAX_COUNT = 1024,
-    STAGING_BYTES = 16u << 20
+    STAGING_BYTES = 16u << 20,
+    /* Tries of a recovery step the driver refused for lack of memory
+     * (waiting for the queue to be idle, resetting the transfer command
+     * buffer) before the step is given up. */
+    RECOVERY_ATTEMPTS = 3
 };
 #define DEFAULT_RELEASE_MAX_BYTES (256ull << 20)
 /* Workgroups one batch may carry: a bound on how long a single submission
@@ -88,6 +93,9 @@ struct salvo_device {
     _Atomic int waiters;          /* threads in a fence wait with the lock dropped */
     pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left */
     live_link live;               /* [lock] sentinel of the live objects' ring */
+    trace_session *trace;         /* [lock] the trace being written, or NULL */
+    uint32_t stream_count;        /* [lock] streams created: the next one's number */
+    int trace_env_slot;           /* [lock] which $SALVO_TRACE name it writes (1..), or 0 */
 
     /* Staged transfers [lock]. */
     accel_buffer *staging;
@@ -118,6 +126,8 @@ struct salvo_stream {
     hazard_set hazards;   /* [lock] ranges touched since the last barrier */
     bool copied;          /* [lock] a copy was recorded since the last barrier */
     batch_log log;        /* [lock] what the open batch holds, for cancel */
+    uint32_t number;      /* [lock] 1, 2, ... by creation: its threads in a trace */
+    trace_stream *trace;  /* [lock] its trace records from when it was first traced, or NULL */
 };
 
 /* A point in a stream: the batch holding it. serial 0: nothing to wait for. */
@@ -188,6 +198,9 @@ salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *
 salvo_status device_quiesce_locked(salvo_device *dev, uint64_t limit);
 /* When the release bounds are exceeded, run what completed, then wait. */
 void device_relieve_locked(salvo_device *dev);
+/* Wait for the queue to be idle: the last resort of a recovery. Out of
+ * memory is retried RECOVERY_ATTEMPTS times; returns the last result. */
+accel_result device_wait_idle_locked(salvo_device *dev);
 /* Keep err (and this thread's message) as st's deferred error, first wins. */
 void stream_defer_locked(salvo_stream *st, salvo_status err);
 /* Make a buffer allocation, retrying once after running releases when
@@ -199,6 +212,23 @@ accel_result device_buffer_create_locked(salvo_device *dev, const accel_buffer_d
  * it (from its release function). Both under the lock. */
 void live_link_locked(salvo_device *dev, live_link *l, retire_entry *release);
 void live_unlink_locked(salvo_device *dev, live_link *l);
+
+/* trace.c */
+/* While the device traces: give st its trace records (once) and name it
+ * in the trace. */
+void stream_trace_attach_locked(salvo_stream *st);
+/* st's batch in slot s was seen complete: write its events. Called before
+ * the retire clock advances (the batch's kernels, whose names it writes,
+ * are alive until then). */
+void device_trace_retired_locked(salvo_device *dev, salvo_stream *st, slot *s);
+/* Start tracing to $SALVO_TRACE (device create; a failure is logged). */
+void device_trace_env_start(salvo_device *dev);
+/* Close the trace if one is open; false when writing it failed. */
+bool device_trace_stop_locked(salvo_device *dev);
+static inline uint32_t slot_index(const salvo_stream *st, const slot *s)
+{
+    return (uint32_t)(s - st->slots);
+}
 
 /* stream.c */
 /* Whether the batch with this serial is over (not recording, not in flight). */

@@ -52,6 +52,8 @@ salvo_status salvo_stream_create(salvo_device *dev, const salvo_stream_desc *des
     if (dev->streams)
         dev->streams->prev = st;
     dev->streams = st;
+    st->number = ++dev->stream_count;
+    stream_trace_attach_locked(st);
     pthread_mutex_unlock(&dev->lock);
     COUNT_ADD(dev, live_streams, 1);
     salvo_clear_error();
@@ -81,6 +83,7 @@ void stream_free_locked(salvo_stream *st)
     if (st->deferred != SALVO_OK)
         SALVO_LOG(&dev->log, SALVO_LOG_ERROR, "failure on a destroyed stream: %s",
                   st->deferred_msg);
+    trace_stream_destroy(st->trace, &dev->env);
     for (int i = 0; i < STREAM_SLOTS; i++)
         slot_destroy(&st->slots[i], &dev->env);
     batch_log_free(&st->log);
@@ -163,7 +166,9 @@ salvo_status stream_submit_locked(salvo_stream *st, bool report)
     /* The host may read what this batch wrote once its fence signals. */
     barrier(dev, s, ACCEL_BARRIER_ALL_HOST);
     uint32_t n = s->launches;
+    uint64_t t0 = trace_submit_begin(st->trace, slot_index(st, s), &dev->env, s->cmd);
     salvo_status r = slot_submit(s, &dev->env);
+    trace_submit_end(st->trace, slot_index(st, s), t0, r == SALVO_OK);
     if (r == SALVO_OK) {
         COUNT_ADD(dev, batches_submitted, 1);
         st->last_serial = s->serial;
@@ -209,6 +214,7 @@ salvo_status stream_open_locked(salvo_stream *st)
     /* Earlier batches (and staged transfers) wrote what this one may read:
      * order against everything submitted before. */
     barrier(dev, s, ACCEL_BARRIER_WORK);
+    trace_batch_open(st->trace, slot_index(st, s), s->serial, dev->trace, &dev->env, s->cmd);
     hazard_reset(&st->hazards);
     st->copied = false;
     batch_log_clear(&st->log);
@@ -410,10 +416,12 @@ static salvo_status record_locked(salvo_stream *st, salvo_kernel *k, const uint3
             return r;
         slot *s = st->open;
         order_launch_locked(st, k, binds);
+        trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, false);
         accel_result ar = VT(dev)->cmd_dispatch(SELF(dev), dev->adev, s->cmd, k->pipe, s->pool,
                                                 binds, k->refl.binding_count, groups, push,
                                                 push_size);
         if (ar == ACCEL_SUCCESS) {
+            trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, true);
             batch_log_append(&st->log, k, groups, binds, k->refl.binding_count, push, push_size);
             return SALVO_OK;
         }
@@ -449,11 +457,13 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
         pthread_mutex_unlock(&dev->lock);
         return device_lost_error(dev);
     }
+    uint64_t t0 = st->trace && dev->trace ? trace_now_ns() : 0;
     device_relieve_locked(dev);
     r = record_locked(st, k, groups, binds, push, push_size);
     if (r == SALVO_OK) {
         slot *s = st->open;
         slot_note_launch(s, k->name);
+        trace_launch_note(dev->trace, st->trace, slot_index(st, s), k->name, t0);
         COUNT_ADD(dev, launches_pending, 1);
         COUNT_ADD(dev, launches_total, 1);
         for (uint32_t i = 0; i < binding_count; i++)
@@ -483,8 +493,10 @@ static void record_copy_locked(salvo_stream *st, const access a[2])
     slot *s = st->open;
     order_work_locked(st, a, 2, true);
     uint64_t size = a[0].end - a[0].begin;
+    trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, false);
     VT(dev)->cmd_copy(SELF(dev), dev->adev, s->cmd, (accel_buffer *)a[0].buffer, a[0].begin,
                       (accel_buffer *)a[1].buffer, a[1].begin, size);
+    trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, true);
     slot_note_launch(s, copy_name);
     accel_bind ends[2] = {{.buffer = (accel_buffer *)a[0].buffer, .offset = a[0].begin, .size = size},
                           {.buffer = (accel_buffer *)a[1].buffer, .offset = a[1].begin, .size = size}};
@@ -498,8 +510,10 @@ salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
     slot *s = st->open;
     if (!s)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE, "cancel: the batch was submitted");
+    /* A launch did without its log entry (out of memory, absorbed): the
+     * batch cannot be recorded again. Memory is the reason; say so. */
     if (st->log.broken)
-        return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
                         "cancel: this batch's log could not be kept (out of host memory)");
     if (offset <= st->log.start)
         return SALVO_OK; /* withdrawn already */
@@ -522,6 +536,14 @@ salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
     }
     st->open = s;
     barrier(dev, s, ACCEL_BARRIER_WORK);
+    if (st->trace) {
+        /* The trace keeps the host records of the launches that stay. */
+        uint32_t withdrawn = 0;
+        const batch_entry *w;
+        for (size_t o = st->log.start; o < point && (w = batch_log_at(&st->log, o)); o += w->size)
+            withdrawn++;
+        trace_batch_reopen(st->trace, slot_index(st, s), withdrawn, &dev->env, s->cmd);
+    }
     hazard_reset(&st->hazards);
     st->copied = false;
     st->batch_groups = 0;
@@ -533,12 +555,16 @@ salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
             access a[2] = {{b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_READ},
                            {b[1].buffer, b[1].offset, b[1].offset + b[1].size, SALVO_ACCESS_WRITE}};
             order_work_locked(st, a, 2, true);
+            trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, false);
             VT(dev)->cmd_copy(SELF(dev), dev->adev, s->cmd, b[0].buffer, b[0].offset, b[1].buffer,
                               b[1].offset, b[0].size);
+            trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, true);
             slot_note_launch(s, copy_name);
+            trace_launch_note(dev->trace, st->trace, slot_index(st, s), copy_name, 0);
         } else {
             const salvo_kernel *k = e->kernel;
             order_launch_locked(st, k, b);
+            trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, false);
             accel_result ar = VT(dev)->cmd_dispatch(SELF(dev), dev->adev, s->cmd, k->pipe, s->pool,
                                                     b, e->bind_count, e->groups,
                                                     batch_entry_push(e), e->push_size);
@@ -546,7 +572,9 @@ salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
                 return DEV_FAIL(dev, salvo_status_from_accel(ar),
                                 "cancel: launch of kernel '%s' could not be recorded again (%s)",
                                 k->name, accel_result_name(ar));
+            trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, true);
             slot_note_launch(s, k->name);
+            trace_launch_note(dev->trace, st->trace, slot_index(st, s), k->name, 0);
             st->batch_groups += (uint64_t)e->groups[0] * e->groups[1] * e->groups[2];
         }
         COUNT_ADD(dev, launches_pending, 1);
@@ -592,6 +620,7 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
         pthread_mutex_unlock(&dev->lock);
         return device_lost_error(dev);
     }
+    uint64_t t0 = st->trace && dev->trace ? trace_now_ns() : 0;
     device_relieve_locked(dev);
     r = stream_open_locked(st);
     if (r == SALVO_OK) {
@@ -599,6 +628,7 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
         access a[2] = {{src->ab, src_offset, src_offset + size, SALVO_ACCESS_READ},
                        {dst->ab, dst_offset, dst_offset + size, SALVO_ACCESS_WRITE}};
         record_copy_locked(st, a);
+        trace_launch_note(dev->trace, st->trace, slot_index(st, s), copy_name, t0);
         COUNT_ADD(dev, launches_pending, 1);
         COUNT_ADD(dev, transfer_bytes, size);
         note_use(src, s->serial);

@@ -1,7 +1,16 @@
 #include "base/alloc.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/diag.h"
+
+/* The process-wide default, copied in and out under its lock: a reader
+ * never sees half of an allocator. */
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static salvo_allocator default_alloc; /* [default_lock] */
+static bool default_set;              /* [default_lock] */
 
 void *salvo_mem_alloc(const salvo_allocator *alloc, size_t size)
 {
@@ -41,4 +50,27 @@ char *salvo_mem_strdup(const salvo_allocator *alloc, const char *s)
     if (p)
         memcpy(p, s, n);
     return p;
+}
+
+bool salvo_mem_default(salvo_allocator *out)
+{
+    pthread_mutex_lock(&default_lock);
+    bool set = default_set;
+    if (set)
+        *out = default_alloc;
+    pthread_mutex_unlock(&default_lock);
+    return set;
+}
+
+salvo_status salvo_default_allocator_set(const salvo_allocator *allocator)
+{
+    if (allocator && !allocator->alloc != !allocator->free)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "default_allocator_set: alloc and free must be given together");
+    pthread_mutex_lock(&default_lock);
+    default_set = allocator && allocator->alloc;
+    default_alloc = default_set ? *allocator : (salvo_allocator){0};
+    pthread_mutex_unlock(&default_lock);
+    salvo_clear_error();
+    return SALVO_OK;
 }

@@ -55,6 +55,26 @@ static void to_idle(slot *s, const slot_env *env)
     s->wait_count = 0;
 }
 
+/* Put the command buffer back in the initial state. A driver may need
+ * memory for that and refuse: tried a bounded number of times (a lost
+ * device is not retried: its buffers are beyond use), then left marked
+ * for the next begin. Returns the last result. */
+static accel_result reset_cmd(slot *s, const slot_env *env)
+{
+    accel_result r = ACCEL_SUCCESS;
+    for (int attempt = 0; attempt < SLOT_RESET_ATTEMPTS; attempt++) {
+        r = VT(env)->cmd_reset(SELF(env), env->dev, s->cmd);
+        if (r == ACCEL_SUCCESS || r == ACCEL_ERROR_DEVICE_LOST)
+            break;
+    }
+    s->cmd_unreset = r != ACCEL_SUCCESS;
+    if (s->cmd_unreset)
+        SALVO_LOG(env->log, SALVO_LOG_WARNING,
+                  "slot: command buffer reset refused (%s); the next begin tries again",
+                  accel_result_name(r));
+    return r;
+}
+
 salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t bindings_per_set)
 {
     memset(s, 0, sizeof *s);
@@ -84,10 +104,15 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
 {
     if (s->state != SLOT_IDLE)
         return refuse(s, env, "begin");
-    accel_result r = VT(env)->cmd_begin(SELF(env), env->dev, s->cmd);
+    accel_result r = s->cmd_unreset ? reset_cmd(s, env) : ACCEL_SUCCESS;
+    if (r != ACCEL_SUCCESS)
+        return SALVO_FAIL(env->log, salvo_status_from_accel(r),
+                          "slot: begin failed: the command buffer cannot be reset (%s)",
+                          accel_result_name(r));
+    r = VT(env)->cmd_begin(SELF(env), env->dev, s->cmd);
     if (r != ACCEL_SUCCESS) {
         /* A begin that failed half-way must not leave the buffer recording. */
-        VT(env)->cmd_reset(SELF(env), env->dev, s->cmd);
+        reset_cmd(s, env);
         return SALVO_FAIL(env->log, salvo_status_from_accel(r), "slot: begin failed (%s)",
                           accel_result_name(r));
     }
@@ -207,7 +232,7 @@ salvo_status slot_submit(slot *s, const slot_env *env)
     /* The queue refused the batch: none of it ran. Back to a clean IDLE so
      * the stream can record again. */
     salvo_status st = batch_error(s, env, salvo_status_from_accel(r), r, what);
-    VT(env)->cmd_reset(SELF(env), env->dev, s->cmd);
+    reset_cmd(s, env);
     to_idle(s, env);
     return st;
 }
@@ -216,7 +241,7 @@ salvo_status slot_discard(slot *s, const slot_env *env)
 {
     if (s->state != SLOT_RECORDING)
         return refuse(s, env, "discard");
-    VT(env)->cmd_reset(SELF(env), env->dev, s->cmd);
+    reset_cmd(s, env);
     to_idle(s, env);
     return SALVO_OK;
 }

@@ -26,6 +26,13 @@
  *  - Going back to IDLE (retire) allocates nothing and cannot fail. A
  *    refused or discarded batch resets the command buffer to the initial
  *    state whatever state the interrupted step left it in.
+ *  - That reset is the one recovery step that can fail (a driver out of
+ *    memory): it is tried SLOT_RESET_ATTEMPTS times, then given up. The
+ *    slot is IDLE all the same, its command buffer marked unreset; the
+ *    next begin resets it first (SLOT_RESET_ATTEMPTS tries again) and,
+ *    failing that, fails cleanly and leaves the slot IDLE, so a command
+ *    buffer is never begun in a state Vulkan forbids and the stream stays
+ *    usable: a later begin tries again.
  *  - An abandoned slot still owns its handles; slot_destroy releases them.
  *
  * The slot does no locking: its owner (the device's batch lock) does.
@@ -53,7 +60,7 @@ typedef struct slot_env {
     const salvo_log_sink *log;
 } slot_env;
 
-enum { SLOT_MAX_NAMES = 8, SLOT_MAX_MORE = 24, SLOT_MAX_WAITS = 16 };
+enum { SLOT_MAX_NAMES = 8, SLOT_MAX_MORE = 24, SLOT_MAX_WAITS = 16, SLOT_RESET_ATTEMPTS = 3 };
 
 /* What a batch must wait for before it starts: a timeline value (a host
  * gate), or a batch of another stream (an event: serial), which only needs
@@ -67,6 +74,7 @@ typedef struct slot_dep {
 typedef struct slot {
     slot_state state;
     accel_cmd *cmd;
+    bool cmd_unreset; /* a reset was refused: the next begin resets first */
     accel_fence *fence;
     accel_descpool *pool;
     uint64_t serial;   /* device-wide batch serial, taken at begin */

@@ -21,7 +21,8 @@
     X(cmd_barrier, 0) X(cmd_copy, 0) X(fence_create, 1) X(fence_destroy, 0) X(fence_reset, 1)  \
     X(fence_status, 1) X(fence_wait, 1) X(submit, 1) X(timeline_create, 1)                     \
     X(timeline_destroy, 0) X(timeline_signal, 1) X(timeline_value, 1) X(timeline_wait, 1)      \
-    X(destroy, 0)
+    X(destroy, 0) X(querypool_create, 1) X(querypool_destroy, 0) X(cmd_querypool_reset, 0)     \
+    X(cmd_timestamp, 0) X(querypool_results, 1)
 
 #define FAKE_ILLEGALS(X)                                                                       \
     X(begin_while_recording) X(begin_while_pending) X(end_not_recording)                       \
@@ -29,7 +30,8 @@
     X(submit_invalidated) X(submit_fence_busy) X(fence_reset_pending) X(wait_unsubmitted)      \
     X(wait_idle_deadlock) X(destroy_in_use) X(pool_reset_in_use) X(dispatch_mismatch)          \
     X(copy_out_of_range) X(bad_handle) X(bad_argument) X(close_with_children)                  \
-    X(use_after_destroy) X(timeline_not_increasing) X(timeline_unsupported)
+    X(use_after_destroy) X(timeline_not_increasing) X(timeline_unsupported)                    \
+    X(query_not_reset)
 
 typedef enum op_id {
 #define X(name, fallible) OP_##name,
@@ -122,9 +124,19 @@ typedef struct fake_pool {
     uint64_t descriptors_used;
 } fake_pool;
 
+/* Timestamp queries: written (available) or not since the last reset. */
+typedef struct fake_qpool {
+    fake_obj h;
+    uint32_t count;
+    uint64_t *ticks;
+    bool *written;
+} fake_qpool;
+
 typedef enum rec_kind {
     REC_COPY,
-    REC_DISPATCH
+    REC_DISPATCH,
+    REC_QUERY_RESET,
+    REC_TIMESTAMP
 } rec_kind;
 
 /* What a command buffer recorded; handles a record names are nulled when
@@ -139,6 +151,9 @@ typedef struct fake_rec {
     fake_pool *pool;
     uint32_t buf_count;
     fake_buf *bufs[SALVO_MAX_BINDINGS];
+    /* query reset (first, count) or timestamp (first) */
+    fake_qpool *qpool;
+    uint32_t q_first, q_count;
 } fake_rec;
 
 typedef struct fake_sub fake_sub;
@@ -205,6 +220,7 @@ struct fake_state {
     uint32_t pending;
     uint64_t memory_used;
     uint64_t dispatches_recorded, dispatches_completed, copy_bytes;
+    uint64_t clock; /* the device's timestamp counter */
 };
 
 /* ------------------------------------------------------------------ */
@@ -275,6 +291,10 @@ static void obj_free(fake_state *s, fake_obj *o)
     }
     case FAKE_CMD:
         free(((fake_cmd *)o)->recs);
+        break;
+    case FAKE_QUERYPOOL:
+        free(((fake_qpool *)o)->ticks);
+        free(((fake_qpool *)o)->written);
         break;
     default:
         break;
@@ -412,6 +432,21 @@ static void execute_head(fake_state *s)
             fake_rec *r = &c->recs[i];
             if (r->kind == REC_DISPATCH) {
                 s->dispatches_completed++;
+                s->clock += FAKE_DISPATCH_TICKS;
+            } else if (r->kind == REC_QUERY_RESET) {
+                if (r->qpool)
+                    memset(r->qpool->written + r->q_first, 0,
+                           r->q_count * sizeof *r->qpool->written);
+            } else if (r->kind == REC_TIMESTAMP) {
+                fake_qpool *q = r->qpool;
+                /* Vulkan: the query must be unavailable when this executes. */
+                if (q && q->written[r->q_first])
+                    note_illegal(s, IL_query_not_reset, "submit",
+                                 "timestamp %u written twice without a reset", r->q_first);
+                else if (q) {
+                    q->ticks[r->q_first] = ++s->clock;
+                    q->written[r->q_first] = true;
+                }
             } else if (r->src && r->dst) {
                 memmove(r->dst->mem + r->dst_offset, r->src->mem + r->src_offset, r->size);
                 s->copy_bytes += r->size;
@@ -486,6 +521,8 @@ static void lose(fake_state *s)
 
 static bool rec_uses(const fake_rec *r, const fake_obj *o)
 {
+    if (r->kind == REC_QUERY_RESET || r->kind == REC_TIMESTAMP)
+        return (const fake_obj *)r->qpool == o;
     if (r->kind == REC_COPY)
         return (const fake_obj *)r->src == o || (const fake_obj *)r->dst == o;
     if ((const fake_obj *)r->pipe == o || (const fake_obj *)r->pool == o)
@@ -506,6 +543,8 @@ static void rec_forget(fake_rec *r, const fake_obj *o)
         r->pipe = NULL;
     if ((const fake_obj *)r->pool == o)
         r->pool = NULL;
+    if ((const fake_obj *)r->qpool == o)
+        r->qpool = NULL;
     for (uint32_t i = 0; i < r->buf_count; i++)
         if ((const fake_obj *)r->bufs[i] == o)
             r->bufs[i] = NULL;
@@ -627,6 +666,9 @@ static void fill_caps(const fake_accel *f, uint32_t index, accel_caps *caps)
     in->memory_heaps[0].size = f->device_memory_limit ? f->device_memory_limit : 8ull << 30;
     in->memory_heaps[0].device_local = true;
     caps->device_memory_host_visible = !f->device_not_mappable;
+    caps->timestamps = f->timestamps;
+    caps->timestamp_period_ns = 1.0;
+    caps->timestamp_valid_bits = f->timestamps ? 64 : 0;
 }
 
 static accel_result f_device_open(void *self, const accel_open_options *opt, accel_device **out,
@@ -1388,6 +1430,135 @@ static void f_destroy(void *self)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* ------------------------------------------------------------------ */
+/* Timestamp queries                                                   */
+/* ------------------------------------------------------------------ */
+
+static accel_result f_querypool_create(void *self, accel_device *dev, uint32_t count,
+                                       accel_querypool **out)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, querypool_create);
+    fake_dev *d = check_dev(s, dev, "querypool_create");
+    if (!d || !out || count == 0) {
+        if (d)
+            note_illegal(s, IL_bad_argument, "querypool_create", "out NULL or count 0");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    *out = NULL;
+    if (!f->timestamps) {
+        note_illegal(s, IL_bad_argument, "querypool_create", "the device has no timestamps");
+        return unlock_return(s, ACCEL_ERROR_FEATURE_NOT_PRESENT);
+    }
+    fake_qpool *q = obj_new(s, sizeof *q, FAKE_QUERYPOOL, d);
+    if (!q)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    q->count = count;
+    q->ticks = calloc(count, sizeof *q->ticks);
+    q->written = calloc(count, sizeof *q->written);
+    if (!q->ticks || !q->written) {
+        obj_unlink(s, &q->h);
+        obj_free(s, &q->h);
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    }
+    *out = (accel_querypool *)q;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static void f_querypool_destroy(void *self, accel_device *dev, accel_querypool *pool)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, querypool_destroy);
+    fake_dev *d = check_dev(s, dev, "querypool_destroy");
+    fake_qpool *q = pool ? check(s, pool, FAKE_QUERYPOOL, d, "querypool_destroy") : NULL;
+    if (q) {
+        forget_uses(s, &q->h, true, IL_destroy_in_use, "querypool_destroy");
+        obj_unlink(s, &q->h);
+        obj_free(s, &q->h);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void f_cmd_querypool_reset(void *self, accel_device *dev, accel_cmd *cmd,
+                                  accel_querypool *pool, uint32_t first, uint32_t count)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, cmd_querypool_reset);
+    fake_dev *d = check_dev(s, dev, "cmd_querypool_reset");
+    fake_cmd *c = recording(s, dev, cmd, "cmd_querypool_reset");
+    fake_qpool *q = check(s, pool, FAKE_QUERYPOOL, d, "cmd_querypool_reset");
+    if (c && q) {
+        if (count == 0 || first >= q->count || count > q->count - first) {
+            note_illegal(s, IL_bad_argument, "cmd_querypool_reset",
+                         "queries [%u, +%u) of a pool of %u", first, count, q->count);
+        } else {
+            fake_rec *r = add_rec(c);
+            if (r) {
+                r->kind = REC_QUERY_RESET;
+                r->qpool = q;
+                r->q_first = first;
+                r->q_count = count;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void f_cmd_timestamp(void *self, accel_device *dev, accel_cmd *cmd, accel_querypool *pool,
+                            uint32_t index, bool end_of_work)
+{
+    (void)end_of_work; /* the fake runs one command at a time: both are the same */
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, cmd_timestamp);
+    fake_dev *d = check_dev(s, dev, "cmd_timestamp");
+    fake_cmd *c = recording(s, dev, cmd, "cmd_timestamp");
+    fake_qpool *q = check(s, pool, FAKE_QUERYPOOL, d, "cmd_timestamp");
+    if (c && q) {
+        if (index >= q->count) {
+            note_illegal(s, IL_query_not_reset, "cmd_timestamp", "query %u of a pool of %u",
+                         index, q->count);
+        } else {
+            fake_rec *r = add_rec(c);
+            if (r) {
+                r->kind = REC_TIMESTAMP;
+                r->qpool = q;
+                r->q_first = index;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static accel_result f_querypool_results(void *self, accel_device *dev, accel_querypool *pool,
+                                        uint32_t first, uint32_t count, uint64_t *ticks)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, querypool_results);
+    fake_qpool *q = check(s, pool, FAKE_QUERYPOOL, check_dev(s, dev, "querypool_results"),
+                          "querypool_results");
+    if (!q)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (!ticks || count == 0 || first >= q->count || count > q->count - first) {
+        note_illegal(s, IL_bad_argument, "querypool_results", "queries [%u, +%u) of %u", first,
+                     count, q->count);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    accel_result r = ACCEL_SUCCESS;
+    for (uint32_t i = 0; i < count; i++) {
+        if (q->written[first + i])
+            ticks[i] = q->ticks[first + i];
+        else
+            r = ACCEL_NOT_READY;
+    }
+    return unlock_return(s, r);
+}
+
 static const accel_vtable fake_vtable = {
     .name = "fake",
     .enumerate = f_enumerate,
@@ -1421,6 +1592,11 @@ static const accel_vtable fake_vtable = {
     .timeline_value = f_timeline_value,
     .timeline_wait = f_timeline_wait,
     .destroy = f_destroy,
+    .querypool_create = f_querypool_create,
+    .querypool_destroy = f_querypool_destroy,
+    .cmd_querypool_reset = f_cmd_querypool_reset,
+    .cmd_timestamp = f_cmd_timestamp,
+    .querypool_results = f_querypool_results,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1444,6 +1620,7 @@ fake_accel *fake_create(void)
         f->device_types[i] = SALVO_DEVICE_TYPE_OTHER;
     f->timeline_semaphores = true;
     f->host_import = true;
+    f->timestamps = true;
     f->complete = FAKE_COMPLETE_AUTO;
     return f;
 }

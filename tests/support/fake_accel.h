@@ -47,7 +47,8 @@
 #include "accel/accel.h"
 
 enum {
-    FAKE_MAX_DEVICES = 8
+    FAKE_MAX_DEVICES = 8,
+    FAKE_DISPATCH_TICKS = 10
 };
 
 typedef enum fake_complete_mode {
@@ -63,6 +64,7 @@ typedef enum fake_kind {
     FAKE_FENCE,
     FAKE_DESCPOOL,
     FAKE_TIMELINE,
+    FAKE_QUERYPOOL,
     FAKE_KIND_COUNT
 } fake_kind;
 
@@ -84,6 +86,9 @@ typedef struct fake_accel {
     bool device_not_mappable;    /* false; true: DEVICE-domain buffers have no mapping */
     bool timeline_semaphores;    /* true */
     bool host_import;            /* true, alignment 4096 */
+    /* true: GPU timestamps, 1 ns a tick. The clock is a counter that a
+     * dispatch advances by FAKE_DISPATCH_TICKS and every timestamp by 1. */
+    bool timestamps;
     uint64_t device_memory_limit;/* 0 = unlimited; else bytes of live non-imported buffers */
     fake_complete_mode complete; /* FAKE_COMPLETE_AUTO */
 
@@ -136,6 +141,8 @@ uint64_t fake_calls_total(fake_accel *f);
  *   use_after_destroy      any call after the vtable's destroy()
  *   timeline_not_increasing  a timeline signalled to a value not above its own
  *   timeline_unsupported   timeline_create with timeline_semaphores false
+ *   query_not_reset        a timestamp written to a query not reset since
+ *                          its last write, or outside its pool
  */
 uint64_t fake_illegal(fake_accel *f, const char *what);
 uint64_t fake_illegal_total(fake_accel *f);

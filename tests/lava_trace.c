@@ -1,0 +1,212 @@
+#define _POSIX_C_SOURCE 200809L /* getpid */
+/* Traces on a real device (lavapipe in CI), validation layer on: GPU
+ * timestamps through two streams, two kernels and copies; the file is
+ * read back by the suite's strict JSON parser and, where python3 is
+ * installed, by Python's json module. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "add.spv.h"
+#include "copy.spv.h"
+#include "salvo/salvo.h"
+#include "support/lava.h"
+#include "support/trace_json.h"
+
+#define N 1024u
+#define HOST_PID 1
+#define GPU_PID 2
+
+enum {
+    ADDS = 160,   /* on stream a: x += 1 each */
+    ROUNDS = 60,  /* on stream b: z = y + 2 (copy kernel), then z += 1 (add), then a copy */
+    BATCH = 32
+};
+
+static const uint32_t groups[3] = {N / 64, 1, 1};
+
+static void expect_all(salvo_buffer *buf, uint32_t want)
+{
+    uint32_t host[N];
+    assert_int_equal(salvo_buffer_read(buf, 0, host, sizeof host), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        if (host[i] != want)
+            fail_msg("element %u: %u, want %u", i, host[i], want);
+}
+
+static const tj_event *gpu_batch(const tj_trace *t, int64_t serial)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (t->events[i].pid == GPU_PID && !strcmp(t->events[i].cat, "batch") &&
+            t->events[i].batch == serial)
+            return &t->events[i];
+    return NULL;
+}
+
+static void two_streams_two_kernels(void **state)
+{
+    (void)state;
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/salvo_lava_trace_%ld.json", (long)getpid());
+    salvo_device *dev = lava_open(0, BATCH);
+    salvo_spec_constant sc = {0, 64};
+    salvo_kernel_desc ad = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
+                            .spec_constants = &sc, .spec_constant_count = 1};
+    salvo_kernel_desc cd = {.spirv = copy_spv, .spirv_size = sizeof copy_spv, .name = "copy"};
+    salvo_kernel *add = NULL, *copy = NULL;
+    assert_int_equal(salvo_kernel_create(dev, &ad, &add), SALVO_OK);
+    assert_int_equal(salvo_kernel_create(dev, &cd, &copy), SALVO_OK);
+    salvo_buffer *x = NULL, *y = NULL, *z = NULL, *w = NULL;
+    assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &x), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &y), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &z), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &w), SALVO_OK);
+    uint32_t zero[N] = {0};
+    assert_int_equal(salvo_buffer_write(x, 0, zero, sizeof zero), SALVO_OK);
+    assert_int_equal(salvo_buffer_write(y, 0, zero, sizeof zero), SALVO_OK);
+
+    /* One stream before the trace starts, one after: both are traced. */
+    salvo_stream *a = NULL, *b = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &a), SALVO_OK);
+    salvo_status r = salvo_trace_start(dev, path);
+    if (r == SALVO_ERROR_UNSUPPORTED) {
+        fprintf(stderr, "the device has no timestamps: skipped\n");
+        exit(LAVA_SKIP);
+    }
+    assert_int_equal(r, SALVO_OK);
+    assert_int_equal(salvo_trace_start(dev, path), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_stream_create(dev, NULL, &b), SALVO_OK);
+
+    salvo_binding bx = {.binding = 0, .buffer = x};
+    salvo_binding bz = {.binding = 0, .buffer = z};
+    salvo_binding yz[2] = {{.binding = 0, .buffer = y}, {.binding = 1, .buffer = z}};
+    uint32_t one[2] = {N, 1}, two[2] = {N, 2};
+    for (int i = 0; i < ADDS; i++) {
+        assert_int_equal(salvo_launch(a, add, groups, &bx, 1, one, sizeof one), SALVO_OK);
+        if (i < ROUNDS) {
+            assert_int_equal(salvo_launch(b, copy, groups, yz, 2, two, sizeof two), SALVO_OK);
+            assert_int_equal(salvo_launch(b, add, groups, &bz, 1, one, sizeof one), SALVO_OK);
+            assert_int_equal(salvo_copy(b, z, 0, w, 0, N * 4), SALVO_OK);
+        }
+    }
+    assert_int_equal(salvo_device_synchronize(dev), SALVO_OK);
+    expect_all(x, ADDS);
+    expect_all(w, 3);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.validation_messages, 0);
+    assert_int_equal(salvo_trace_stop(dev), SALVO_OK);
+    assert_int_equal(salvo_trace_stop(dev), SALVO_ERROR_INVALID_STATE);
+
+    /* Python's reading, where there is a python3. */
+    if (system("command -v python3 >/dev/null 2>&1") == 0) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd,
+                 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+                 "assert isinstance(d[\"traceEvents\"], list)' %s",
+                 path);
+        assert_int_equal(system(cmd), 0);
+    }
+    tj_trace t;
+    if (!tj_load(path, &t))
+        fail_msg("%s: %s", path, t.error);
+    size_t launches = ADDS + 3 * ROUNDS;
+    assert_int_equal(tj_count(&t, "X", HOST_PID, "launch"), launches);
+    assert_int_equal(tj_count(&t, "X", GPU_PID, "launch"), launches);
+    assert_int_equal(tj_count(&t, "X", HOST_PID, "submit"), s.batches_submitted);
+    assert_int_equal(tj_count(&t, "X", GPU_PID, "batch"), s.batches_submitted);
+    size_t per_kernel[3] = {0, 0, 0};
+    for (size_t i = 0; i < t.count; i++) {
+        const tj_event *e = &t.events[i];
+        if (e->pid != GPU_PID || strcmp(e->ph, "X") != 0)
+            continue;
+        if (e->dur < 0)
+            fail_msg("%s of batch %lld lasts %.3f us", e->name, (long long)e->batch, e->dur);
+        if (strcmp(e->cat, "launch") != 0)
+            continue;
+        per_kernel[!strcmp(e->name, "add") ? 0 : !strcmp(e->name, "copy") ? 1 : 2]++;
+        const tj_event *bt = gpu_batch(&t, e->batch);
+        if (!bt)
+            fail_msg("launch of batch %lld: no batch event", (long long)e->batch);
+        if (e->ts < bt->ts || e->ts + e->dur > bt->ts + bt->dur + 1e-6)
+            fail_msg("%s %lld [%.3f, +%.3f] outside batch %lld [%.3f, +%.3f]", e->name,
+                     (long long)e->launch, e->ts, e->dur, (long long)e->batch, bt->ts, bt->dur);
+        if (e->tid != bt->tid)
+            fail_msg("launch and batch on different threads");
+    }
+    assert_int_equal(per_kernel[0], ADDS + ROUNDS);
+    assert_int_equal(per_kernel[1], ROUNDS);
+    assert_int_equal(per_kernel[2], ROUNDS); /* "(copy)" */
+    tj_free(&t);
+    remove(path);
+
+    salvo_stream_destroy(a);
+    salvo_stream_destroy(b);
+    salvo_buffer_destroy(x);
+    salvo_buffer_destroy(y);
+    salvo_buffer_destroy(z);
+    salvo_buffer_destroy(w);
+    salvo_kernel_destroy(add);
+    salvo_kernel_destroy(copy);
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.validation_messages, 0);
+    lava_close(dev);
+}
+
+/* $SALVO_TRACE: on from create, closed (valid, complete) by destroy. */
+static void environment_variable(void **state)
+{
+    (void)state;
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/salvo_lava_trace_env_%ld.json", (long)getpid());
+    setenv("SALVO_TRACE", path, 1);
+    salvo_device *dev = lava_open(0, 8);
+    unsetenv("SALVO_TRACE");
+    salvo_spec_constant sc = {0, 64};
+    salvo_kernel_desc ad = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
+                            .spec_constants = &sc, .spec_constant_count = 1};
+    salvo_kernel *add = NULL;
+    salvo_stream *st = NULL;
+    salvo_buffer *x = NULL;
+    assert_int_equal(salvo_kernel_create(dev, &ad, &add), SALVO_OK);
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &x), SALVO_OK);
+    salvo_binding bx = {.binding = 0, .buffer = x};
+    uint32_t one[2] = {N, 1};
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(salvo_launch(st, add, groups, &bx, 1, one, sizeof one), SALVO_OK);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(x);
+    salvo_kernel_destroy(add);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.validation_messages, 0);
+    lava_close(dev); /* submits, waits, then closes the trace */
+    tj_trace t;
+    if (!tj_load(path, &t)) {
+        if (strstr(t.error, "cannot open"))
+            skip(); /* no timestamps on this device: logged, no trace */
+        fail_msg("%s: %s", path, t.error);
+    }
+    assert_int_equal(tj_count(&t, "X", GPU_PID, "launch"), 20);
+    assert_int_equal(tj_count(&t, "X", HOST_PID, "launch"), 20);
+    tj_free(&t);
+    remove(path);
+}
+
+int main(void)
+{
+    lava_require_device();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(two_streams_two_kernels),
+        cmocka_unit_test(environment_variable),
+    };
+    return cmocka_run_group_tests_name("lava_trace", tests, NULL, NULL);
+}
