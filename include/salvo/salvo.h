@@ -107,7 +107,8 @@ typedef void (*salvo_log_fn)(void *user, salvo_log_level level, const char *file
  * aligned for any object (as malloc) or NULL; salvo then returns
  * SALVO_ERROR_OUT_OF_HOST_MEMORY from the call that needed it (or does
  * without), and never needs memory to return a batch's resources, to
- * recover from a failure or to destroy anything.
+ * recover from a failure or to destroy anything (writing the pipeline
+ * cache file at device destroy aside: skipped when refused).
  * Not through it: the Vulkan loader's, layers' and driver's own
  * allocations (no VkAllocationCallbacks are passed: Vulkan asks for
  * aligned allocation and reallocation, which this interface has not), and
@@ -489,8 +490,10 @@ SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
 /* Events                                                              */
 /* ------------------------------------------------------------------ */
 
-/* A marker in a stream, as in CUDA. Thread safety: any thread, but not
- * concurrently with a record of the same event. Lifetime: until
+/* A marker in a stream, as in CUDA. Thread safety: any thread. Waits,
+ * queries and synchronizes may run while the event is recorded again from
+ * another thread (they use the mark current at the call); two records of
+ * one event must not run at once. Lifetime: until
  * salvo_event_destroy; waits already issued keep what they need. */
 SALVO_API salvo_status salvo_event_create(salvo_device *device, salvo_event **out);
 

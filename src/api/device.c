@@ -533,7 +533,9 @@ salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *
 
 void device_reap_locked(salvo_device *dev)
 {
-    bool advanced = false;
+    /* Releases left on the lock-free list by a destroy that found the lock
+     * busy may be runnable already (an idle device): look at them too. */
+    bool advanced = atomic_load_explicit(&dev->retire.incoming, memory_order_relaxed) != NULL;
     if (device_is_lost(dev))
         device_mark_lost_locked(dev);
     retire_collect(&dev->retire);
