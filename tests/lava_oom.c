@@ -8,12 +8,14 @@
  * well under a hundred host allocations, so no sampling is needed; the
  * sweep would stride past its dense range if that ever changed).
  *
- * Three sweeps: the allocator given in salvo_device_desc (refused once and
+ * Four sweeps: the allocator given in salvo_device_desc (refused once and
  * from then on, with and without the scenario's probes); the same given as
  * the process-wide default (salvo_default_allocator_set, desc.allocator
  * NULL, the default reset to malloc/free while the device still lives);
  * every explicit transfer staged (SALVO_DEVICE_FORCE_STAGING: the staging
- * buffer, its command buffer and fence).
+ * buffer, its command buffer and fence); every device tracing
+ * ($SALVO_TRACE: the trace's session and writer, each stream's records and
+ * timestamp query pool).
  *
  * The driver's own allocations are not refused: salvo passes no
  * VkAllocationCallbacks (see accel_vulkan.c), so lavapipe allocates with
@@ -26,12 +28,12 @@
  * salvo's host memory, not of Vulkan usage, and the other lava_* suites
  * make the same calls with validation on. About 10 s on two cores.
  *
- * Under AddressSanitizer or ThreadSanitizer, opening a lavapipe device
- * alone costs 0.3-1 s: there every sweep refuses once, with probes (the
- * variant that checks most), the first and the staged one at every n, the
- * default-allocator one at n = 1, 2, 3 and every 5th after (its sites are
- * the first sweep's; only where the allocator comes from differs). The
- * fake's sweep (unit_oom) stays complete there.
+ * Under AddressSanitizer or ThreadSanitizer a run costs 2-4 times more
+ * (with .ci/run's keep_loaded.so; without it, the ICD's dlopen and dlclose
+ * at every device make each run cost up to a second, and growing): there
+ * the default-allocator sweep refuses n = 1, 2, 3 and every 5th after
+ * only (its sites are the first sweep's; only where the allocator comes
+ * from differs). The first and the staged sweep stay complete.
  */
 #define _POSIX_C_SOURCE 200809L /* unsetenv */
 #include <setjmp.h>
@@ -41,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* rmdir */
 
 #include <cmocka.h>
 
@@ -51,7 +54,7 @@
 static const char *const SALVO_VARS[] = {
     "SALVO_BATCH",  "SALVO_FENCE_TIMEOUT_S", "SALVO_RELEASE_MAX_COUNT", "SALVO_RELEASE_MAX_BYTES",
     "SALVO_DEVICE", "SALVO_VALIDATION",      "SALVO_FAULT",             "SALVO_SPIN_US",
-    "SALVO_DESCRIPTORS", "SALVO_PIPELINE_CACHE",
+    "SALVO_DESCRIPTORS", "SALVO_PIPELINE_CACHE", "SALVO_TRACE",
 };
 
 static int clear_salvo_env(void **state)
@@ -60,6 +63,24 @@ static int clear_salvo_env(void **state)
     for (size_t i = 0; i < sizeof SALVO_VARS / sizeof SALVO_VARS[0]; i++)
         unsetenv(SALVO_VARS[i]);
     return 0;
+}
+
+/* Run b's sweep with every device tracing ($SALVO_TRACE, into a directory
+ * of its own, removed afterwards): the trace's allocations (its session
+ * and writer, each stream's records and timestamp queries) are refused in
+ * turn too. A trace that cannot be had is left out, with a warning: the
+ * runs must do without it. */
+static void traced(oom_backend *b, oom_totals *t)
+{
+    char dir[] = "/tmp/salvo_oom_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[sizeof dir + 16];
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    assert_int_equal(setenv("SALVO_TRACE", path, 1), 0);
+    oom_sweep_run(b, t);
+    unsetenv("SALVO_TRACE");
+    remove(path);
+    assert_int_equal(rmdir(dir), 0);
 }
 
 static salvo_status lava_oom_open(void *user, const salvo_device_desc *desc,
@@ -80,19 +101,22 @@ static oom_backend lava_oom_backend(const char *name, uint32_t flags, bool via_d
                 .echo_log = getenv("SALVO_SWEEP_ECHO") != NULL,
                 .dispatch_computes = true},
         .via_default = via_default,
-        /* A run makes ~80 allocations: dense. Should that grow past a few
-         * hundred, every 7th after the first 300 keeps the suite in CI's
-         * minutes. */
+        /* A run makes 40 to 70 allocations: dense. Should that grow past
+         * a few hundred, every 7th after the first 300 keeps the suite in
+         * CI's minutes. */
         .dense = 300,
         .stride = 7,
         .watchdog_s = 60,
     };
 }
 
-static void sweep(oom_backend *b)
+static void sweep_maybe_traced(oom_backend *b, bool trace)
 {
     oom_totals t;
-    oom_sweep_run(b, &t);
+    if (trace)
+        traced(b, &t);
+    else
+        oom_sweep_run(b, &t);
     if (t.failed)
         fail_msg("%llu of %llu runs failed their checks (see FAIL lines above)",
                  (unsigned long long)t.failed, (unsigned long long)t.runs);
@@ -101,11 +125,15 @@ static void sweep(oom_backend *b)
         assert_int_equal(t.points, t.clean_allocs);
 }
 
+static void sweep(oom_backend *b)
+{
+    sweep_maybe_traced(b, false);
+}
+
 static void test_oom_sweep(void **state)
 {
     (void)state;
     oom_backend b = lava_oom_backend("lavapipe", 0, false);
-    b.once_only = b.probe_only = SCENARIO_SANITIZED;
     sweep(&b);
 }
 
@@ -131,6 +159,17 @@ static void test_oom_sweep_staged(void **state)
     sweep(&b);
 }
 
+/* Every device tracing: the trace's session, writer, each stream's
+ * records and its timestamp query pool are refused in turn as well. */
+static void test_oom_sweep_traced(void **state)
+{
+    (void)state;
+    oom_backend b = lava_oom_backend("lavapipe, traced", 0, false);
+    b.once_only = true;
+    b.probe_only = true;
+    sweep_maybe_traced(&b, true);
+}
+
 int main(void)
 {
     /* ctest sets SALVO_VALIDATION=1 for lava_* suites: not for this one
@@ -141,6 +180,7 @@ int main(void)
         cmocka_unit_test_setup(test_oom_sweep, clear_salvo_env),
         cmocka_unit_test_setup(test_oom_sweep_default, clear_salvo_env),
         cmocka_unit_test_setup(test_oom_sweep_staged, clear_salvo_env),
+        cmocka_unit_test_setup(test_oom_sweep_traced, clear_salvo_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* rmdir */
 
 #include <cmocka.h>
 
@@ -46,7 +47,7 @@
 static const char *const SALVO_VARS[] = {
     "SALVO_BATCH",  "SALVO_FENCE_TIMEOUT_S", "SALVO_RELEASE_MAX_COUNT", "SALVO_RELEASE_MAX_BYTES",
     "SALVO_DEVICE", "SALVO_VALIDATION",      "SALVO_FAULT",             "SALVO_SPIN_US",
-    "SALVO_DESCRIPTORS", "SALVO_PIPELINE_CACHE",
+    "SALVO_DESCRIPTORS", "SALVO_PIPELINE_CACHE", "SALVO_TRACE",
 };
 
 static int clear_salvo_env(void **state)
@@ -57,12 +58,31 @@ static int clear_salvo_env(void **state)
     return 0;
 }
 
+/* Run b's sweep with every device tracing ($SALVO_TRACE, into a directory
+ * of its own, removed afterwards): the trace's allocations (its session
+ * and writer, each stream's records and timestamp queries) are refused in
+ * turn too. A trace that cannot be had is left out, with a warning: the
+ * runs must do without it. */
+static void traced(oom_backend *b, oom_totals *t)
+{
+    char dir[] = "/tmp/salvo_oom_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[sizeof dir + 16];
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    assert_int_equal(setenv("SALVO_TRACE", path, 1), 0);
+    oom_sweep_run(b, t);
+    unsetenv("SALVO_TRACE");
+    remove(path);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* The sweep on the fake                                               */
 /* ------------------------------------------------------------------ */
 
 typedef struct fake_backend {
-    fake_accel *f; /* this run's */
+    fake_accel *f;   /* this run's */
+    bool timestamps; /* the fake writes GPU timestamps (for traces) */
 } fake_backend;
 
 static salvo_status fake_open(void *user, const salvo_device_desc *desc,
@@ -73,6 +93,7 @@ static salvo_status fake_open(void *user, const salvo_device_desc *desc,
     fb->f = fake_create();
     if (!fb->f)
         fail_msg("the fake itself is out of memory");
+    fb->f->timestamps = fb->timestamps;
     return device_create_with_accel(desc, fake_accel_get(fb->f), out);
 }
 
@@ -125,6 +146,26 @@ static void test_oom_sweep(void **state)
     /* At least: device_create, both buffer_create, kernel_create, both
      * stream_create, event_create, a launch per stream (its batch log). */
     assert_true(t.calls >= 8);
+}
+
+/* The same with every device tracing: the trace's own allocations too. */
+static void test_oom_sweep_traced(void **state)
+{
+    (void)state;
+    fake_backend fb = {.timestamps = true};
+    oom_backend b = {
+        .name = "fake, traced",
+        .cfg = {.open = fake_open, .user = &fb, .echo_log = getenv("SALVO_SWEEP_ECHO") != NULL},
+        .after_run = fake_after_run,
+        .watchdog_s = 20,
+    };
+    oom_totals t;
+    traced(&b, &t);
+    if (t.failed)
+        fail_msg("%llu of %llu runs failed their checks (see FAIL lines above)",
+                 (unsigned long long)t.failed, (unsigned long long)t.runs);
+    assert_int_equal(t.points, t.clean_allocs);
+    assert_true(t.clean_allocs > 11); /* more than the untraced run's */
 }
 
 /* ------------------------------------------------------------------ */
@@ -460,6 +501,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_oom_sweep, clear_salvo_env),
+        cmocka_unit_test_setup(test_oom_sweep_traced, clear_salvo_env),
         cmocka_unit_test_setup(test_default_allocator, clear_salvo_env),
         cmocka_unit_test_setup(test_cancel_without_log, clear_salvo_env),
         cmocka_unit_test_setup(test_reset_refused_for_good, clear_salvo_env),
