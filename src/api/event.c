@@ -78,6 +78,18 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
     return r;
 }
 
+/* If the event's point is in a batch still being recorded, submit that
+ * batch: it would otherwise never complete (a query loop), and once
+ * submitted it orders every batch submitted after it (a stream's wait).
+ * A failure of that submission is its own stream's to report. */
+static void submit_event_batch_locked(salvo_event *ev)
+{
+    slot *s = NULL;
+    salvo_stream *owner = batch_owner_locked(ev->dev, ev->serial, &s);
+    if (owner && s->state == SLOT_RECORDING)
+        stream_submit_locked(owner, false);
+}
+
 salvo_status salvo_event_query(salvo_event *ev)
 {
     if (!ev)
@@ -91,11 +103,7 @@ salvo_status salvo_event_query(salvo_event *ev)
         r = device_lost_error(dev);
     } else if (!batch_done_locked(dev, ev->serial)) {
         device_reap_locked(dev);
-        slot *s = NULL;
-        salvo_stream *owner = batch_owner_locked(dev, ev->serial, &s);
-        /* A point still being recorded would never complete: submit it. */
-        if (owner && s->state == SLOT_RECORDING)
-            stream_submit_locked(owner, false);
+        submit_event_batch_locked(ev);
         if (device_is_lost(dev))
             r = device_lost_error(dev);
         else if (!batch_done_locked(dev, ev->serial))
@@ -165,12 +173,8 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
          * after it, on the device, with no host thread blocking. Doing it
          * now (not when the waiting batch is submitted) keeps waits from
          * ever pointing at batches still recording, so waits between
-         * streams cannot form a cycle. A failure of that submission is its
-         * stream's to report. */
-        slot *s = NULL;
-        salvo_stream *owner = batch_owner_locked(dev, ev->serial, &s);
-        if (owner && s->state == SLOT_RECORDING)
-            stream_submit_locked(owner, false);
+         * streams cannot form a cycle. */
+        submit_event_batch_locked(ev);
         if (device_is_lost(dev))
             r = device_lost_error(dev);
     }

@@ -107,33 +107,6 @@ salvo_stream *batch_owner_locked(salvo_device *dev, uint64_t serial, slot **out)
     return NULL;
 }
 
-/* Before a batch is submitted, every batch it waits on (an event's) must
- * be submitted first. That alone orders them: all streams share one queue
- * and every batch begins with a barrier over everything submitted before
- * it, so no semaphore is needed. Waits on batches already over are
- * dropped. Depth is bounded by the number of streams, since a wait only
- * ever names a batch opened before the waiting one. */
-static void settle_waits_locked(salvo_stream *st, slot *s, int depth)
-{
-    salvo_device *dev = st->dev;
-    for (uint32_t i = s->wait_count; i-- > 0;) {
-        slot_dep *w = &s->waits[i];
-        if (w->serial == 0)
-            continue; /* a host gate */
-        slot *ds = NULL;
-        salvo_stream *owner = batch_owner_locked(dev, w->serial, &ds);
-        if (owner && ds->state == SLOT_RECORDING && owner != st && depth < 64) {
-            settle_waits_locked(owner, ds, depth + 1);
-            stream_submit_locked(owner, false);
-            owner = batch_owner_locked(dev, w->serial, NULL);
-        }
-        /* Over, refused (its failure is kept on its stream), or submitted
-         * ahead of this batch: nothing left for the device to wait on. */
-        if (!owner || !w->op.timeline)
-            s->waits[i] = s->waits[--s->wait_count];
-    }
-}
-
 void salvo_stream_destroy(salvo_stream *st)
 {
     if (!st || atomic_exchange(&st->destroyed, true))
@@ -156,11 +129,6 @@ salvo_status stream_submit_locked(salvo_stream *st, bool report)
     if (!s)
         return SALVO_OK;
     st->open = NULL;
-    if (device_is_lost(dev))
-        return device_lost_error(dev);
-    if (s->wait_count)
-        settle_waits_locked(st, s, 0);
-    /* Submitting what it waits on may have found the device lost. */
     if (device_is_lost(dev) || s->state == SLOT_ABANDONED)
         return device_lost_error(dev);
     /* The host may read what this batch wrote once its fence signals. */

@@ -63,8 +63,9 @@ typedef struct slot_env {
 enum { SLOT_MAX_NAMES = 8, SLOT_MAX_MORE = 24, SLOT_MAX_WAITS = 16, SLOT_RESET_ATTEMPTS = 3 };
 
 /* What a batch must wait for before it starts: a timeline value (a host
- * gate), or a batch of another stream (an event: serial), which only needs
- * to be submitted first (op.timeline NULL). */
+ * gate). serial/owner (op.timeline NULL) name another batch that only
+ * needs to be submitted first; the streams do not use that form (an event
+ * wait submits the event's batch at once), the slot still accepts it. */
 typedef struct slot_dep {
     accel_sem_op op;
     uint64_t serial; /* 0: a host gate, never dropped early */
