@@ -16,8 +16,9 @@
  * these handles). The same libvulkan.so.1 serves both, so loader trampolines
  * (a program linked with -lvulkan) work on them too.
  *
- * Not yet supported (TODO): handing salvo an instance, device and queue of
- * your own to run on. salvo always creates its own.
+ * A program that has its own instance, device and queue can also hand them
+ * to salvo (salvo_device_create_vk): salvo then runs on them and destroys
+ * none of them.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -32,7 +33,8 @@
 extern "C" {
 #endif
 
-/* The Vulkan objects a salvo device runs on. All are owned by salvo. */
+/* The Vulkan objects a salvo device runs on: owned by salvo, or by the
+ * program when the device came from salvo_device_create_vk. */
 typedef struct salvo_vk_handles {
     VkInstance instance;
     VkPhysicalDevice physical_device;
@@ -41,7 +43,8 @@ typedef struct salvo_vk_handles {
      * submissions to a queue to be externally synchronized, and salvo
      * submits from inside many calls (launch, flush, synchronize, buffer
      * read and write, event and gate calls): submit to it yourself only
-     * while no salvo call on this device is in progress. */
+     * while no salvo call on this device is in progress -- or, on a device
+     * from salvo_device_create_vk, under the queue lock given there. */
     VkQueue queue;
     uint32_t queue_family_index;
     /* Vulkan version salvo uses on the device: min(instance, device). */
@@ -58,6 +61,80 @@ typedef struct salvo_vk_handles {
  * Lifetime: valid until salvo_device_destroy. Destroy nothing you get
  * here; destroy what you created from them before the device. */
 SALVO_API salvo_status salvo_device_vk_handles(salvo_device *device, salvo_vk_handles *out);
+
+/* What a program hands salvo to run on its own Vulkan objects
+ * (salvo_device_create_vk). Zero-initialize it and fill in what you have:
+ * the fields a device needs are marked "required". */
+typedef struct salvo_vk_device_import {
+    /* The vkGetInstanceProcAddr the instance was created through. NULL:
+     * the one salvo loads from libvulkan.so.1 -- the same loader a program
+     * linking -lvulkan, or loading it with volk, uses. */
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr;
+    VkInstance instance; /* required */
+    /* VkApplicationInfo.apiVersion the instance was created with (0 reads
+     * as 1.0, as in Vulkan). Required: salvo needs 1.1 or newer. */
+    uint32_t instance_api_version;
+    /* VK_EXT_debug_utils is enabled on the instance: salvo then adds a
+     * messenger of its own, so that warnings and errors of the layers you
+     * enabled reach the device's log callback and are counted in
+     * salvo_stats.validation_messages (your own messengers still get them
+     * too). Without it salvo sees no validation messages. */
+    bool instance_debug_utils;
+    VkPhysicalDevice physical_device; /* required */
+    VkDevice device;                  /* required, created from physical_device */
+    /* The device extensions enabled at vkCreateDevice. salvo uses
+     * VK_KHR_push_descriptor (binding without descriptor pools),
+     * VK_EXT_external_memory_host (salvo_buffer_import) and, before
+     * Vulkan 1.2, VK_KHR_timeline_semaphore, when they are listed here; it
+     * runs without each of them. Names not listed are never used. */
+    const char *const *device_extensions;
+    uint32_t device_extension_count;
+    /* VkPhysicalDeviceTimelineSemaphoreFeatures.timelineSemaphore (or the
+     * Vulkan 1.2 features' field) was enabled at vkCreateDevice: gates and
+     * salvo_stream_wait_gate need it. */
+    bool timeline_semaphores;
+    /* Required: a queue of device, of a family with VK_QUEUE_COMPUTE_BIT.
+     * Every stream of the salvo device submits to it. */
+    VkQueue queue;
+    uint32_t queue_family_index;
+    /* Vulkan requires submissions to a queue to be externally
+     * synchronized. A program that submits to the same queue itself gives
+     * a lock here that its own submissions take too; salvo holds it around
+     * each vkQueueSubmit and vkQueueWaitIdle of its own and never while
+     * waiting for a fence; the device's log callback can run while it is
+     * held (a validation message about the submit). Both NULL: the program does not use the queue while a salvo call on
+     * this device may be running. Given together or not at all. */
+    void (*queue_lock)(void *user);
+    void (*queue_unlock)(void *user);
+    void *queue_lock_user;
+} salvo_vk_device_import;
+
+/* Create a salvo device on the program's own instance, physical device,
+ * device and queue (see salvo_vk_device_import). desc is as for
+ * salvo_device_create, except that desc.name and $SALVO_DEVICE are not
+ * used (the device is the one given) and the validation flags and
+ * $SALVO_VALIDATION enable nothing: which layers run is the instance's
+ * choice. desc may be NULL.
+ *
+ * salvo creates only objects of its own on the device (buffers, memory,
+ * pipelines, command pools, fences, semaphores, query pools, a pipeline
+ * cache and, with instance_debug_utils, a debug messenger) and destroys
+ * them all in salvo_device_destroy; it never destroys the instance, the
+ * device or the queue.
+ *
+ * Errors: SALVO_ERROR_INVALID_ARGUMENT for a missing required handle,
+ * a queue family the physical device does not have or that cannot compute,
+ * a lone queue_lock or queue_unlock, or device_extension_count > 0 with
+ * device_extensions NULL; SALVO_ERROR_UNSUPPORTED when the instance or the
+ * device is older than Vulkan 1.1.
+ * Thread safety: any thread; the handles must stay valid throughout.
+ * Lifetime: keep the instance, the device and the queue alive until
+ * salvo_device_destroy has returned. A device lost under salvo is lost for
+ * the program too: salvo reports it (salvo_device_is_lost) and the
+ * program decides what to recreate. */
+SALVO_API salvo_status salvo_device_create_vk(const salvo_vk_device_import *vk,
+                                              const salvo_device_desc *desc,
+                                              salvo_device **out);
 
 /* The VkBuffer behind buffer: salvo_buffer_size(buffer) bytes from offset
  * 0, bound to memory salvo allocated (or imported). Created with storage,

@@ -73,6 +73,14 @@ typedef struct accel_open_options {
     /* A file the pipeline cache is loaded from at open (when it holds a
      * cache for this device) and written back to at close; NULL: none. */
     const char *pipeline_cache_path;
+    /* Run on objects the application owns instead of creating them (the
+     * Vulkan accelerator: a checked salvo_vk_device_import; index, and the
+     * validation flags, are then unused). NULL: open device index. */
+    const void *import;
+    /* Where a refused open may say why, for the caller's error message
+     * (left as it is when there is nothing to add); NULL: nowhere. */
+    char *why;
+    size_t why_size;
 } accel_open_options;
 
 /* What a device can do; filled by device_open. */

@@ -22,6 +22,8 @@
 #include "accel/accel.h"
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 /* First: renames volk's globals to salvo_volk_* (see volk_impl.c). */
@@ -79,6 +81,12 @@ struct accel_device {
     char *cache_path;
     uint32_t vendor_id, device_id;
     uint8_t cache_uuid[VK_UUID_SIZE];
+    /* The instance, device and queue are the application's
+     * (salvo_device_create_vk): used, never destroyed. */
+    bool imported;
+    void (*queue_lock)(void *user); /* the application's queue lock, or NULL */
+    void (*queue_unlock)(void *user);
+    void *queue_lock_user;
     struct VolkDeviceTable vk;
 };
 
@@ -441,11 +449,11 @@ static void device_release(accel_device *d)
     if (d->pipeline_cache)
         d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
     salvo_mem_free(d->alloc, d->cache_path);
-    if (d->device)
+    if (d->device && !d->imported)
         d->vk.vkDestroyDevice(d->device, NULL);
     if (d->messenger)
         d->destroy_messenger(d->instance, d->messenger, NULL);
-    if (d->instance)
+    if (d->instance && !d->imported)
         d->destroy_instance(d->instance, NULL);
     salvo_mem_free(d->alloc, d);
 }
@@ -489,61 +497,12 @@ static void fill_info(salvo_device_info *info, const accel_device *d,
     }
 }
 
-/* Queries d->phys, creates the VkDevice and loads its table. Call with
- * instance_lock held and volk loaded for d->instance. */
-static VkResult device_create(accel_device *d, accel_caps *caps)
+/* Creates salvo's own VkDevice on d->phys with one queue of
+ * d->queue_family and what salvo uses of the device's extensions; loads
+ * its table. Call with instance_lock held and volk loaded for d->instance. */
+static VkResult device_make(accel_device *d, bool push_descriptor, bool host_import,
+                            bool portability, bool core12)
 {
-    VkExtensionProperties *ext;
-    uint32_t ext_count;
-    VkResult r = extensions_get(d->alloc, d->phys, NULL, &ext, &ext_count);
-    if (r != VK_SUCCESS)
-        return r;
-    bool push_descriptor = has_extension(ext, ext_count, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-    bool host_import = has_extension(ext, ext_count, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
-    bool portability = has_extension(ext, ext_count, "VK_KHR_portability_subset");
-    bool timeline_ext = has_extension(ext, ext_count, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
-    bool driver_ext = has_extension(ext, ext_count, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
-    salvo_mem_free(d->alloc, ext);
-
-    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-    vkGetPhysicalDeviceProperties(d->phys, &props.properties);
-    uint32_t device_api = props.properties.apiVersion;
-    if (device_api < VK_API_VERSION_1_1) {
-        SALVO_LOG(&d->log, SALVO_LOG_ERROR, "%s supports only Vulkan 1.0; salvo needs 1.1",
-                  props.properties.deviceName);
-        return VK_ERROR_INCOMPATIBLE_DRIVER;
-    }
-    if (device_api < d->api_version)
-        d->api_version = device_api;
-    bool core12 = d->api_version >= VK_API_VERSION_1_2;
-
-    /* Chain only structs the device knows: anything else is invalid usage. */
-    VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-    VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-    VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
-    props.pNext = &subgroup;
-    void **tail = &subgroup.pNext;
-    bool have_driver = core12 || driver_ext;
-    if (have_driver) {
-        *tail = &driver;
-        tail = &driver.pNext;
-    }
-    if (host_import)
-        *tail = &host;
-    vkGetPhysicalDeviceProperties2(d->phys, &props);
-
-    /* The 1.2 struct name serves both the core feature and the extension. */
-    VkPhysicalDeviceTimelineSemaphoreFeatures timeline = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
-    if (core12 || timeline_ext) {
-        VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                              .pNext = &timeline};
-        vkGetPhysicalDeviceFeatures2(d->phys, &features);
-    }
-    d->timeline = timeline.timelineSemaphore == VK_TRUE;
-    vkGetPhysicalDeviceMemoryProperties(d->phys, &d->mem);
-
     const char *names[4];
     uint32_t name_count = 0;
     if (push_descriptor)
@@ -577,13 +536,113 @@ static VkResult device_create(accel_device *d, accel_caps *caps)
     };
     VkDevice device;
     /* pAllocator NULL: the driver allocates for itself (see instance_create). */
-    r = vkCreateDevice(d->phys, &ci, NULL, &device);
+    VkResult r = vkCreateDevice(d->phys, &ci, NULL, &device);
     if (r != VK_SUCCESS)
         return r;
     d->device = device;
     /* volk resolves through the global vkGetDeviceProcAddr: still ours here. */
     volkLoadDeviceTable(&d->vk, d->device);
     d->vk.vkGetDeviceQueue(d->device, d->queue_family, 0, &d->queue);
+    return VK_SUCCESS;
+}
+
+/* Whether the application enabled extension name on its device. */
+static bool enabled_extension(const salvo_vk_device_import *imp, const char *name)
+{
+    for (uint32_t i = 0; i < imp->device_extension_count; i++)
+        if (imp->device_extensions[i] && strcmp(imp->device_extensions[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Logs why an open is refused and hands the reason to the caller. */
+static void refuse(accel_device *d, const accel_open_options *opt, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void refuse(accel_device *d, const accel_open_options *opt, const char *fmt, ...)
+{
+    char text[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (opt->why && opt->why_size)
+        snprintf(opt->why, opt->why_size, "%s", text);
+    else
+        SALVO_LOG(&d->log, SALVO_LOG_ERROR, "%s", text);
+}
+
+/* Queries d->phys, creates the VkDevice (or takes the application's:
+ * opt->import) and loads its table. Call with instance_lock held and volk
+ * loaded for d->instance. */
+static VkResult device_create(accel_device *d, const accel_open_options *opt, accel_caps *caps)
+{
+    const salvo_vk_device_import *imp = opt->import;
+    VkExtensionProperties *ext;
+    uint32_t ext_count;
+    VkResult r = extensions_get(d->alloc, d->phys, NULL, &ext, &ext_count);
+    if (r != VK_SUCCESS)
+        return r;
+    /* What the device offers; of the application's device, only what it
+     * enabled. (Physical-device queries need the extension offered only.) */
+    bool push_descriptor = has_extension(ext, ext_count, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    bool host_import = has_extension(ext, ext_count, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    bool portability = has_extension(ext, ext_count, "VK_KHR_portability_subset");
+    bool timeline_ext = has_extension(ext, ext_count, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
+    bool driver_ext = has_extension(ext, ext_count, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+    salvo_mem_free(d->alloc, ext);
+    bool host_props = host_import;
+    if (imp) {
+        push_descriptor = push_descriptor && enabled_extension(imp, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+        host_import = host_import && enabled_extension(imp, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+        timeline_ext = timeline_ext && enabled_extension(imp, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
+    }
+
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    vkGetPhysicalDeviceProperties(d->phys, &props.properties);
+    uint32_t device_api = props.properties.apiVersion;
+    if (device_api < VK_API_VERSION_1_1) {
+        refuse(d, opt, "%s supports only Vulkan 1.0; salvo needs 1.1", props.properties.deviceName);
+        return VK_ERROR_INCOMPATIBLE_DRIVER;
+    }
+    if (device_api < d->api_version)
+        d->api_version = device_api;
+    bool core12 = d->api_version >= VK_API_VERSION_1_2;
+
+    /* Chain only structs the device knows: anything else is invalid usage. */
+    VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    props.pNext = &subgroup;
+    void **tail = &subgroup.pNext;
+    bool have_driver = core12 || driver_ext;
+    if (have_driver) {
+        *tail = &driver;
+        tail = &driver.pNext;
+    }
+    if (host_props)
+        *tail = &host;
+    vkGetPhysicalDeviceProperties2(d->phys, &props);
+
+    /* The 1.2 struct name serves both the core feature and the extension. */
+    VkPhysicalDeviceTimelineSemaphoreFeatures timeline = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+    if (core12 || timeline_ext) {
+        VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                              .pNext = &timeline};
+        vkGetPhysicalDeviceFeatures2(d->phys, &features);
+    }
+    d->timeline = timeline.timelineSemaphore == VK_TRUE && (!imp || imp->timeline_semaphores);
+    vkGetPhysicalDeviceMemoryProperties(d->phys, &d->mem);
+    if (imp) {
+        d->device = imp->device;
+        d->queue = imp->queue;
+        volkLoadDeviceTable(&d->vk, d->device);
+    } else {
+        r = device_make(d, push_descriptor, host_import, portability, core12);
+        if (r != VK_SUCCESS)
+            return r;
+    }
 
     if (d->timeline) {
         d->signal_semaphore = core12 ? d->vk.vkSignalSemaphore : d->vk.vkSignalSemaphoreKHR;
@@ -787,29 +846,15 @@ static void pipeline_cache_store(accel_device *d)
     }
 }
 
-static accel_result vk_device_open(void *self_, const accel_open_options *opt, accel_device **out,
-                                   accel_caps *caps)
+/* salvo's own instance, and the device opt->index of it. */
+static VkResult open_own(vk_self *self, const accel_open_options *opt, accel_device *d,
+                         accel_caps *caps)
 {
-    vk_self *self = self_;
-    *out = NULL;
-    VkResult r = volk_ready();
+    VkResult r = instance_create(self->alloc, opt, d, &d->instance, &d->api_version);
+    if (r == VK_ERROR_LAYER_NOT_PRESENT)
+        refuse(d, opt, "validation requested but %s is not installed", VALIDATION_LAYER);
     if (r != VK_SUCCESS)
         return r;
-    accel_device *d = salvo_mem_calloc(self->alloc, 1, sizeof *d);
-    if (!d)
-        return VK_ERROR_OUT_OF_HOST_MEMORY;
-    d->alloc = self->alloc;
-    d->log = (salvo_log_sink){opt->log, opt->log_user};
-    d->pool_descriptors = opt->pool_descriptors;
-
-    r = instance_create(self->alloc, opt, d, &d->instance, &d->api_version);
-    if (r == VK_ERROR_LAYER_NOT_PRESENT)
-        SALVO_LOG(&d->log, SALVO_LOG_ERROR, "validation requested but %s is not installed",
-                  VALIDATION_LAYER);
-    if (r != VK_SUCCESS) {
-        device_release(d);
-        return r;
-    }
 
     pthread_mutex_lock(&instance_lock);
     volkLoadInstanceOnly(d->instance);
@@ -828,18 +873,100 @@ static accel_result vk_device_open(void *self_, const accel_open_options *opt, a
     if (r == VK_SUCCESS)
         r = compute_devices(d->alloc, d->instance, &pd, &n);
     if (r == VK_SUCCESS && opt->index >= n) {
-        SALVO_LOG(&d->log, SALVO_LOG_ERROR, "device index %u out of range (%u devices)",
-                  opt->index, n);
+        refuse(d, opt, "device index %u out of range (%u devices)", opt->index, n);
         r = VK_ERROR_INITIALIZATION_FAILED;
     }
     if (r == VK_SUCCESS) {
         d->phys = pd[opt->index];
         d->queue_family = compute_family(d->phys);
-        r = device_create(d, caps);
+        r = device_create(d, opt, caps);
     }
     salvo_mem_free(d->alloc, pd);
     pthread_mutex_unlock(&instance_lock);
+    return r;
+}
 
+/* The application's instance, device and queue (opt->import, its required
+ * handles checked by the caller). volk's globals are loaded through the
+ * application's vkGetInstanceProcAddr while the lock is held, then pointed
+ * back at salvo's loader for the other devices. */
+static VkResult open_imported(const accel_open_options *opt, accel_device *d, accel_caps *caps)
+{
+    const salvo_vk_device_import *imp = opt->import;
+    d->imported = true;
+    d->instance = imp->instance;
+    d->phys = imp->physical_device;
+    d->queue_family = imp->queue_family_index;
+    /* The version the instance was made for (variant bits aside), capped
+     * as for salvo's own instance; device_create lowers it to the device's. */
+    uint32_t api = imp->instance_api_version & 0x1FFFFFFFu;
+    d->api_version = api > VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : api;
+    d->queue_lock = imp->queue_lock;
+    d->queue_unlock = imp->queue_unlock;
+    d->queue_lock_user = imp->queue_lock_user;
+
+    pthread_mutex_lock(&instance_lock);
+    PFN_vkGetInstanceProcAddr ours = vkGetInstanceProcAddr;
+    if (imp->get_instance_proc_addr)
+        vkGetInstanceProcAddr = imp->get_instance_proc_addr;
+    VkResult r = VK_SUCCESS;
+    if (!vkGetInstanceProcAddr) {
+        refuse(d, opt, "no Vulkan loader: give get_instance_proc_addr");
+        r = VK_ERROR_INITIALIZATION_FAILED;
+    }
+    if (r == VK_SUCCESS) {
+        volkLoadInstanceOnly(d->instance);
+        d->get_instance_proc_addr = vkGetInstanceProcAddr;
+        d->destroy_messenger = vkDestroyDebugUtilsMessengerEXT;
+        VkQueueFamilyProperties fam[64];
+        uint32_t fam_count = 64;
+        vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &fam_count, fam);
+        if (d->queue_family >= fam_count) {
+            refuse(d, opt, "queue family %u: the physical device has %u", d->queue_family,
+                   fam_count);
+            r = VK_ERROR_INVALID_EXTERNAL_HANDLE;
+        } else if (!(fam[d->queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT)) {
+            refuse(d, opt, "queue family %u cannot run compute work", d->queue_family);
+            r = VK_ERROR_INVALID_EXTERNAL_HANDLE;
+        }
+    }
+    if (r == VK_SUCCESS && imp->instance_debug_utils) {
+        if (vkCreateDebugUtilsMessengerEXT) {
+            VkDebugUtilsMessengerCreateInfoEXT mi = messenger_info(d);
+            VkDebugUtilsMessengerEXT messenger;
+            r = vkCreateDebugUtilsMessengerEXT(d->instance, &mi, NULL, &messenger);
+            if (r == VK_SUCCESS)
+                d->messenger = messenger;
+        } else {
+            refuse(d, opt, "instance_debug_utils: VK_EXT_debug_utils is not enabled on the instance");
+            r = VK_ERROR_EXTENSION_NOT_PRESENT;
+        }
+    }
+    if (r == VK_SUCCESS)
+        r = device_create(d, opt, caps);
+    vkGetInstanceProcAddr = ours;
+    pthread_mutex_unlock(&instance_lock);
+    return r;
+}
+
+static accel_result vk_device_open(void *self_, const accel_open_options *opt, accel_device **out,
+                                   accel_caps *caps)
+{
+    vk_self *self = self_;
+    *out = NULL;
+    const salvo_vk_device_import *imp = opt->import;
+    /* An application's own vkGetInstanceProcAddr needs no loader of ours. */
+    VkResult r = volk_ready();
+    if (r != VK_SUCCESS && !(imp && imp->get_instance_proc_addr))
+        return r;
+    accel_device *d = salvo_mem_calloc(self->alloc, 1, sizeof *d);
+    if (!d)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    d->alloc = self->alloc;
+    d->log = (salvo_log_sink){opt->log, opt->log_user};
+    d->pool_descriptors = opt->pool_descriptors;
+
+    r = imp ? open_imported(opt, d, caps) : open_own(self, opt, d, caps);
     if (r == VK_SUCCESS)
         r = device_memory_host_visible(d, &caps->device_memory_host_visible);
     if (r != VK_SUCCESS) {
@@ -862,10 +989,27 @@ static void vk_device_close(void *self, accel_device *d)
     device_release(d);
 }
 
+/* The application's lock on a queue it shares with salvo (see
+ * salvo_vk_device_import.queue_lock), around salvo's submits and idle waits. */
+static void queue_lock(accel_device *d)
+{
+    if (d->queue_lock)
+        d->queue_lock(d->queue_lock_user);
+}
+
+static void queue_unlock(accel_device *d)
+{
+    if (d->queue_unlock)
+        d->queue_unlock(d->queue_lock_user);
+}
+
 static accel_result vk_queue_wait_idle(void *self, accel_device *d)
 {
     (void)self;
-    return d->vk.vkQueueWaitIdle(d->queue);
+    queue_lock(d);
+    VkResult r = d->vk.vkQueueWaitIdle(d->queue);
+    queue_unlock(d);
+    return r;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1478,8 +1622,10 @@ static accel_result vk_submit(void *self, accel_device *d, const accel_submit_de
         .signalSemaphoreCount = desc->signal_count,
         .pSignalSemaphores = sems + waits,
     };
+    queue_lock(d);
     VkResult r = d->vk.vkQueueSubmit(d->queue, 1, &si,
                                      desc->fence ? desc->fence->fence : VK_NULL_HANDLE);
+    queue_unlock(d);
     salvo_mem_free(d->alloc, heap);
     return r;
 }

@@ -134,6 +134,12 @@ static salvo_status choose_device(salvo_device *dev, const char *name, uint32_t 
 salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
                                       salvo_device **out)
 {
+    return device_create_on(desc, acc, NULL, out);
+}
+
+salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const void *import,
+                              salvo_device **out)
+{
     salvo_device_desc zero = {0};
     if (!desc)
         desc = &zero;
@@ -191,16 +197,31 @@ salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
     };
     if (opt.pipeline_cache_path && !*opt.pipeline_cache_path)
         opt.pipeline_cache_path = NULL;
-    const char *name = desc->name ? desc->name : getenv("SALVO_DEVICE");
-    if (name && !*name)
-        name = NULL;
+    char why[256] = "";
+    opt.why = why;
+    opt.why_size = sizeof why;
     char chosen[SALVO_NAME_MAX] = "";
-    salvo_status st = choose_device(dev, name, &opt.index, chosen);
+    salvo_status st = SALVO_OK;
+    if (import) {
+        /* The application's device: nothing to choose, no layers to enable. */
+        opt.import = import;
+        opt.validation = opt.sync_validation = false;
+    } else {
+        const char *name = desc->name ? desc->name : getenv("SALVO_DEVICE");
+        if (name && !*name)
+            name = NULL;
+        st = choose_device(dev, name, &opt.index, chosen);
+    }
     if (st == SALVO_OK) {
         accel_result r = acc.vt->device_open(acc.self, &opt, &dev->adev, &dev->caps);
-        if (r != ACCEL_SUCCESS)
+        if (r != ACCEL_SUCCESS && why[0])
+            st = DEV_FAIL(dev, salvo_status_from_accel(r), "cannot open the Vulkan device: %s (%s)",
+                          why, accel_result_name(r));
+        else if (r != ACCEL_SUCCESS)
             st = DEV_FAIL(dev, salvo_status_from_accel(r), "cannot open the Vulkan device (%s)",
                           accel_result_name(r));
+        else if (import)
+            memcpy(chosen, dev->caps.info.name, sizeof chosen);
     }
     if (st == SALVO_OK && pthread_mutex_init(&dev->lock, NULL) != 0) {
         acc.vt->device_close(acc.self, dev->adev);

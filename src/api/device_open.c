@@ -4,8 +4,13 @@
 
 #include "accel/accel_fault.h"
 #include "api/internal.h"
+#include "salvo/salvo_vulkan.h"
 
-salvo_status salvo_device_create(const salvo_device_desc *desc, salvo_device **out)
+/* The Vulkan accelerator for a new device (under the fault decorator when
+ * desc or $SALVO_FAULT asks for one), then the device on it: salvo's own
+ * Vulkan objects, or the application's (import non-NULL). */
+static salvo_status create_on_vulkan(const salvo_device_desc *desc, const void *import,
+                                     salvo_device **out)
 {
     if (!out)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -26,7 +31,7 @@ salvo_status salvo_device_create(const salvo_device_desc *desc, salvo_device **o
     if (!accel_vulkan_create(alloc, &acc))
         return SALVO_FAIL(&sink, SALVO_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     /* Fault injection for users testing their own failure handling. */
-    const char *fault = desc && desc->fault ? desc->fault : getenv("SALVO_FAULT");
+    const char *fault = desc->fault ? desc->fault : getenv("SALVO_FAULT");
     if (fault && *fault) {
         accel wrapped;
         fault_accel *f = NULL;
@@ -41,7 +46,46 @@ salvo_status salvo_device_create(const salvo_device_desc *desc, salvo_device **o
         }
         acc = wrapped;
     }
-    return device_create_with_accel(desc, acc, out);
+    return device_create_on(desc, acc, import, out);
+}
+
+salvo_status salvo_device_create(const salvo_device_desc *desc, salvo_device **out)
+{
+    return create_on_vulkan(desc, NULL, out);
+}
+
+salvo_status salvo_device_create_vk(const salvo_vk_device_import *vk, const salvo_device_desc *desc,
+                                    salvo_device **out)
+{
+    if (out)
+        *out = NULL;
+    salvo_log_sink sink = {desc ? desc->log : NULL, desc ? desc->log_user : NULL};
+    const char *missing = !vk                   ? "vk"
+                          : !vk->instance        ? "vk->instance"
+                          : !vk->physical_device ? "vk->physical_device"
+                          : !vk->device          ? "vk->device"
+                          : !vk->queue           ? "vk->queue"
+                                                 : NULL;
+    if (missing)
+        return SALVO_FAIL(&sink, SALVO_ERROR_INVALID_ARGUMENT, "device_create_vk: %s is NULL",
+                          missing);
+    if (!vk->queue_lock != !vk->queue_unlock)
+        return SALVO_FAIL(&sink, SALVO_ERROR_INVALID_ARGUMENT,
+                          "device_create_vk: queue_lock and queue_unlock must be given together");
+    if (vk->device_extension_count && !vk->device_extensions)
+        return SALVO_FAIL(&sink, SALVO_ERROR_INVALID_ARGUMENT,
+                          "device_create_vk: %u device extensions but device_extensions is NULL",
+                          vk->device_extension_count);
+    /* The top three bits are the variant, not part of the version. */
+    uint32_t api = vk->instance_api_version & 0x1FFFFFFFu;
+    if (api == 0)
+        api = VK_API_VERSION_1_0; /* as VkApplicationInfo reads it */
+    if (api < VK_API_VERSION_1_1)
+        return SALVO_FAIL(&sink, SALVO_ERROR_UNSUPPORTED,
+                          "device_create_vk: the instance was created for Vulkan %u.%u; salvo "
+                          "needs 1.1",
+                          VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api));
+    return create_on_vulkan(desc, vk, out);
 }
 
 salvo_status salvo_device_enumerate(salvo_device_entry *entries, uint32_t *count)

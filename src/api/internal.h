@@ -174,6 +174,10 @@ struct salvo_kernel {
 /* device.c */
 salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
                                       salvo_device **out);
+/* As device_create_with_accel, on the application's own objects when
+ * import is non-NULL (accel_open_options.import; no device is chosen). */
+salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const void *import,
+                              salvo_device **out);
 bool device_is_lost(const salvo_device *dev);
 /* Give identical devices distinct names (" #2", ...), in enumeration order. */
 void device_entries_disambiguate(salvo_device_entry *e, uint32_t n);

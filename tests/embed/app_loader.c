@@ -74,8 +74,12 @@ int main(void)
     int rc = app_vulkan("before salvo");
     if (rc != 0)
         return rc;
-    rc = embed_run_salvo(vkGetInstanceProcAddr);
+    rc = embed_run_salvo(vkGetInstanceProcAddr, NULL);
     if (rc != 0)
         return rc;
-    return app_vulkan("after salvo");
+    rc = app_vulkan("after salvo");
+    if (rc != 0)
+        return rc;
+    /* salvo on the program's own Vulkan objects. */
+    return embed_run_salvo_on_own(NULL);
 }

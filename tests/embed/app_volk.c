@@ -53,7 +53,7 @@ int main(void)
     PFN_vkEnumeratePhysicalDevices enumerate_before = vkEnumeratePhysicalDevices;
 
     /* salvo loads Vulkan through its own volk meanwhile. */
-    int rc = embed_run_salvo(vkGetInstanceProcAddr);
+    int rc = embed_run_salvo(vkGetInstanceProcAddr, NULL);
 
     /* The program's volk state is its own still. */
     if (rc == 0 && (volkGetLoadedInstance() != instance ||
@@ -74,5 +74,8 @@ int main(void)
         }
     }
     vkDestroyInstance(instance, NULL);
+    /* salvo on the program's own Vulkan objects, made through its volk. */
+    if (rc == 0)
+        rc = embed_run_salvo_on_own(volkLoadInstance);
     return rc;
 }

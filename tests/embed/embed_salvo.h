@@ -13,10 +13,12 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "salvo/salvo.h"
 #include "salvo/salvo_vulkan.h"
+#include "support/own_vulkan.h"
 
 #include "add.spv.h"
 
@@ -52,8 +54,10 @@ static void embed_log(void *user, salvo_log_level level, const char *file, int l
 
 /* Also checks that salvo's handles are real: the program's Vulkan, loading
  * through app_gipa for salvo's instance, sees the device salvo reports and
- * a buffer of the right size. */
-static int embed_run_salvo(PFN_vkGetInstanceProcAddr app_gipa)
+ * a buffer of the right size. imp non-NULL: salvo runs on the program's
+ * own instance, device and queue (salvo_device_create_vk) and must report
+ * exactly those handles. */
+static int embed_run_salvo(PFN_vkGetInstanceProcAddr app_gipa, const salvo_vk_device_import *imp)
 {
     int rc = 1;
     salvo_device *dev = NULL;
@@ -73,7 +77,7 @@ static int embed_run_salvo(PFN_vkGetInstanceProcAddr app_gipa)
         return EMBED_SKIP;
     }
     salvo_device_desc desc = {.log = embed_log};
-    st = salvo_device_create(&desc, &dev);
+    st = imp ? salvo_device_create_vk(imp, &desc, &dev) : salvo_device_create(&desc, &dev);
     if (st == SALVO_ERROR_NO_DEVICE) {
         fprintf(stderr, "no Vulkan device: skipped (%s)\n", salvo_last_error());
         return EMBED_SKIP;
@@ -114,6 +118,11 @@ static int embed_run_salvo(PFN_vkGetInstanceProcAddr app_gipa)
     EMBED_CHECK(h.instance && h.physical_device && h.device && h.queue);
     EMBED_CHECK(h.get_instance_proc_addr != NULL);
     EMBED_CHECK(h.api_version == info.api_version);
+    if (imp) {
+        EMBED_CHECK(h.instance == imp->instance && h.physical_device == imp->physical_device);
+        EMBED_CHECK(h.device == imp->device && h.queue == imp->queue);
+        EMBED_CHECK(h.queue_family_index == imp->queue_family_index);
+    }
     PFN_vkGetPhysicalDeviceProperties get_props =
         (PFN_vkGetPhysicalDeviceProperties)app_gipa(h.instance, "vkGetPhysicalDeviceProperties");
     PFN_vkGetPhysicalDeviceQueueFamilyProperties get_families =
@@ -157,7 +166,37 @@ out:
         rc = 1;
     }
     if (rc == 0)
-        printf("salvo on %s: launches checked, Vulkan handles match\n", info.name);
+        printf("salvo on %s (%s): launches checked, Vulkan handles match\n", info.name,
+               imp ? "the program's own device" : "salvo's own device");
+    return rc;
+}
+
+/* The same on the program's own instance, device and queue, made with
+ * the program's Vulkan (load_instance: volkLoadInstance for a volk user),
+ * validation on under SALVO_VALIDATION; afterwards the program's device
+ * must still work and its own messenger must have seen nothing, the
+ * layer's report of objects left on the device at vkDestroyDevice
+ * included. */
+static int embed_run_salvo_on_own(void (*load_instance)(VkInstance))
+{
+    own_vk o;
+    const own_vk_options opt = {.validation = getenv("SALVO_VALIDATION") != NULL,
+                                .push_descriptor = true,
+                                .timeline = true};
+    int rc = own_vk_open(&o, &opt, load_instance);
+    if (rc != 0)
+        return rc;
+    salvo_vk_device_import imp = own_vk_import(&o);
+    rc = embed_run_salvo(vkGetInstanceProcAddr, &imp);
+    if (rc == 0 && vkDeviceWaitIdle(o.device) != VK_SUCCESS) {
+        fprintf(stderr, "the program's device does not work after salvo\n");
+        rc = 1;
+    }
+    own_vk_close(&o);
+    if (rc == 0 && o.messages) {
+        fprintf(stderr, "%u validation message(s) on the program's instance\n", o.messages);
+        rc = 1;
+    }
     return rc;
 }
 
