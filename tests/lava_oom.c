@@ -8,14 +8,16 @@
  * well under a hundred host allocations, so no sampling is needed; the
  * sweep would stride past its dense range if that ever changed).
  *
- * Four sweeps: the allocator given in salvo_device_desc (refused once and
+ * Five sweeps: the allocator given in salvo_device_desc (refused once and
  * from then on, with and without the scenario's probes); the same given as
  * the process-wide default (salvo_default_allocator_set, desc.allocator
  * NULL, the default reset to malloc/free while the device still lives);
  * every explicit transfer staged (SALVO_DEVICE_FORCE_STAGING: the staging
  * buffer, its command buffer and fence); every device tracing
  * ($SALVO_TRACE: the trace's session and writer, each stream's records and
- * timestamp query pool).
+ * timestamp query pool); every device made on the program's own Vulkan
+ * device (salvo_device_create_vk; the program loads Vulkan through a volk
+ * of its own).
  *
  * The driver's own allocations are not refused: salvo passes no
  * VkAllocationCallbacks (see accel_vulkan.c), so lavapipe allocates with
@@ -45,10 +47,13 @@
 #include <string.h>
 #include <unistd.h> /* rmdir */
 
+#include <volk.h>
+
 #include <cmocka.h>
 
 #include "support/lava.h"
 #include "support/oom_sweep.h"
+#include "support/own_vulkan.h"
 #include "support/scenario.h"
 
 static const char *const SALVO_VARS[] = {
@@ -89,6 +94,14 @@ static salvo_status lava_oom_open(void *user, const salvo_device_desc *desc,
     (void)user;
     (void)fault;
     return salvo_device_create(desc, out);
+}
+
+/* user: the program's own device, as salvo_device_create_vk takes it. */
+static salvo_status lava_oom_open_imported(void *user, const salvo_device_desc *desc,
+                                           const scenario_fault *fault, salvo_device **out)
+{
+    (void)fault;
+    return salvo_device_create_vk(user, desc, out);
 }
 
 static oom_backend lava_oom_backend(const char *name, uint32_t flags, bool via_default)
@@ -170,6 +183,30 @@ static void test_oom_sweep_traced(void **state)
     sweep_maybe_traced(&b, true);
 }
 
+/* salvo on the program's instance, device and queue, made once: each run
+ * opens and destroys a salvo device on them. */
+static void test_oom_sweep_imported(void **state)
+{
+    (void)state;
+    if (volkInitialize() != VK_SUCCESS)
+        skip();
+    own_vk o;
+    const own_vk_options opt = {.push_descriptor = true, .host_import = true, .timeline = true};
+    int rc = own_vk_open(&o, &opt, volkLoadInstance);
+    if (rc == OWN_VK_SKIP)
+        skip();
+    assert_int_equal(rc, 0);
+    salvo_vk_device_import imp = own_vk_import(&o);
+    oom_backend b = lava_oom_backend("lavapipe, program's own device", 0, false);
+    b.cfg.open = lava_oom_open_imported;
+    b.cfg.user = &imp;
+    b.once_only = true;
+    b.probe_only = true;
+    sweep(&b);
+    assert_int_equal(vkDeviceWaitIdle(o.device), VK_SUCCESS);
+    own_vk_close(&o);
+}
+
 int main(void)
 {
     /* ctest sets SALVO_VALIDATION=1 for lava_* suites: not for this one
@@ -181,6 +218,7 @@ int main(void)
         cmocka_unit_test_setup(test_oom_sweep_default, clear_salvo_env),
         cmocka_unit_test_setup(test_oom_sweep_staged, clear_salvo_env),
         cmocka_unit_test_setup(test_oom_sweep_traced, clear_salvo_env),
+        cmocka_unit_test_setup(test_oom_sweep_imported, clear_salvo_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
