@@ -2,7 +2,8 @@
  * The Vulkan accelerator: the accel_vtable on top of volk.
  *
  * Every device-level call goes through the device's own VolkDeviceTable,
- * so several devices (each with its own instance) can live side by side.
+ * so several devices (each with its own instance, or on an application's
+ * instance and device: open_imported) can live side by side.
  * Instance-level calls use volk's globals, which volkLoadInstanceOnly
  * overwrites for whichever instance loaded last; instance_lock covers the
  * load and every use, and the two entry points a device needs after open
@@ -555,7 +556,7 @@ static bool enabled_extension(const salvo_vk_device_import *imp, const char *nam
     return false;
 }
 
-/* Logs why an open is refused and hands the reason to the caller. */
+/* Why an open is refused: into the caller's message, else to the log. */
 static void refuse(accel_device *d, const accel_open_options *opt, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void refuse(accel_device *d, const accel_open_options *opt, const char *fmt, ...)
