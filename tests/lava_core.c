@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 /* The core on a real device (lavapipe in CI), validation layer on:
  * values read back after batched launches, transfers, mapping, and the
  * checks a launch goes through. */
@@ -122,13 +123,27 @@ static void saxpy_matches_cpu(void **state)
     lava_close(dev);
 }
 
-static void staged_transfers_round_trip(void **state)
+/* 40 MiB each way through a device that stages, from host memory at
+ * byte offset skew of a page: with import, the page-aligned middle is
+ * imported and the ends are staged; without ($SALVO_TRANSFER_IMPORT=0),
+ * all of it goes through the staging buffer in several chunks. */
+static void staged_round_trip(bool import, uint64_t skew, const char *fault, uint64_t imports)
 {
-    (void)state;
+    if (!import)
+        assert_int_equal(setenv("SALVO_TRANSFER_IMPORT", "0", 1), 0);
+    if (fault)
+        assert_int_equal(setenv("SALVO_FAULT", fault, 1), 0);
     salvo_device *dev = lava_open(SALVO_DEVICE_FORCE_STAGING, 0);
+    unsetenv("SALVO_TRANSFER_IMPORT");
+    unsetenv("SALVO_FAULT");
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(dev, &info), SALVO_OK);
     /* larger than the staging buffer: several chunks */
     const uint64_t bytes = 40ull << 20;
-    uint32_t *src = malloc(bytes), *dst = malloc(bytes);
+    char *src_mem = aligned_alloc(4096, bytes + 4096), *dst_mem = aligned_alloc(4096, bytes + 4096);
+    assert_non_null(src_mem);
+    assert_non_null(dst_mem);
+    uint32_t *src = (uint32_t *)(src_mem + skew), *dst = (uint32_t *)(dst_mem + skew);
     for (uint64_t i = 0; i < bytes / 4; i++)
         src[i] = (uint32_t)(i * 2654435761u);
     salvo_buffer *buf = NULL;
@@ -151,13 +166,46 @@ static void staged_transfers_round_trip(void **state)
     salvo_stats s;
     assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
     assert_int_equal(s.transfer_bytes, 2 * bytes);
+    /* What the import covers: from the first aligned byte to the last
+     * aligned one, each way. */
+    uint64_t align = info.host_import_alignment;
+    uint64_t head = align ? (align - skew % align) % align : 0;
+    uint64_t middle = align ? (bytes - head) / align * align : 0;
+    assert_int_equal(s.transfer_bytes_imported, import && info.host_import ? imports * middle : 0);
     assert_quiet_and_idle(dev);
     salvo_stream_destroy(st);
     salvo_kernel_destroy(k);
     salvo_buffer_destroy(buf);
-    free(src);
-    free(dst);
+    free(src_mem);
+    free(dst_mem);
     lava_close(dev);
+}
+
+static void staged_transfers_round_trip(void **state)
+{
+    (void)state;
+    staged_round_trip(false, 0, NULL, 0);
+}
+
+static void staged_transfers_import_aligned(void **state)
+{
+    (void)state;
+    staged_round_trip(true, 0, NULL, 2);
+}
+
+static void staged_transfers_import_unaligned(void **state)
+{
+    (void)state;
+    staged_round_trip(true, 1000, NULL, 2);
+}
+
+/* The write's import is refused (the third buffer made: the device
+ * buffer, the staging buffer, then the import): that write is staged
+ * whole, nothing is reported, and the read imports. */
+static void staged_transfers_import_refused(void **state)
+{
+    (void)state;
+    staged_round_trip(true, 0, "buffer_create:3:oom_device", 1);
 }
 
 static void mapped_shared_buffer(void **state)
@@ -368,6 +416,9 @@ int main(void)
         cmocka_unit_test(chain_host),
         cmocka_unit_test(saxpy_matches_cpu),
         cmocka_unit_test(staged_transfers_round_trip),
+        cmocka_unit_test(staged_transfers_import_aligned),
+        cmocka_unit_test(staged_transfers_import_unaligned),
+        cmocka_unit_test(staged_transfers_import_refused),
         cmocka_unit_test(mapped_shared_buffer),
         cmocka_unit_test(two_streams_interleaved),
         cmocka_unit_test(mismatched_launch_is_refused),

@@ -1014,7 +1014,10 @@ static void test_staged_transfer_in_chunks(void **state)
 {
     (void)state;
     env e = {0};
+    /* Staging only: no import of the caller's memory. */
+    assert_int_equal(setenv("SALVO_TRANSFER_IMPORT", "0", 1), 0);
     staged_env(&e, false);
+    unsetenv("SALVO_TRANSFER_IMPORT");
     const size_t n = STAGING_BYTES + 100;
     uint8_t *in = malloc(n), *out = calloc(1, n);
     assert_non_null(in);
@@ -1025,6 +1028,38 @@ static void test_staged_transfer_in_chunks(void **state)
     assert_int_equal(salvo_buffer_read(b, 0, out, n), SALVO_OK);
     assert_true(memcmp(in, out, n) == 0);
     assert_int_equal(fake_calls(e.f, "cmd_copy"), 4);
+    free(in);
+    free(out);
+    salvo_buffer_destroy(b);
+    close_env(&e);
+}
+
+/* A large staged transfer from page-aligned memory: the whole pages are
+ * imported for the call and copied by the device (one copy each way), the
+ * last 100 bytes go through staging (one more); the import is released. */
+static void test_staged_transfer_imports_middle(void **state)
+{
+    (void)state;
+    env e = {0};
+    staged_env(&e, false);
+    const size_t n = STAGING_BYTES + 100;
+    uint8_t *in = aligned_alloc(4096, n + 4096 - 100), *out = aligned_alloc(4096, n + 4096 - 100);
+    assert_non_null(in);
+    assert_non_null(out);
+    memset(out, 0, n);
+    fill(in, n, 13);
+    salvo_buffer *b = make_buffer(e.dev, n, SALVO_DOMAIN_DEVICE);
+    uint64_t buffers = fake_live(e.f, FAKE_BUFFER);
+    assert_int_equal(salvo_buffer_write(b, 0, in, n), SALVO_OK);
+    assert_int_equal(salvo_buffer_read(b, 0, out, n), SALVO_OK);
+    assert_true(memcmp(in, out, n) == 0);
+    assert_int_equal(fake_calls(e.f, "cmd_copy"), 4);
+    salvo_stats st;
+    assert_int_equal(salvo_device_stats(e.dev, &st), SALVO_OK);
+    assert_int_equal(st.transfer_bytes, 2 * n);
+    assert_int_equal(st.transfer_bytes_imported, 2 * (uint64_t)STAGING_BYTES);
+    /* the staging buffer stays; no import does */
+    assert_int_equal(fake_live(e.f, FAKE_BUFFER), buffers + 1);
     free(in);
     free(out);
     salvo_buffer_destroy(b);
@@ -1297,6 +1332,7 @@ int main(void)
         cmocka_unit_test(test_staged_round_trip),
         cmocka_unit_test(test_forced_staging_on_mappable_device),
         cmocka_unit_test(test_staged_transfer_in_chunks),
+        cmocka_unit_test(test_staged_transfer_imports_middle),
         cmocka_unit_test(test_staged_read_after_launch),
         cmocka_unit_test(test_staged_wait_failure_keeps_transfers_usable),
         cmocka_unit_test(test_staged_transfers_after_recovered_wait),

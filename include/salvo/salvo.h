@@ -151,7 +151,8 @@ enum {
      * SALVO_VALIDATION=2 in the environment. */
     SALVO_DEVICE_SYNC_VALIDATION = 1u << 1,
     /* Move every explicit transfer through a staging buffer even where
-     * device memory is host-visible (tests the staged path). */
+     * device memory is host-visible (tests the staged path; transfers
+     * from 8 MiB on still import the caller's memory, as staged ones do). */
     SALVO_DEVICE_FORCE_STAGING = 1u << 2,
     /* Bind buffers through descriptor pools even where the device has push
      * descriptors (the default there). $SALVO_DESCRIPTORS=pool likewise. */
@@ -244,6 +245,11 @@ typedef struct salvo_stats {
     uint64_t transfer_bytes; /* explicit write/read */
     uint64_t direct_bindings;
     uint64_t validation_messages;
+    /* Of transfer_bytes, those a staged salvo_buffer_write/read (from
+     * 8 MiB on, on devices with host import) had the device copy straight
+     * from or into the caller's own memory, imported for the call, with
+     * no host copy. */
+    uint64_t transfer_bytes_imported;
 } salvo_stats;
 
 /* List the Vulkan devices that can run compute. With entries NULL, sets
@@ -334,12 +340,19 @@ SALVO_API salvo_status salvo_buffer_import_host(salvo_device *device, void *ptr,
 
 /* Copy host memory into the buffer. Ordered after every launch already
  * made on any stream of the device that uses the buffer; returns once the
- * bytes are in place. Thread safety: any thread. */
+ * bytes are in place. Where the buffer cannot be mapped (device memory of
+ * most GPUs), the bytes go through a staging buffer; from 8 MiB on, on a
+ * device with host import, the page-aligned middle of src is imported for
+ * the call instead and copied by the device with no host copy (counted in
+ * salvo_stats.transfer_bytes_imported; memory the driver will not import
+ * is staged; $SALVO_TRANSFER_IMPORT=0 stages everything). Thread safety:
+ * any thread. */
 SALVO_API salvo_status salvo_buffer_write(salvo_buffer *buffer, uint64_t offset, const void *src,
                                           uint64_t size);
 
 /* Copy buffer contents to host memory, after every launch already made that
- * uses the buffer has completed (their batches are submitted first).
+ * uses the buffer has completed (their batches are submitted first). Large
+ * reads import the middle of dst as writes import src's.
  * Thread safety: any thread; not concurrently with a write of the same bytes. */
 SALVO_API salvo_status salvo_buffer_read(salvo_buffer *buffer, uint64_t offset, void *dst,
                                          uint64_t size);

@@ -245,12 +245,68 @@ static salvo_status staged_copy_locked(salvo_device *dev, accel_buffer *src, uin
                     (unsigned long long)size, accel_result_name(r));
 }
 
-static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host, uint64_t size,
+/* host[0, size) <-> buf[offset, +size) through the staging buffer, a
+ * chunk at a time. */
+static salvo_status staged_locked(salvo_buffer *buf, uint64_t offset, char *host, uint64_t size,
+                                  bool to_host)
+{
+    salvo_device *dev = buf->dev;
+    salvo_status r = SALVO_OK;
+    for (uint64_t done = 0; r == SALVO_OK && done < size;) {
+        uint64_t n = size - done < STAGING_BYTES ? size - done : STAGING_BYTES;
+        char *stage = dev->staging_info.mapped;
+        if (to_host) {
+            r = staged_copy_locked(dev, buf->ab, offset + done, dev->staging, 0, n, true);
+            if (r == SALVO_OK)
+                memcpy(host + done, stage, n);
+        } else {
+            memcpy(stage, host + done, n);
+            r = staged_copy_locked(dev, dev->staging, 0, buf->ab, offset + done, n, false);
+        }
+        done += n;
+    }
+    return r;
+}
+
+/* The caller's own pages for the page-aligned middle [*begin, *end) of
+ * host[0, size), imported for one transfer; NULL when the transfer is
+ * small, the device cannot import, or the import is refused (the caller
+ * then stages everything: nothing is reported). */
+static accel_buffer *import_middle_locked(salvo_device *dev, char *host, uint64_t size,
+                                          uint64_t *begin, uint64_t *end)
+{
+    uint64_t align = dev->info.host_import_alignment;
+    if (!dev->transfer_import || !dev->info.host_import || !align || size < IMPORT_MIN_BYTES)
+        return NULL;
+    uintptr_t p = (uintptr_t)host;
+    uint64_t b = (align - p % align) % align;
+    uint64_t e = b + (size - b) / align * align;
+    if (e - b < IMPORT_MIN_BYTES / 2)
+        return NULL;
+    accel_buffer_desc d = {.size = e - b, .domain = SALVO_DOMAIN_HOST, .import_host = host + b,
+                           .transfer = true};
+    accel_buffer *ab = NULL;
+    accel_buffer_info info = {0};
+    if (VT(dev)->buffer_create(SELF(dev), dev->adev, &d, &ab, &info) != ACCEL_SUCCESS)
+        return NULL;
+    /* The device writes what the host then reads without a flush. */
+    if (!info.host_coherent) {
+        VT(dev)->buffer_destroy(SELF(dev), dev->adev, ab);
+        return NULL;
+    }
+    *begin = b;
+    *end = e;
+    return ab;
+}
+
+static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, uint64_t size,
                              bool to_host)
 {
     salvo_device *dev = buf->dev;
+    char *host = host_;
     void *mapped = buf->ai.mapped;
     bool direct = mapped && !(dev->force_staging && buf->domain == SALVO_DOMAIN_DEVICE);
+    uint64_t imported = 0;
     pthread_mutex_lock(&dev->lock);
     salvo_status r = settle_locked(buf);
     if (r == SALVO_OK && direct) {
@@ -260,21 +316,28 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host, uin
             memcpy((char *)mapped + offset, host, size);
     } else if (r == SALVO_OK) {
         r = staging_locked(dev);
-        for (uint64_t done = 0; r == SALVO_OK && done < size;) {
-            uint64_t n = size - done < STAGING_BYTES ? size - done : STAGING_BYTES;
-            char *stage = dev->staging_info.mapped;
-            if (to_host) {
-                r = staged_copy_locked(dev, buf->ab, offset + done, dev->staging, 0, n, true);
-                if (r == SALVO_OK)
-                    memcpy((char *)host + done, stage, n);
-            } else {
-                memcpy(stage, (const char *)host + done, n);
-                r = staged_copy_locked(dev, dev->staging, 0, buf->ab, offset + done, n, false);
+        uint64_t b = 0, e = 0;
+        accel_buffer *middle = r == SALVO_OK ? import_middle_locked(dev, host, size, &b, &e) : NULL;
+        if (middle) {
+            /* The ends through staging, the middle by the device alone: no
+             * host copy. Each copy is waited for, so the import can go at
+             * once whatever happened. */
+            r = staged_locked(buf, offset, host, b, to_host);
+            if (r == SALVO_OK)
+                r = to_host ? staged_copy_locked(dev, buf->ab, offset + b, middle, 0, e - b, true)
+                            : staged_copy_locked(dev, middle, 0, buf->ab, offset + b, e - b, false);
+            VT(dev)->buffer_destroy(SELF(dev), dev->adev, middle);
+            if (r == SALVO_OK) {
+                imported = e - b;
+                r = staged_locked(buf, offset + e, host + e, size - e, to_host);
             }
-            done += n;
+        } else if (r == SALVO_OK) {
+            r = staged_locked(buf, offset, host, size, to_host);
         }
     }
     pthread_mutex_unlock(&dev->lock);
+    if (imported)
+        COUNT_ADD(dev, transfer_bytes_imported, imported);
     if (r == SALVO_OK) {
         COUNT_ADD(dev, transfer_bytes, size);
         salvo_clear_error();

@@ -179,6 +179,8 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     if (!dev->release_max_bytes)
         dev->release_max_bytes = DEFAULT_RELEASE_MAX_BYTES;
     dev->force_staging = (desc->flags & SALVO_DEVICE_FORCE_STAGING) != 0;
+    const char *import_env = getenv("SALVO_TRANSFER_IMPORT");
+    dev->transfer_import = !(import_env && strcmp(import_env, "0") == 0);
     const char *spin = getenv("SALVO_SPIN_US");
     dev->spin_ns = spin && *spin ? env_positive("SALVO_SPIN_US") * 1000 : (uint64_t)-1;
 
@@ -384,6 +386,7 @@ salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
         .batches_submitted = LOAD(batches_submitted),
         .barriers_emitted = LOAD(barriers_emitted),
         .transfer_bytes = LOAD(transfer_bytes),
+        .transfer_bytes_imported = LOAD(transfer_bytes_imported),
         .direct_bindings = LOAD(direct_bindings),
         .validation_messages = LOAD(validation_messages),
     };

@@ -40,6 +40,9 @@ enum {
     POOL_BINDINGS_PER_SET = 8,    /* average budget; a fuller pool just submits early */
     DEFAULT_RELEASE_MAX_COUNT = 1024,
     STAGING_BYTES = 16u << 20,
+    /* Staged transfers from this size on import the caller's memory and
+     * let the device copy it (buffer.c, import_middle_locked). */
+    IMPORT_MIN_BYTES = 8u << 20,
     /* Tries of a recovery step the driver refused for lack of memory
      * (waiting for the queue to be idle, resetting the transfer command
      * buffer) before the step is given up. */
@@ -62,6 +65,7 @@ typedef struct salvo_counters {
     _Atomic uint64_t live_buffer_bytes;
     _Atomic uint64_t launches_pending, launches_total, batches_submitted, barriers_emitted;
     _Atomic uint64_t transfer_bytes, direct_bindings, validation_messages;
+    _Atomic uint64_t transfer_bytes_imported;
 } salvo_counters;
 
 struct salvo_device {
@@ -83,6 +87,7 @@ struct salvo_device {
     uint64_t release_max_count;
     uint64_t release_max_bytes;
     bool force_staging;
+    bool transfer_import; /* large staged transfers import the caller's memory */
 
     pthread_mutex_t lock;         /* the batch lock; see the top of this file */
     _Atomic uint64_t next_serial; /* the next batch's serial; read by the free path */
