@@ -319,6 +319,31 @@ static void bench_saxpy(bench *b, const opts *o)
     salvo_buffer_destroy(y);
 }
 
+/* GB/s of salvo_copy each way between buf and host memory: stage (a HOST
+ * buffer), or own imported afresh for every copy (own non-NULL). */
+static void copy_rates(bench *b, const opts *o, salvo_stream *st, salvo_buffer *buf,
+                       salvo_buffer *stage, char *own, uint64_t bytes, double *wg, double *rg)
+{
+    double w[32], r[32];
+    for (int i = 0; i < o->repeats * 2; i++) {
+        bool to_device = i % 2 == 0;
+        salvo_buffer *host = stage;
+        double t0 = now_s();
+        if (own)
+            CHECK(salvo_buffer_import_host(b->dev, own, bytes, SALVO_DOMAIN_HOST, &host));
+        if (to_device)
+            CHECK(salvo_copy(st, host, 0, buf, 0, bytes));
+        else
+            CHECK(salvo_copy(st, buf, 0, host, 0, bytes));
+        CHECK(salvo_stream_synchronize(st));
+        if (own)
+            salvo_buffer_destroy(host);
+        (to_device ? w : r)[i / 2] = now_s() - t0;
+    }
+    *wg = bytes / median(w, o->repeats) / 1e9;
+    *rg = bytes / median(r, o->repeats) / 1e9;
+}
+
 static void bench_transfer(bench *b, const opts *o)
 {
     uint64_t mib = b->cpu && !o->full ? 64 : 256;
@@ -351,22 +376,11 @@ static void bench_transfer(bench *b, const opts *o)
     memset(mapped, 3, bytes);
     salvo_stream *st = NULL;
     CHECK(salvo_stream_create(b->dev, NULL, &st));
-    for (int i = 0; i < o->repeats; i++) {
-        double t0 = now_s();
-        CHECK(salvo_copy(st, stage, 0, buf, 0, bytes));
-        CHECK(salvo_stream_synchronize(st));
-        w[i] = now_s() - t0;
-        t0 = now_s();
-        CHECK(salvo_copy(st, buf, 0, stage, 0, bytes));
-        CHECK(salvo_stream_synchronize(st));
-        r[i] = now_s() - t0;
-    }
+    copy_rates(b, o, st, buf, stage, NULL, bytes, &wg, &rg);
     if (mapped[0] != 3 || mapped[bytes - 1] != 3) {
         fprintf(stderr, "copy: wrong bytes back\n");
         exit(1);
     }
-    wg = bytes / median(w, o->repeats) / 1e9;
-    rg = bytes / median(r, o->repeats) / 1e9;
     printf("copies %llu MiB: host->device %.1f GB/s, device->host %.1f GB/s (salvo_copy with a "
            "HOST buffer)\n",
            (unsigned long long)mib, wg, rg);
@@ -379,27 +393,11 @@ static void bench_transfer(bench *b, const opts *o)
     char *own = b->info.host_import && bytes % align == 0 ? aligned_alloc(align, bytes) : NULL;
     if (own) {
         memset(own, 5, bytes);
-        for (int i = 0; i < o->repeats; i++) {
-            salvo_buffer *imported = NULL;
-            double t0 = now_s();
-            CHECK(salvo_buffer_import_host(b->dev, own, bytes, SALVO_DOMAIN_HOST, &imported));
-            CHECK(salvo_copy(st, imported, 0, buf, 0, bytes));
-            CHECK(salvo_stream_synchronize(st));
-            salvo_buffer_destroy(imported);
-            w[i] = now_s() - t0;
-            t0 = now_s();
-            CHECK(salvo_buffer_import_host(b->dev, own, bytes, SALVO_DOMAIN_HOST, &imported));
-            CHECK(salvo_copy(st, buf, 0, imported, 0, bytes));
-            CHECK(salvo_stream_synchronize(st));
-            salvo_buffer_destroy(imported);
-            r[i] = now_s() - t0;
-        }
+        copy_rates(b, o, st, buf, NULL, own, bytes, &wg, &rg);
         if (own[0] != 5 || own[bytes - 1] != 5) {
             fprintf(stderr, "imported copy: wrong bytes back\n");
             exit(1);
         }
-        wg = bytes / median(w, o->repeats) / 1e9;
-        rg = bytes / median(r, o->repeats) / 1e9;
         printf("imported copies %llu MiB: host->device %.1f GB/s, device->host %.1f GB/s "
                "(import, salvo_copy, destroy)\n",
                (unsigned long long)mib, wg, rg);
