@@ -336,10 +336,9 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
         }
     }
     pthread_mutex_unlock(&dev->lock);
-    if (imported)
-        COUNT_ADD(dev, transfer_bytes_imported, imported);
     if (r == SALVO_OK) {
         COUNT_ADD(dev, transfer_bytes, size);
+        COUNT_ADD(dev, transfer_bytes_imported, imported);
         salvo_clear_error();
     }
     return r;
