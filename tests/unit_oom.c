@@ -439,16 +439,18 @@ static void test_reset_refused_once(void **state)
     mini_close(&m);
 }
 
-/* A staged transfer whose wait timed out waits for the queue instead; that
- * wait refused for lack of memory is tried again, within a bound: once
- * refused, the transfer still succeeds; refused for good, it gives up after
- * RECOVERY_ATTEMPTS (the copy may still run: the device is then taken for
- * lost, as before the retries). */
+/* A staged transfer whose wait keeps failing (RECOVERY_ATTEMPTS times)
+ * waits for the queue instead; that wait refused for lack of memory is
+ * tried again, within a bound: once refused, the transfer still succeeds;
+ * refused for good, it gives up after RECOVERY_ATTEMPTS (the copy may
+ * still run: the device is then taken for lost, as before the retries). */
+#define THREE_WAITS_FAIL "fence_wait:1:timeout,fence_wait:2:timeout,fence_wait:3:timeout"
 static void test_wait_idle_refused(void **state)
 {
     (void)state;
     mini m;
-    mini_open(&m, true, SALVO_DOMAIN_DEVICE, "fence_wait:1:timeout,queue_wait_idle:1:oom_host");
+    _Static_assert(RECOVERY_ATTEMPTS == 3, "THREE_WAITS_FAIL fails each of the waits");
+    mini_open(&m, true, SALVO_DOMAIN_DEVICE, THREE_WAITS_FAIL ",queue_wait_idle:1:oom_host");
     for (uint32_t i = 0; i < 1024; i++)
         m.data[i] = 5u * i;
     assert_int_equal(salvo_buffer_write(m.buf, 0, m.data, sizeof m.data), SALVO_OK);
@@ -459,8 +461,7 @@ static void test_wait_idle_refused(void **state)
     assert_memory_equal(back, m.data, sizeof back);
     mini_close(&m);
 
-    mini_open(&m, true, SALVO_DOMAIN_DEVICE,
-              "fence_wait:1:timeout,queue_wait_idle:1:oom_host:always");
+    mini_open(&m, true, SALVO_DOMAIN_DEVICE, THREE_WAITS_FAIL ",queue_wait_idle:1:oom_host:always");
     assert_int_equal(salvo_buffer_write(m.buf, 0, m.data, sizeof m.data),
                      SALVO_ERROR_DEVICE_LOST);
     assert_int_equal(calls(&m, "queue_wait_idle"), RECOVERY_ATTEMPTS);

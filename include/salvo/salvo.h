@@ -50,7 +50,9 @@ typedef enum salvo_status {
     SALVO_ERROR_NO_DEVICE = -6,     /* no Vulkan device (or none matched) */
     SALVO_ERROR_BATCH_FAILED = -7,  /* a batch failed; the message names its kernels */
     SALVO_ERROR_INVALID_STATE = -8, /* the call is not valid in the current state */
-    SALVO_ERROR_UNKNOWN = -9        /* an unexpected driver error */
+    SALVO_ERROR_UNKNOWN = -9,       /* an unexpected driver error */
+    SALVO_ERROR_TIMEOUT = -10       /* a bounded wait expired before the call could do
+                                       its work: nothing was done (see "Timeouts") */
 } salvo_status;
 
 /* Name of a status ("SALVO_ERROR_DEVICE_LOST"); never allocates, never NULL.

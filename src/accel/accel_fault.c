@@ -52,10 +52,15 @@ struct fault_accel {
      * SALVO_FAULT can tell that (and where) it fired. Failures injected
      * before the open (enumerate) have no log to go to. */
     salvo_log_sink log;
-    /* A DEVICE_LOST was injected. The core now takes the work for over and
+    /* A DEVICE_LOST was injected. Like a real loss it is sticky: every
+     * later call says so (lost). The core now takes the work for over and
      * frees what it used, but the inner device is not lost and may still
      * run it: see settle_inner. */
     _Atomic bool loss_injected;
+    /* The inner device, once open: an injected loss releases the gated
+     * work on it at once, so no thread stays blocked in an inner wait for
+     * a gate that the host can no longer raise. */
+    _Atomic(accel_device *) dev;
     /* Orders every use of the inner queue (submit, wait idle, settle) and
      * guards waited: the highest value a submission waits for on each
      * timeline (a gate), so settle_inner can release that work. */
@@ -77,6 +82,8 @@ static int op_index(const char *name)
 
 /* Count the call and decide: ACCEL_SUCCESS to call through, else the
  * result to return; *after says to call through first and undo. */
+static void release_gated(fault_accel *f);
+
 static accel_result decide(fault_accel *f, enum fault_op op, bool *after)
 {
     uint64_t n = atomic_fetch_add(&f->calls[op], 1) + 1;
@@ -94,10 +101,15 @@ static accel_result decide(fault_accel *f, enum fault_op op, bool *after)
         if (r->op != op || n < r->n || (n != r->n && !(r->flags & (FAULT_ALWAYS | FAULT_LOST))))
             continue;
         atomic_fetch_add(&f->injected, 1);
-        if (r->flags & FAULT_LOST || r->result == ACCEL_ERROR_DEVICE_LOST)
+        if (r->flags & FAULT_LOST || r->result == ACCEL_ERROR_DEVICE_LOST) {
+            /* A lost device stays lost: what the core may have absorbed
+             * (descpool_reset) is seen at its next call, and no later
+             * signal reaches the inner device behind a lost one. */
             atomic_store(&f->loss_injected, true);
-        if (r->flags & FAULT_LOST) {
             atomic_store(&f->lost, true);
+            release_gated(f);
+        }
+        if (r->flags & FAULT_LOST) {
             SALVO_LOG(&f->log, SALVO_LOG_WARNING,
                       "fault injected: %s call %llu returns %s; the device is lost from now on",
                       accel_fault_ops[op], (unsigned long long)n,
@@ -149,19 +161,37 @@ static accel_result decide(fault_accel *f, enum fault_op op, bool *after)
  * work uses (legal on a really lost device, whose work is over). Make it
  * over: release what waits on a gate, then wait for the inner queue to be
  * idle, before anything is destroyed. */
-static void settle_inner(fault_accel *f, accel_device *dev)
+/* Signal every gate the inner queue waits on up to what it waits for
+ * (queue_lock held; a host raise signals under it too, so no value is
+ * signalled twice). */
+static void release_gated_locked(fault_accel *f, accel_device *dev)
 {
-    if (!dev || !atomic_load(&f->loss_injected))
-        return;
     const accel_vtable *vt = f->inner.vt;
-    pthread_mutex_lock(&f->queue_lock);
     for (uint32_t i = 0; i < f->waited_count; i++) {
         uint64_t v = 0;
         if (vt->timeline_value(f->inner.self, dev, f->waited[i].timeline, &v) == ACCEL_SUCCESS &&
             v < f->waited[i].value)
             vt->timeline_signal(f->inner.self, dev, f->waited[i].timeline, f->waited[i].value);
     }
-    vt->queue_wait_idle(f->inner.self, dev);
+}
+
+static void release_gated(fault_accel *f)
+{
+    accel_device *dev = atomic_load(&f->dev);
+    if (!dev)
+        return;
+    pthread_mutex_lock(&f->queue_lock);
+    release_gated_locked(f, dev);
+    pthread_mutex_unlock(&f->queue_lock);
+}
+
+static void settle_inner(fault_accel *f, accel_device *dev)
+{
+    if (!dev || !atomic_load(&f->loss_injected))
+        return;
+    pthread_mutex_lock(&f->queue_lock);
+    release_gated_locked(f, dev);
+    f->inner.vt->queue_wait_idle(f->inner.self, dev);
     pthread_mutex_unlock(&f->queue_lock);
 }
 
@@ -185,6 +215,8 @@ static accel_result f_device_open(void *self, const accel_open_options *opt, acc
     if (r != ACCEL_SUCCESS && !after)
         return r;
     accel_result inner = CALL(self, device_open, opt, out, caps);
+    if (r == ACCEL_SUCCESS && inner == ACCEL_SUCCESS)
+        atomic_store(&F(self)->dev, *out);
     if (r == ACCEL_SUCCESS || inner != ACCEL_SUCCESS)
         return inner;
     CALL(self, device_close, *out);
@@ -195,6 +227,7 @@ static accel_result f_device_open(void *self, const accel_open_options *opt, acc
 static void f_device_close(void *self, accel_device *dev)
 {
     settle_inner(F(self), dev);
+    atomic_store(&F(self)->dev, NULL);
     CALL(self, device_close, dev);
 }
 
@@ -303,8 +336,23 @@ static void f_timeline_destroy(void *self, accel_device *dev, accel_timeline *t)
     pthread_mutex_unlock(&f->queue_lock);
     CALL(self, timeline_destroy, dev, t);
 }
-PLAIN(timeline_signal, (void *self, accel_device *dev, accel_timeline *t, uint64_t v),
-      (self, timeline_signal, dev, t, v))
+/* Under queue_lock, as release_gated's signals: the two never signal one
+ * value twice. */
+static accel_result f_timeline_signal(void *self, accel_device *dev, accel_timeline *t, uint64_t v)
+{
+    bool after;
+    fault_accel *f = F(self);
+    accel_result r = decide(f, OP_timeline_signal, &after);
+    if (r != ACCEL_SUCCESS)
+        return r;
+    pthread_mutex_lock(&f->queue_lock);
+    if (atomic_load(&f->lost))
+        r = ACCEL_ERROR_DEVICE_LOST;
+    else
+        r = CALL(self, timeline_signal, dev, t, v);
+    pthread_mutex_unlock(&f->queue_lock);
+    return r;
+}
 PLAIN(timeline_value, (void *self, accel_device *dev, accel_timeline *t, uint64_t *v),
       (self, timeline_value, dev, t, v))
 PLAIN(timeline_wait, (void *self, accel_device *dev, accel_timeline *t, uint64_t v, uint64_t to),

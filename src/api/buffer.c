@@ -153,8 +153,16 @@ static salvo_status check_range(salvo_buffer *buf, const char *what, uint64_t of
     return SALVO_OK;
 }
 
+/* A wait before a transfer ran out of time: nothing was copied. */
+static salvo_status not_done(salvo_device *dev, const char *what, bool to_host)
+{
+    return DEV_FAIL(dev, SALVO_ERROR_TIMEOUT,
+                    "%s: %s did not complete within the fence timeout; nothing was %s",
+                    to_host ? "buffer_read" : "buffer_write", what, to_host ? "read" : "written");
+}
+
 /* Every batch that bound the buffer must be over before the host touches it. */
-static salvo_status settle_locked(salvo_buffer *buf)
+static salvo_status settle_locked(salvo_buffer *buf, bool to_host)
 {
     salvo_device *dev = buf->dev;
     if (device_is_lost(dev))
@@ -162,7 +170,8 @@ static salvo_status settle_locked(salvo_buffer *buf)
     uint64_t last = atomic_load(&buf->last_serial);
     if (last == 0)
         return SALVO_OK;
-    return device_quiesce_locked(dev, last);
+    salvo_status r = device_quiesce_locked(dev, last);
+    return r == SALVO_TIMEOUT ? not_done(dev, "the work that uses the buffer", to_host) : r;
 }
 
 static salvo_status staging_locked(salvo_device *dev)
@@ -209,9 +218,18 @@ static salvo_status staged_copy_locked(salvo_device *dev, accel_buffer *src, uin
         accel_submit_desc d = {.cmd = dev->xfer_cmd, .fence = dev->xfer_fence};
         r = vt->submit(self, dev->adev, &d);
         if (r == ACCEL_SUCCESS) {
-            /* Held lock: transfers are rare and short, and the transfer
-             * objects are the lock's to guard. */
-            r = vt->fence_wait(self, dev->adev, dev->xfer_fence, dev->fence_timeout_ns);
+            /* The lock is never held across a fence wait (the thread that
+             * raises a gate may need it); the transfer objects stay this
+             * call's (xfer_busy). No gate holds the work ahead of the copy
+             * (transfer() saw to that), so the wait has no bound: once
+             * accepted, the copy is waited for to the end. */
+            pthread_mutex_unlock(&dev->lock);
+            r = vt->fence_wait(self, dev->adev, dev->xfer_fence, UINT64_MAX);
+            for (int attempt = 1; attempt < RECOVERY_ATTEMPTS && r != ACCEL_SUCCESS &&
+                                  r != ACCEL_ERROR_DEVICE_LOST;
+                 attempt++)
+                r = vt->fence_wait(self, dev->adev, dev->xfer_fence, UINT64_MAX);
+            pthread_mutex_lock(&dev->lock);
             /* The copy was accepted: whatever the wait said, it must be over
              * before the transfer objects are touched again. */
             if (r != ACCEL_SUCCESS && r != ACCEL_ERROR_DEVICE_LOST)
@@ -308,14 +326,28 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
     bool direct = mapped && !(dev->force_staging && buf->domain == SALVO_DOMAIN_DEVICE);
     uint64_t imported = 0;
     pthread_mutex_lock(&dev->lock);
-    salvo_status r = settle_locked(buf);
+    salvo_status r = settle_locked(buf, to_host);
     if (r == SALVO_OK && direct) {
         if (to_host)
             memcpy(host, (char *)mapped + offset, size);
         else
             memcpy((char *)mapped + offset, host, size);
     } else if (r == SALVO_OK) {
-        r = staging_locked(dev);
+        /* The transfer objects are this call's until it returns; another
+         * transfer waits its turn (the lock is dropped while it waits). */
+        while (dev->xfer_busy)
+            pthread_cond_wait(&dev->slot_cv, &dev->lock);
+        dev->xfer_busy = true;
+        /* On one queue a copy starts only after every batch submitted
+         * before it, so one behind a batch that waits on a gate not raised
+         * yet would wait for the host to raise it. Wait for that here,
+         * before anything is copied, under the fence timeout; the copies
+         * then run to the end. */
+        r = device_wait_ungated_locked(dev);
+        if (r == SALVO_TIMEOUT)
+            r = not_done(dev, "work ahead of it, held by a gate,", to_host);
+        if (r == SALVO_OK)
+            r = staging_locked(dev);
         uint64_t b = 0, e = 0;
         accel_buffer *middle = r == SALVO_OK ? import_middle_locked(dev, host, size, &b, &e) : NULL;
         if (middle) {
@@ -334,6 +366,8 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
         } else if (r == SALVO_OK) {
             r = staged_locked(buf, offset, host, size, to_host);
         }
+        dev->xfer_busy = false;
+        pthread_cond_broadcast(&dev->slot_cv);
     }
     pthread_mutex_unlock(&dev->lock);
     if (r == SALVO_OK) {

@@ -522,6 +522,12 @@ salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *
 {
     if (s->state != SLOT_IN_FLIGHT)
         return SALVO_OK;
+    /* Seen lost elsewhere (a gate raise, another stream): the work is over,
+     * and a fence wait could block on work that will never run. */
+    if (device_is_lost(dev)) {
+        device_mark_lost_locked(dev);
+        return device_lost_error(dev);
+    }
     uint64_t serial = s->serial;
     accel_fence *fence = s->fence;
     atomic_fetch_add(&dev->waiters, 1);
@@ -635,24 +641,54 @@ salvo_status device_quiesce_locked(salvo_device *dev, uint64_t limit)
  * queue runs in order, so every later batch waits behind it too: a wait
  * for any of them could last until the host raises the gate, which may be
  * this very thread. */
+static bool slot_gated_locked(salvo_device *dev, const slot *s)
+{
+    if (s->state != SLOT_IN_FLIGHT)
+        return false;
+    for (uint32_t w = 0; w < s->wait_count; w++) {
+        const slot_dep *d = &s->waits[w];
+        uint64_t value = 0;
+        if (d->op.timeline &&
+            (dev->acc.vt->timeline_value(dev->acc.self, dev->adev, d->op.timeline, &value) !=
+                 ACCEL_SUCCESS ||
+             value < d->op.value))
+            return true;
+    }
+    return false;
+}
+
 static bool gated_locked(salvo_device *dev)
 {
     for (salvo_stream *st = dev->streams; st; st = st->next)
-        for (int i = 0; i < STREAM_SLOTS; i++) {
-            const slot *s = &st->slots[i];
-            if (s->state != SLOT_IN_FLIGHT)
-                continue;
-            for (uint32_t w = 0; w < s->wait_count; w++) {
-                const slot_dep *d = &s->waits[w];
-                uint64_t value = 0;
-                if (d->op.timeline &&
-                    (dev->acc.vt->timeline_value(dev->acc.self, dev->adev, d->op.timeline,
-                                                 &value) != ACCEL_SUCCESS ||
-                     value < d->op.value))
-                    return true;
-            }
-        }
+        for (int i = 0; i < STREAM_SLOTS; i++)
+            if (slot_gated_locked(dev, &st->slots[i]))
+                return true;
     return false;
+}
+
+salvo_status device_wait_ungated_locked(salvo_device *dev)
+{
+    for (;;) {
+        if (device_is_lost(dev)) {
+            device_mark_lost_locked(dev);
+            return device_lost_error(dev);
+        }
+        salvo_stream *wst = NULL;
+        slot *ws = NULL;
+        for (salvo_stream *st = dev->streams; st && !ws; st = st->next)
+            for (int i = 0; i < STREAM_SLOTS && !ws; i++)
+                if (slot_gated_locked(dev, &st->slots[i])) {
+                    ws = &st->slots[i];
+                    wst = st;
+                }
+        if (!ws)
+            return SALVO_OK;
+        salvo_status r = device_wait_slot_locked(dev, wst, ws, false);
+        if (r == SALVO_ERROR_DEVICE_LOST || r == SALVO_TIMEOUT)
+            return r;
+        if (r < 0 && ws->state == SLOT_IN_FLIGHT)
+            return r;
+    }
 }
 
 void device_relieve_locked(salvo_device *dev)

@@ -7,7 +7,9 @@
  *   guards the stream list, every slot's state and the stream fields marked
  *   [lock], the retire queue's list, the queue (submissions) and the
  *   transfer objects. It is never held across a fence wait: waits drop it
- *   and re-check the slot (state and serial) when they take it back.
+ *   and re-check the slot (state and serial) when they take it back; a
+ *   staged transfer keeps the transfer objects through xfer_busy while it
+ *   waits without the lock.
  *   The free path only try-locks it; when that fails the release goes to
  *   the retire queue's lock-free incoming stack.
  *   The log callback may run with the lock held.
@@ -96,7 +98,8 @@ struct salvo_device {
     retire_queue retire;          /* list [lock]; counters atomic */
     salvo_stream *streams;        /* [lock] every stream, destroyed ones until idle */
     _Atomic int waiters;          /* threads in a fence wait with the lock dropped */
-    pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left */
+    pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left, or a
+                                     transfer let go of the transfer objects */
     live_link live;               /* [lock] sentinel of the live objects' ring */
     trace_session *trace;         /* [lock] the trace being written, or NULL */
     uint32_t stream_count;        /* [lock] streams created: the next one's number */
@@ -107,6 +110,9 @@ struct salvo_device {
     accel_buffer_info staging_info;
     accel_cmd *xfer_cmd;
     accel_fence *xfer_fence;
+    /* A transfer owns the objects above while it waits with the lock
+     * dropped; others wait on slot_cv for it to finish. */
+    bool xfer_busy;
 
     salvo_counters n;
 };
@@ -130,6 +136,15 @@ struct salvo_stream {
     uint64_t last_serial; /* [lock] serial of the last batch submitted */
     hazard_set hazards;   /* [lock] ranges touched since the last barrier */
     bool copied;          /* [lock] a copy was recorded since the last barrier */
+    /* [lock] Ranges dispatches touched since the last barrier that also
+     * covered the transfer stage: a compute-only barrier orders them for
+     * later dispatches, not for a copy. Full: every copy gets a barrier. */
+    hazard_set compute_unordered;
+    bool compute_overflow;
+    /* [lock] Device-side waits (gates) asked for while no batch was open:
+     * the next batch of the stream begins with them. */
+    uint32_t pending_wait_count;
+    slot_dep pending_waits[SLOT_MAX_WAITS];
     batch_log log;        /* [lock] what the open batch holds, for cancel */
     uint32_t number;      /* [lock] 1, 2, ... by creation: its threads in a trace */
     trace_stream *trace;  /* [lock] its trace records from when it was first traced, or NULL */
@@ -205,6 +220,11 @@ salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *
  * (never consumed); returns SALVO_OK, or DEVICE_LOST / TIMEOUT when the
  * wait could not finish. */
 salvo_status device_quiesce_locked(salvo_device *dev, uint64_t limit);
+/* Wait (dropping the lock meanwhile) until no batch in flight waits on
+ * a gate not raised yet: work submitted after that point is then not held
+ * behind a gate on the queue. SALVO_OK, TIMEOUT, DEVICE_LOST, or the
+ * error of a wait that keeps failing. */
+salvo_status device_wait_ungated_locked(salvo_device *dev);
 /* When the release bounds are exceeded, run what completed, then wait. */
 void device_relieve_locked(salvo_device *dev);
 /* Wait for the queue to be idle: the last resort of a recovery. Out of

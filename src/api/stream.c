@@ -109,16 +109,23 @@ salvo_stream *batch_owner_locked(salvo_device *dev, uint64_t serial, slot **out)
 
 void salvo_stream_destroy(salvo_stream *st)
 {
-    if (!st || atomic_exchange(&st->destroyed, true))
+    if (!st)
         return;
-    salvo_device *dev = st->dev;
-    COUNT_SUB(dev, live_streams, 1);
     /* The free path: try-lock only, submit nothing. A stream with work
-     * left is finished by the next drain point. */
-    if (pthread_mutex_trylock(&dev->lock) != 0)
+     * left is finished by the next drain point. Once destroyed is set
+     * without the lock, any drain point on another thread may free the
+     * stream: it is the last thing this call does to st. */
+    salvo_device *dev = st->dev;
+    if (pthread_mutex_trylock(&dev->lock) != 0) {
+        if (!atomic_exchange(&st->destroyed, true))
+            COUNT_SUB(dev, live_streams, 1);
         return;
-    if (stream_idle_locked(st) && atomic_load(&dev->waiters) == 0)
-        stream_free_locked(st);
+    }
+    if (!atomic_exchange(&st->destroyed, true)) {
+        COUNT_SUB(dev, live_streams, 1);
+        if (stream_idle_locked(st) && atomic_load(&dev->waiters) == 0)
+            stream_free_locked(st);
+    }
     pthread_mutex_unlock(&dev->lock);
 }
 
@@ -152,6 +159,16 @@ salvo_status stream_submit_locked(salvo_stream *st, bool report)
     return r;
 }
 
+/* A batch begins with a barrier over everything before it: nothing of
+ * the batch is unordered yet. */
+static void order_reset(salvo_stream *st)
+{
+    hazard_reset(&st->hazards);
+    st->copied = false;
+    hazard_reset(&st->compute_unordered);
+    st->compute_overflow = false;
+}
+
 /* Make the stream's next slot ready to record: wait for its previous
  * submission if it is still in flight, then begin. */
 salvo_status stream_open_locked(salvo_stream *st)
@@ -162,6 +179,13 @@ salvo_status stream_open_locked(salvo_stream *st)
     slot *s = &st->slots[st->cur];
     if (s->state == SLOT_IN_FLIGHT) {
         salvo_status r = device_wait_slot_locked(dev, st, s, true);
+        /* Without a free slot nothing can be recorded: the caller's work
+         * did not happen, which a positive status would not say. */
+        if (r == SALVO_TIMEOUT)
+            return DEV_FAIL(dev, SALVO_ERROR_TIMEOUT,
+                            "no free batch slot: the stream's oldest batch (serial %llu) did not "
+                            "complete within the fence timeout; nothing was recorded",
+                            (unsigned long long)s->serial);
         if (r != SALVO_OK)
             return r;
     }
@@ -183,10 +207,14 @@ salvo_status stream_open_locked(salvo_stream *st)
      * order against everything submitted before. */
     barrier(dev, s, ACCEL_BARRIER_WORK);
     trace_batch_open(st->trace, slot_index(st, s), s->serial, dev->trace, &dev->env, s->cmd);
-    hazard_reset(&st->hazards);
-    st->copied = false;
+    order_reset(st);
     batch_log_clear(&st->log);
     st->batch_groups = 0;
+    /* Waits asked for while no batch was open: the slot has room for as
+     * many as the pending list holds. */
+    for (uint32_t i = 0; i < st->pending_wait_count; i++)
+        slot_add_wait(s, &dev->env, &st->pending_waits[i]);
+    st->pending_wait_count = 0;
     return SALVO_OK;
 }
 
@@ -197,10 +225,27 @@ salvo_status stream_add_wait_locked(salvo_stream *st, const slot_dep *w)
         if (r != SALVO_OK)
             return r;
     }
-    salvo_status r = stream_open_locked(st);
-    if (r != SALVO_OK)
-        return r;
-    return slot_add_wait(st->open, &st->dev->env, w);
+    if (st->open)
+        return slot_add_wait(st->open, &st->dev->env, w);
+    /* No batch open: keep the wait for the next one rather than open one
+     * now, which could mean waiting for a free slot. A wait is therefore
+     * always registered when this succeeds. One entry per timeline, the
+     * higher value kept, as the slot does. */
+    for (uint32_t i = 0; i < st->pending_wait_count; i++) {
+        slot_dep *p = &st->pending_waits[i];
+        if (p->op.timeline == w->op.timeline && p->serial == w->serial) {
+            if (w->op.value > p->op.value)
+                p->op.value = w->op.value;
+            return SALVO_OK;
+        }
+    }
+    if (st->pending_wait_count == SLOT_MAX_WAITS)
+        return DEV_FAIL(st->dev, SALVO_ERROR_INVALID_STATE,
+                        "stream_wait_gate: a batch waits for at most %d gates; launch or flush "
+                        "before waiting for another",
+                        SLOT_MAX_WAITS);
+    st->pending_waits[st->pending_wait_count++] = *w;
+    return SALVO_OK;
 }
 
 /* Check a launch against what the kernel declares; fill binds in the
@@ -332,23 +377,35 @@ typedef struct access {
     salvo_access how;
 } access;
 
+static bool conflicts(const hazard_set *h, const access *a, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (hazard_conflicts(h, a[i].buffer, a[i].begin, a[i].end, a[i].how & SALVO_ACCESS_READ,
+                             a[i].how & SALVO_ACCESS_WRITE))
+            return true;
+    return false;
+}
+
 /* Put a barrier before this work only if it touches what earlier work of
- * the batch wrote, or writes what earlier work read. */
+ * the batch wrote, or writes what earlier work read. A copy also waits
+ * for dispatches that only a compute-only barrier stands between. */
 static void order_work_locked(salvo_stream *st, const access *a, uint32_t n, bool copy)
 {
     hazard_set *h = &st->hazards;
     /* A barrier between dispatches only needs the compute stage; one that
      * involves a copy covers the transfer stage too. */
     accel_barrier kind = copy || st->copied ? ACCEL_BARRIER_WORK : ACCEL_BARRIER_COMPUTE_COMPUTE;
-    bool conflict = false;
-    for (uint32_t i = 0; i < n && !conflict; i++)
-        conflict = hazard_conflicts(h, a[i].buffer, a[i].begin, a[i].end,
-                                    a[i].how & SALVO_ACCESS_READ, a[i].how & SALVO_ACCESS_WRITE);
+    bool conflict = conflicts(h, a, n) ||
+                    (copy && (st->compute_overflow || conflicts(&st->compute_unordered, a, n)));
     for (int pass = 0; pass < 2; pass++) {
         if (conflict) {
             barrier(st->dev, st->open, kind);
             hazard_reset(h);
             st->copied = false;
+            if (kind == ACCEL_BARRIER_WORK) {
+                hazard_reset(&st->compute_unordered);
+                st->compute_overflow = false;
+            }
         }
         conflict = false;
         /* a full set is treated as a conflict: barrier, then start over */
@@ -357,6 +414,10 @@ static void order_work_locked(salvo_stream *st, const access *a, uint32_t n, boo
                                    a[i].how & SALVO_ACCESS_WRITE);
         if (!conflict) {
             st->copied |= copy;
+            for (uint32_t i = 0; i < n && !copy && !st->compute_overflow; i++)
+                st->compute_overflow = !hazard_add(&st->compute_unordered, a[i].buffer,
+                                                   a[i].begin, a[i].end,
+                                                   a[i].how & SALVO_ACCESS_WRITE);
             return;
         }
     }
@@ -472,26 +533,22 @@ static void record_copy_locked(salvo_stream *st, const access a[2])
     batch_log_append(&st->log, NULL, none, ends, 2, NULL, 0);
 }
 
-salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
+/* Record st's open batch again from scratch, with the log's entries from
+ * offset on: its waits, then those entries. Same serial, so events and
+ * releases keyed on it stay right. On failure the slot holds part of the
+ * entries and is still open. */
+static salvo_status rerecord_locked(salvo_stream *st, size_t offset)
 {
     salvo_device *dev = st->dev;
     slot *s = st->open;
-    if (!s)
-        return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE, "cancel: the batch was submitted");
-    /* A launch did without its log entry (out of memory, absorbed): the
-     * batch cannot be recorded again. Memory is the reason; say so. */
-    if (st->log.broken)
-        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
-                        "cancel: this batch's log could not be kept (out of host memory)");
-    if (offset <= st->log.start)
-        return SALVO_OK; /* withdrawn already */
-    size_t point = offset;
-    /* Record the batch again from scratch: its waits, then what follows
-     * the point. Same serial: events and releases keyed on it stay right. */
     slot_dep waits[SLOT_MAX_WAITS];
     uint32_t wait_count = s->wait_count;
     memcpy(waits, s->waits, wait_count * sizeof *waits);
     uint64_t serial = s->serial;
+    uint32_t withdrawn = 0;
+    const batch_entry *w;
+    for (size_t o = st->log.start; o < offset && (w = batch_log_at(&st->log, o)); o += w->size)
+        withdrawn++;
     COUNT_SUB(dev, launches_pending, s->launches);
     slot_discard(s, &dev->env);
     st->open = NULL;
@@ -504,21 +561,16 @@ salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
     }
     st->open = s;
     barrier(dev, s, ACCEL_BARRIER_WORK);
-    if (st->trace) {
-        /* The trace keeps the host records of the launches that stay. */
-        uint32_t withdrawn = 0;
-        const batch_entry *w;
-        for (size_t o = st->log.start; o < point && (w = batch_log_at(&st->log, o)); o += w->size)
-            withdrawn++;
+    /* The trace keeps the host records of the launches that stay. */
+    if (st->trace)
         trace_batch_reopen(st->trace, slot_index(st, s), withdrawn, &dev->env, s->cmd);
-    }
-    hazard_reset(&st->hazards);
-    st->copied = false;
+    order_reset(st);
     st->batch_groups = 0;
     for (uint32_t i = 0; i < wait_count; i++)
         slot_add_wait(s, &dev->env, &waits[i]);
     for (const batch_entry *e; (e = batch_log_at(&st->log, offset)); offset += e->size) {
         const accel_bind *b = batch_entry_binds(e);
+        const char *name = copy_name;
         if (!e->kernel) {
             access a[2] = {{b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_READ},
                            {b[1].buffer, b[1].offset, b[1].offset + b[1].size, SALVO_ACCESS_WRITE}};
@@ -526,11 +578,9 @@ salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
             trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, false);
             VT(dev)->cmd_copy(SELF(dev), dev->adev, s->cmd, b[0].buffer, b[0].offset, b[1].buffer,
                               b[1].offset, b[0].size);
-            trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, true);
-            slot_note_launch(s, copy_name);
-            trace_launch_note(dev->trace, st->trace, slot_index(st, s), copy_name, 0);
         } else {
             const salvo_kernel *k = e->kernel;
+            name = k->name;
             order_launch_locked(st, k, b);
             trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, false);
             accel_result ar = VT(dev)->cmd_dispatch(SELF(dev), dev->adev, s->cmd, k->pipe, s->pool,
@@ -540,15 +590,57 @@ salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
                 return DEV_FAIL(dev, salvo_status_from_accel(ar),
                                 "cancel: launch of kernel '%s' could not be recorded again (%s)",
                                 k->name, accel_result_name(ar));
-            trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, true);
-            slot_note_launch(s, k->name);
-            trace_launch_note(dev->trace, st->trace, slot_index(st, s), k->name, 0);
             st->batch_groups += (uint64_t)e->groups[0] * e->groups[1] * e->groups[2];
         }
+        trace_launch_mark(st->trace, slot_index(st, s), &dev->env, s->cmd, true);
+        slot_note_launch(s, name);
+        trace_launch_note(dev->trace, st->trace, slot_index(st, s), name, 0);
         COUNT_ADD(dev, launches_pending, 1);
     }
-    st->log.start = point;
     return SALVO_OK;
+}
+
+salvo_status stream_withdraw_locked(salvo_stream *st, size_t offset)
+{
+    salvo_device *dev = st->dev;
+    if (!st->open)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE, "cancel: the batch was submitted");
+    /* A launch did without its log entry (out of memory, absorbed): the
+     * batch cannot be recorded again. Memory is the reason; say so. */
+    if (st->log.broken)
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                        "cancel: this batch's log could not be kept (out of host memory)");
+    if (offset <= st->log.start)
+        return SALVO_OK; /* withdrawn already */
+    salvo_status r = rerecord_locked(st, offset);
+    if (r == SALVO_OK) {
+        st->log.start = offset;
+        return SALVO_OK;
+    }
+    /* A failed cancel withdraws nothing: record the whole batch again. */
+    char msg[SALVO_ERROR_MAX];
+    memcpy(msg, salvo_last_error(), sizeof msg);
+    if (!device_is_lost(dev) && st->open && rerecord_locked(st, st->log.start) == SALVO_OK) {
+        salvo_set_error(msg);
+        return r;
+    }
+    /* Not even that: the batch's launches are gone. Say so to whoever
+     * waits for the stream next, not only to this caller. */
+    if (st->open) {
+        slot *s = st->open;
+        COUNT_SUB(dev, launches_pending, s->launches);
+        slot_discard(s, &dev->env);
+        st->open = NULL;
+    }
+    if (!device_is_lost(dev)) {
+        salvo_status lost = DEV_FAIL(dev, SALVO_ERROR_BATCH_FAILED,
+                                     "cancel: the batch could not be recorded again; its launches "
+                                     "were dropped (%s)",
+                                     msg);
+        stream_defer_locked(st, lost);
+    }
+    salvo_set_error(msg);
+    return r;
 }
 
 static salvo_status check_copy_range(salvo_device *dev, const char *which, salvo_buffer *b,

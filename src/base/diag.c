@@ -77,6 +77,7 @@ const char *salvo_status_string(salvo_status status)
     case SALVO_ERROR_BATCH_FAILED: return "SALVO_ERROR_BATCH_FAILED";
     case SALVO_ERROR_INVALID_STATE: return "SALVO_ERROR_INVALID_STATE";
     case SALVO_ERROR_UNKNOWN: return "SALVO_ERROR_UNKNOWN";
+    case SALVO_ERROR_TIMEOUT: return "SALVO_ERROR_TIMEOUT";
     }
     return status < 0 ? "SALVO_ERROR (unknown code)" : "SALVO_STATUS (unknown code)";
 }
