@@ -55,6 +55,35 @@ typedef enum salvo_status {
                                        its work: nothing was done (see "Timeouts") */
 } salvo_status;
 
+/* Timeouts. salvo_device_desc.fence_timeout_s bounds each wait salvo makes
+ * for the device (none by default). When a bound expires, what the status
+ * says about the call's work is exact:
+ *  - SALVO_TIMEOUT (not an error): the call did its work, only a wait on
+ *    that work expired; the work goes on and a later wait sees it end.
+ *    From salvo_stream_synchronize, salvo_device_synchronize and
+ *    salvo_event_synchronize; and from salvo_launch and salvo_copy with a
+ *    batch size of 1, whose launch was recorded and submitted and then
+ *    waited for.
+ *  - SALVO_ERROR_TIMEOUT (an error): the call had to wait before it could
+ *    do its work, and nothing was done. From salvo_launch and salvo_copy
+ *    when the stream's oldest batch still held its slot (the launch or
+ *    copy was not recorded: make it again), and from salvo_buffer_write
+ *    and salvo_buffer_read when work before them did not complete (not a
+ *    byte was copied).
+ * salvo_stream_wait_gate, salvo_stream_wait_event, salvo_stream_flush,
+ * the queries and every create or destroy never wait for the device.
+ *
+ * Gates and waits. Work that waits on a gate not raised yet holds, until
+ * it is raised, everything that waits for that work: its stream's
+ * synchronize, a launch that needs its batch slot (a stream has 3), and a
+ * buffer read or write of a buffer it uses. On a device with one queue
+ * (lavapipe) every stream's later batches and every staged transfer wait
+ * behind it as well. Without a fence timeout such a wait lasts until the
+ * gate is raised, so raise from another thread, or raise before waiting;
+ * none of these waits holds a lock that salvo_gate_raise or another
+ * stream's launch, flush or destroy needs. A batch waits on at most 16
+ * gates (SALVO_ERROR_INVALID_STATE beyond). */
+
 /* Name of a status ("SALVO_ERROR_DEVICE_LOST"); never allocates, never NULL.
  * Thread safety: any thread. */
 SALVO_API const char *salvo_status_string(salvo_status status);
@@ -213,6 +242,8 @@ typedef struct salvo_device_info {
     uint32_t max_storage_buffer_range;
     uint32_t max_bindings; /* storage buffers per kernel */
     uint64_t min_storage_buffer_offset_alignment;
+    uint32_t max_uniform_buffer_range; /* bytes a uniform binding may cover */
+    uint64_t min_uniform_buffer_offset_alignment;
     uint32_t subgroup_size;
     /* capabilities */
     bool timeline_semaphores;
@@ -342,7 +373,10 @@ SALVO_API salvo_status salvo_buffer_import_host(salvo_device *device, void *ptr,
 
 /* Copy host memory into the buffer. Ordered after every launch already
  * made on any stream of the device that uses the buffer; returns once the
- * bytes are in place. Where the buffer cannot be mapped (device memory of
+ * bytes are in place. SALVO_ERROR_TIMEOUT, nothing written, when that work
+ * (or, for a staged write, work a gate holds ahead of it on the queue) did
+ * not complete within the fence timeout; once its copies have begun a
+ * write waits for them to the end. Where the buffer cannot be mapped (device memory of
  * most GPUs), the bytes go through a staging buffer; from 8 MiB on, on a
  * device with host import, the page-aligned middle of src is imported for
  * the call instead and copied by the device with no host copy (counted in
@@ -354,7 +388,8 @@ SALVO_API salvo_status salvo_buffer_write(salvo_buffer *buffer, uint64_t offset,
 
 /* Copy buffer contents to host memory, after every launch already made that
  * uses the buffer has completed (their batches are submitted first). Large
- * reads import the middle of dst as writes import src's.
+ * reads import the middle of dst as writes import src's. Timeouts as for
+ * salvo_buffer_write (SALVO_ERROR_TIMEOUT: nothing read).
  * Thread safety: any thread; not concurrently with a write of the same bytes. */
 SALVO_API salvo_status salvo_buffer_read(salvo_buffer *buffer, uint64_t offset, void *dst,
                                          uint64_t size);
@@ -456,8 +491,11 @@ typedef struct salvo_stream_desc {
 typedef struct salvo_binding {
     uint32_t binding;      /* binding number in descriptor set 0 */
     salvo_buffer *buffer;
-    uint64_t offset;       /* multiple of min_storage_buffer_offset_alignment */
-    uint64_t size;         /* 0 = to the end of the buffer */
+    uint64_t offset;       /* multiple of min_storage_buffer_offset_alignment
+                              (min_uniform_buffer_offset_alignment for a
+                              uniform block) */
+    uint64_t size;         /* 0 = to the end of the buffer; at most
+                              max_storage_buffer_range (max_uniform_buffer_range) */
 } salvo_binding;
 
 /* An in-order queue of launches. Thread safety: a stream is used by one
@@ -475,7 +513,10 @@ SALVO_API void salvo_stream_destroy(salvo_stream *stream);
 /* Record one dispatch of kernel with groups[0..2] workgroups. Every binding
  * the kernel declares must be given exactly once; push_size must equal the
  * kernel's push-constant size. Sees the writes of every earlier launch on
- * the stream. May submit the batch (when full).
+ * the stream. May submit the batch (when full). Waits only when the
+ * stream's next batch slot is still in flight (SALVO_ERROR_TIMEOUT: not
+ * recorded) or, with a batch size of 1, for the launch itself
+ * (SALVO_TIMEOUT: recorded and running); see "Timeouts".
  * Thread safety: the one thread using the stream at a time; other streams of the device may be used from other threads meanwhile. */
 SALVO_API salvo_status salvo_launch(salvo_stream *stream, salvo_kernel *kernel,
                                     const uint32_t groups[3], const salvo_binding *bindings,
@@ -487,6 +528,7 @@ SALVO_API salvo_status salvo_launch(salvo_stream *stream, salvo_kernel *kernel,
  * the host filled through salvo_buffer_map and copied to a DEVICE buffer is
  * the fastest way in (and the reverse the fastest way out). Ranges of one
  * buffer must not overlap. Counts in salvo_stats.transfer_bytes.
+ * Timeouts as for salvo_launch.
  * Thread safety: as salvo_launch. */
 SALVO_API salvo_status salvo_copy(salvo_stream *stream, salvo_buffer *src, uint64_t src_offset,
                                   salvo_buffer *dst, uint64_t dst_offset, uint64_t size);
@@ -497,7 +539,8 @@ SALVO_API salvo_status salvo_copy(salvo_stream *stream, salvo_buffer *src, uint6
 SALVO_API salvo_status salvo_stream_flush(salvo_stream *stream);
 
 /* Submit and wait for every launch on the stream; returns the first failure
- * (a deferred one included), exactly once.
+ * (a deferred one included), exactly once. SALVO_TIMEOUT when the fence
+ * timeout expired first: the work goes on.
  * Thread safety: as salvo_launch. */
 SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
 
@@ -540,7 +583,11 @@ SALVO_API salvo_status salvo_event_synchronize(salvo_event *event);
  * before the event is pending. SALVO_ERROR_OUT_OF_HOST_MEMORY, changing
  * nothing, when the record of that work could not be kept (a launch since
  * the last submission went ahead without it, for lack of host memory).
- * Cancelling twice is SALVO_OK.
+ * Cancelling twice is SALVO_OK. Any other failure (recording the kept
+ * work again failed: out of memory, device loss) withdraws nothing: the
+ * launches still run; should they be lost (the batch could not even be
+ * restored), the stream's next synchronize returns
+ * SALVO_ERROR_BATCH_FAILED saying so.
  * Thread safety: not concurrently with launches on the event's stream. */
 SALVO_API salvo_status salvo_event_cancel(salvo_event *event);
 
@@ -551,7 +598,7 @@ SALVO_API void salvo_event_destroy(salvo_event *event);
 /* Make the launches recorded on stream from now on wait, on the device,
  * until the event's work is complete. No host thread blocks: the event's
  * batch is submitted ahead of the waiting one, and the device orders them.
- * An event never recorded is no wait at all (as in CUDA).
+ * An event never recorded is no wait at all (as in CUDA). Never waits.
  * Thread safety: the thread using stream (as salvo_launch). */
 SALVO_API salvo_status salvo_stream_wait_event(salvo_stream *stream, salvo_event *event);
 
@@ -577,7 +624,11 @@ SALVO_API uint64_t salvo_gate_value(const salvo_gate *gate);
 /* Make the launches recorded on stream from now on wait, on the device,
  * until the gate reaches value. Until then the host may still write those
  * launches' inputs (in HOST, SHARED or imported buffers): the raise orders
- * those writes before the device reads them.
+ * those writes before the device reads them. Never waits: the wait is
+ * registered when this returns SALVO_OK, for the stream's next batch.
+ * A batch waits on at most 16 gates: waiting for a 17th before a launch
+ * or flush returns SALVO_ERROR_INVALID_STATE. See "Gates and waits" at the
+ * top of this file for what waits behind gated work.
  * Thread safety: the thread using stream (as salvo_launch). */
 SALVO_API salvo_status salvo_stream_wait_gate(salvo_stream *stream, salvo_gate *gate,
                                               uint64_t value);

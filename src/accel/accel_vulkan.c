@@ -486,6 +486,8 @@ static void fill_info(salvo_device_info *info, const accel_device *d,
                              ? l->maxPerStageDescriptorStorageBuffers
                              : SALVO_MAX_BINDINGS;
     info->min_storage_buffer_offset_alignment = l->minStorageBufferOffsetAlignment;
+    info->max_uniform_buffer_range = l->maxUniformBufferRange;
+    info->min_uniform_buffer_offset_alignment = l->minUniformBufferOffsetAlignment;
     info->subgroup_size = subgroup->subgroupSize;
     info->timeline_semaphores = d->timeline;
     info->host_import = d->host_import;

@@ -336,19 +336,22 @@ static salvo_status check_launch(salvo_stream *st, salvo_kernel *k, const uint32
                             "buffer of %llu bytes",
                             k->name, b->binding, (unsigned long long)b->offset,
                             (unsigned long long)b->size, (unsigned long long)buf->size);
-        uint64_t align = info->min_storage_buffer_offset_alignment;
+        bool uniform = k->refl.bindings[j].uniform;
+        uint64_t align = uniform ? info->min_uniform_buffer_offset_alignment
+                                 : info->min_storage_buffer_offset_alignment;
         if (align > 1 && b->offset % align)
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                             "launch of kernel '%s': binding %u: offset %llu is not a multiple of "
-                            "%llu",
+                            "%llu (the device's %s buffer offset alignment)",
                             k->name, b->binding, (unsigned long long)b->offset,
-                            (unsigned long long)align);
-        if (size > info->max_storage_buffer_range && !k->refl.bindings[j].uniform)
+                            (unsigned long long)align, uniform ? "uniform" : "storage");
+        uint32_t range = uniform ? info->max_uniform_buffer_range : info->max_storage_buffer_range;
+        if (size > range)
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                             "launch of kernel '%s': binding %u: %llu bytes exceed the device's "
-                            "storage range %u",
+                            "%s buffer range %u",
                             k->name, b->binding, (unsigned long long)size,
-                            info->max_storage_buffer_range);
+                            uniform ? "uniform" : "storage", range);
         binds[j] = (accel_bind){
             .binding = b->binding,
             .uniform = k->refl.bindings[j].uniform,

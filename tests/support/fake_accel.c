@@ -657,6 +657,8 @@ static void fill_caps(const fake_accel *f, uint32_t index, accel_caps *caps)
     in->max_storage_buffer_range = 1u << 30;
     in->max_bindings = 32;
     in->min_storage_buffer_offset_alignment = 16;
+    in->max_uniform_buffer_range = 1u << 16;
+    in->min_uniform_buffer_offset_alignment = 256;
     in->subgroup_size = 32;
     in->timeline_semaphores = f->timeline_semaphores;
     in->host_import = f->host_import;

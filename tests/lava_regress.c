@@ -1,0 +1,573 @@
+/* Regressions found by random testing, each reduced to the sequence that
+ * showed it, on lavapipe with the validation layer and synchronization
+ * validation on. A run that would hang is ended by a watchdog that names
+ * the test. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "add.spv.h"
+#include "copy.spv.h"
+#include "uniform_read.spv.h"
+#include "salvo/salvo.h"
+#include "support/lava.h"
+
+#define N 256u
+
+/* ------------------------------------------------------------------ */
+/* Fixture                                                             */
+/* ------------------------------------------------------------------ */
+
+static _Atomic uint64_t validation_messages;
+static _Atomic uint64_t injections;
+
+static void log_cb(void *user, salvo_log_level level, const char *file, int line,
+                   const char *message)
+{
+    (void)user;
+    (void)line;
+    if (file && strcmp(file, "validation") == 0) {
+        atomic_fetch_add(&validation_messages, 1);
+        fprintf(stderr, "VALIDATION: %s\n", message);
+    } else if (strstr(message, "fault injected")) {
+        atomic_fetch_add(&injections, 1);
+    } else if (level >= SALVO_LOG_WARNING && getenv("REGRESS_ECHO")) {
+        fprintf(stderr, "salvo: %s\n", message);
+    }
+}
+
+typedef struct fx {
+    salvo_device *dev;
+    salvo_kernel *add, *copy;
+    salvo_buffer *buf[4];
+    salvo_stream *st[2];
+    salvo_gate *gate[2];
+} fx;
+
+typedef struct fx_opts {
+    uint32_t batch_size;
+    double timeout_s;
+    const char *fault;
+    bool staging;
+} fx_opts;
+
+static void fx_open(fx *f, fx_opts o)
+{
+    memset(f, 0, sizeof *f);
+    atomic_store(&validation_messages, 0);
+    atomic_store(&injections, 0);
+    salvo_device_desc d = {
+        .batch_size = o.batch_size,
+        .fence_timeout_s = o.timeout_s,
+        .fault = o.fault,
+        .flags = SALVO_DEVICE_SYNC_VALIDATION | (o.staging ? SALVO_DEVICE_FORCE_STAGING : 0),
+        .log = log_cb,
+    };
+    salvo_status st = salvo_device_create(&d, &f->dev);
+    if (st != SALVO_OK)
+        fail_msg("device_create: %s: %s", salvo_status_string(st), salvo_last_error());
+    salvo_spec_constant sc = {0, 64};
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
+                            .spec_constants = &sc, .spec_constant_count = 1};
+    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
+    salvo_kernel_desc cd = {.spirv = copy_spv, .spirv_size = sizeof copy_spv, .name = "copy"};
+    assert_int_equal(salvo_kernel_create(f->dev, &cd, &f->copy), SALVO_OK);
+    uint32_t zero[N] = {0};
+    for (int i = 0; i < 4; i++) {
+        salvo_domain dom = i == 3 ? SALVO_DOMAIN_HOST : SALVO_DOMAIN_DEVICE;
+        assert_int_equal(salvo_buffer_create(f->dev, sizeof zero, dom, &f->buf[i]), SALVO_OK);
+        assert_int_equal(salvo_buffer_write(f->buf[i], 0, zero, sizeof zero), SALVO_OK);
+    }
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st[i]), SALVO_OK);
+        assert_int_equal(salvo_gate_create(f->dev, &f->gate[i]), SALVO_OK);
+    }
+}
+
+/* Destroy everything; with check, the device must be clean first. */
+static void fx_close(fx *f, bool check)
+{
+    if (check) {
+        assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
+        salvo_stats s;
+        assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+        assert_int_equal(s.launches_pending, 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        salvo_stream_destroy(f->st[i]);
+        salvo_gate_destroy(f->gate[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        salvo_buffer_destroy(f->buf[i]);
+    salvo_kernel_destroy(f->add);
+    salvo_kernel_destroy(f->copy);
+    salvo_device_destroy(f->dev);
+    assert_int_equal(atomic_load(&validation_messages), 0);
+}
+
+static salvo_status add(fx *f, int stream, int buffer, uint32_t value)
+{
+    salvo_binding b = {.binding = 0, .buffer = f->buf[buffer]};
+    uint32_t push[2] = {N, value};
+    uint32_t groups[3] = {N / 64, 1, 1};
+    return salvo_launch(f->st[stream], f->add, groups, &b, 1, push, sizeof push);
+}
+
+/* buf[dst] = buf[src] + value, by the copy kernel. */
+static salvo_status copy_kernel(fx *f, int stream, int src, int dst, uint32_t value)
+{
+    salvo_binding b[2] = {{.binding = 0, .buffer = f->buf[src]},
+                          {.binding = 1, .buffer = f->buf[dst]}};
+    uint32_t push[2] = {N, value};
+    uint32_t groups[3] = {N / 64, 1, 1};
+    return salvo_launch(f->st[stream], f->copy, groups, b, 2, push, sizeof push);
+}
+
+static void expect_all(fx *f, int buffer, uint32_t want)
+{
+    uint32_t v[N];
+    salvo_status st = salvo_buffer_read(f->buf[buffer], 0, v, sizeof v);
+    if (st != SALVO_OK)
+        fail_msg("read of buffer %d: %s: %s", buffer, salvo_status_string(st), salvo_last_error());
+    for (uint32_t i = 0; i < N; i++)
+        if (v[i] != want)
+            fail_msg("buffer %d element %u: %u, want %u", buffer, i, v[i], want);
+}
+
+/* The HOST buffer's first element through its mapping, without waiting. */
+static uint32_t peek_host(fx *f)
+{
+    void *p = NULL;
+    assert_int_equal(salvo_buffer_map(f->buf[3], &p), SALVO_OK);
+    return atomic_load((_Atomic uint32_t *)p);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Watchdog                                                            */
+/* ------------------------------------------------------------------ */
+
+static const char *volatile current_test = "";
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char head[] = "\nwatchdog: hung in ";
+    ssize_t w = write(STDERR_FILENO, head, sizeof head - 1);
+    w = write(STDERR_FILENO, current_test, strlen(current_test));
+    w = write(STDERR_FILENO, "\n", 1);
+    (void)w;
+    _exit(1);
+}
+
+static int arm(void **state)
+{
+    (void)state;
+    alarm(60);
+    return 0;
+}
+
+static int disarm(void **state)
+{
+    (void)state;
+    alarm(0);
+    return 0;
+}
+
+#define NAME_TEST() (current_test = __func__)
+
+/* ------------------------------------------------------------------ */
+/* 2: a staged transfer waited for its copy holding the device lock     */
+/* ------------------------------------------------------------------ */
+
+typedef struct raiser {
+    fx *f;
+    _Atomic bool writing;
+    salvo_status launched, flushed, raised;
+} raiser;
+
+static void *launch_then_raise(void *arg)
+{
+    raiser *r = arg;
+    while (!atomic_load(&r->writing))
+        sleep_ms(1);
+    /* Give the write time to reach its wait: it cannot finish before the
+     * gate opens, and this thread needs the device lock first. */
+    sleep_ms(100);
+    r->launched = add(r->f, 1, 2, 5);
+    r->flushed = salvo_stream_flush(r->f->st[1]);
+    r->raised = salvo_gate_raise(r->f->gate[0], 1);
+    return NULL;
+}
+
+/* A batch waits on a gate; the host writes another buffer through the
+ * staging path, and a second thread launches and flushes before it raises
+ * the gate. The write waits for the gated work, but never with the lock
+ * that the raising thread needs. */
+static void test_staged_transfer_behind_gate(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.staging = true});
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+    assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+
+    raiser r = {.f = &f};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, launch_then_raise, &r), 0);
+    uint32_t data[N];
+    for (uint32_t i = 0; i < N; i++)
+        data[i] = 7;
+    atomic_store(&r.writing, true);
+    assert_int_equal(salvo_buffer_write(f.buf[1], 0, data, sizeof data), SALVO_OK);
+    pthread_join(t, NULL);
+    assert_int_equal(r.launched, SALVO_OK);
+    assert_int_equal(r.flushed, SALVO_OK);
+    assert_int_equal(r.raised, SALVO_OK);
+    assert_int_equal(salvo_device_synchronize(f.dev), SALVO_OK);
+    expect_all(&f, 0, 1);
+    expect_all(&f, 1, 7);
+    expect_all(&f, 2, 5);
+    fx_close(&f, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* 7: a timeout that meant "not done"                                  */
+/* ------------------------------------------------------------------ */
+
+/* Single-threaded, with a fence timeout: a staged write behind gated work
+ * returns SALVO_ERROR_TIMEOUT and writes nothing; once the gate is open it
+ * writes. */
+static void test_transfer_timeout_writes_nothing(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.staging = true, .timeout_s = 0.2});
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+    assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+    uint32_t data[N];
+    for (uint32_t i = 0; i < N; i++)
+        data[i] = 9;
+    assert_int_equal(salvo_buffer_write(f.buf[1], 0, data, sizeof data), SALVO_ERROR_TIMEOUT);
+    assert_non_null(strstr(salvo_last_error(), "nothing was written"));
+    uint32_t back[N];
+    assert_int_equal(salvo_buffer_read(f.buf[1], 0, back, sizeof back), SALVO_ERROR_TIMEOUT);
+    assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    expect_all(&f, 1, 0); /* the timed-out write wrote nothing */
+    expect_all(&f, 0, 1);
+    assert_int_equal(salvo_buffer_write(f.buf[1], 0, data, sizeof data), SALVO_OK);
+    expect_all(&f, 1, 9);
+    fx_close(&f, true);
+}
+
+/* Three gated batches fill a stream's slot ring: the next launch finds no
+ * free slot within the timeout and is not recorded (SALVO_ERROR_TIMEOUT);
+ * the launches that returned SALVO_OK all run once the gate opens. */
+static void test_launch_without_slot_not_recorded(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.timeout_s = 0.2});
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(add(&f, 0, 3, 1), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+    }
+    assert_int_equal(add(&f, 0, 3, 100), SALVO_ERROR_TIMEOUT);
+    assert_non_null(strstr(salvo_last_error(), "nothing was recorded"));
+    assert_int_equal(peek_host(&f), 0);
+    assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    expect_all(&f, 3, 3);
+    fx_close(&f, true);
+}
+
+/* Batch size 1: the launch is submitted, then waited for; the wait times
+ * out but the launch was made (SALVO_TIMEOUT, positive) and runs. */
+static void test_batch1_timeout_still_runs(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.timeout_s = 0.2, .batch_size = 1});
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+    assert_int_equal(add(&f, 0, 3, 4), SALVO_TIMEOUT);
+    assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    expect_all(&f, 3, 4);
+    fx_close(&f, true);
+}
+
+/* A gate wait asked for while every slot is busy is registered all the
+ * same: the launch after it waits for that gate. */
+static void test_gate_wait_registered_without_slot(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.timeout_s = 0.2});
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(add(&f, 0, 3, 1), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+    }
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[1], 1), SALVO_OK);
+    assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK);
+    assert_int_equal(add(&f, 0, 3, 10), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+    /* The three first batches run; the fourth waits for gate 1. */
+    for (int i = 0; i < 200 && peek_host(&f) != 3; i++)
+        sleep_ms(5);
+    sleep_ms(50);
+    assert_int_equal(peek_host(&f), 3);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_TIMEOUT);
+    assert_int_equal(peek_host(&f), 3);
+    assert_int_equal(salvo_gate_raise(f.gate[1], 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    expect_all(&f, 3, 13);
+    fx_close(&f, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* 3: a copy after a compute-only barrier                              */
+/* ------------------------------------------------------------------ */
+
+/* W writes x, R reads x (a compute barrier between them), then a copy
+ * reads x (read after W's write), or writes what R read (after a read),
+ * or writes x after W (after a write, across an unrelated barrier).
+ * Synchronization validation reports any copy left unordered. */
+static void test_copy_after_compute_barrier(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){0});
+    const uint64_t bytes = N * sizeof(uint32_t);
+    /* read after write */
+    assert_int_equal(add(&f, 0, 0, 3), SALVO_OK);            /* x = 3 */
+    assert_int_equal(copy_kernel(&f, 0, 0, 1, 1), SALVO_OK); /* y = x + 1 = 4 */
+    assert_int_equal(salvo_copy(f.st[0], f.buf[0], 0, f.buf[2], 0, bytes), SALVO_OK); /* z = 3 */
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    expect_all(&f, 1, 4);
+    expect_all(&f, 2, 3);
+    /* write after read */
+    assert_int_equal(copy_kernel(&f, 0, 0, 1, 2), SALVO_OK); /* y = x + 2 = 5 */
+    assert_int_equal(add(&f, 0, 3, 1), SALVO_OK);
+    assert_int_equal(add(&f, 0, 3, 1), SALVO_OK); /* a compute barrier, on another buffer */
+    assert_int_equal(salvo_copy(f.st[0], f.buf[2], 0, f.buf[0], 0, bytes), SALVO_OK); /* x = z */
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    expect_all(&f, 1, 5);
+    /* write after write */
+    assert_int_equal(add(&f, 0, 0, 10), SALVO_OK); /* x = 13 */
+    assert_int_equal(add(&f, 0, 3, 1), SALVO_OK);
+    assert_int_equal(add(&f, 0, 3, 1), SALVO_OK);
+    assert_int_equal(salvo_copy(f.st[0], f.buf[1], 0, f.buf[0], 0, bytes), SALVO_OK); /* x = y */
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    expect_all(&f, 0, 5);
+    expect_all(&f, 3, 4);
+    fx_close(&f, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* 4, 5: injected losses                                               */
+/* ------------------------------------------------------------------ */
+
+/* The raise itself finds the device lost: the gated stream's next
+ * synchronize reports the loss rather than wait for a gate that will
+ * never open. */
+static void test_loss_at_raise_does_not_hang(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.fault = "timeline_signal:1:device_lost"});
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+    assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+    assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_ERROR_DEVICE_LOST);
+    assert_true(salvo_device_is_lost(f.dev));
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_ERROR_DEVICE_LOST);
+    assert_int_equal(salvo_device_synchronize(f.dev), SALVO_ERROR_DEVICE_LOST);
+    fx_close(&f, false);
+}
+
+/* A loss injected where the library does not look (a descriptor pool
+ * reset, which Vulkan says cannot fail) is sticky like a real one: the
+ * next operation sees it. Nothing is signalled behind the host's back
+ * afterwards: the host's own raise is refused, not repeated on the
+ * driver (which would be invalid and lose it for real). */
+static void test_loss_where_unchecked_is_sticky(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.fault = "descpool_reset:1:device_lost"});
+    assert_int_equal(add(&f, 1, 1, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f.st[1]), SALVO_OK); /* retire: the reset */
+    assert_int_equal(atomic_load(&injections), 1);
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+    assert_int_equal(add(&f, 0, 0, 1), SALVO_ERROR_DEVICE_LOST);
+    assert_true(salvo_device_is_lost(f.dev));
+    assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_ERROR_DEVICE_LOST);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_ERROR_DEVICE_LOST);
+    fx_close(&f, false);
+}
+
+/* ------------------------------------------------------------------ */
+/* 6: a cancel whose re-recording fails                                */
+/* ------------------------------------------------------------------ */
+
+/* Launches adding 1, 10 and 100 with an event after the first; the cancel
+ * records 10 and 100 again and the first of those dispatches fails. The
+ * cancel reports it and withdraws nothing: all three run. */
+static void test_failed_cancel_withdraws_nothing(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.batch_size = 100, .fault = "cmd_dispatch:4:oom_host"});
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(f.dev, &ev), SALVO_OK);
+    assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, f.st[0]), SALVO_OK);
+    assert_int_equal(add(&f, 0, 0, 10), SALVO_OK);
+    assert_int_equal(add(&f, 0, 0, 100), SALVO_OK);
+    assert_int_equal(salvo_event_cancel(ev), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    assert_int_equal(salvo_event_query(ev), SALVO_OK);
+    expect_all(&f, 0, 111);
+    salvo_event_destroy(ev);
+    fx_close(&f, true);
+}
+
+/* Re-recording keeps failing, so the batch cannot even be restored: the
+ * launches are gone, and the stream's next synchronize says so. */
+static void test_failed_cancel_reports_dropped_launches(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.batch_size = 100, .fault = "cmd_dispatch:4:oom_host:always"});
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(f.dev, &ev), SALVO_OK);
+    assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, f.st[0]), SALVO_OK);
+    assert_int_equal(add(&f, 0, 0, 10), SALVO_OK);
+    assert_int_equal(add(&f, 0, 0, 100), SALVO_OK);
+    assert_int_equal(salvo_event_cancel(ev), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_ERROR_BATCH_FAILED);
+    assert_non_null(strstr(salvo_last_error(), "dropped"));
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK); /* reported once */
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f.dev, &s), SALVO_OK);
+    assert_int_equal(s.launches_pending, 0);
+    expect_all(&f, 0, 0);
+    salvo_event_destroy(ev);
+    fx_close(&f, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* Uniform bindings: the device's own range and offset limits          */
+/* ------------------------------------------------------------------ */
+
+/* A uniform binding wider than maxUniformBufferRange, or at an offset
+ * that is not a multiple of minUniformBufferOffsetAlignment, is refused
+ * with a message; one within the limits runs. */
+static void test_uniform_binding_limits(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){0});
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(f.dev, &info), SALVO_OK);
+    assert_true(info.max_uniform_buffer_range >= 16384); /* Vulkan's minimum */
+    assert_true(info.min_uniform_buffer_offset_alignment >= 1);
+    salvo_kernel *k = NULL;
+    salvo_kernel_desc kd = {.spirv = uniform_read_spv, .spirv_size = sizeof uniform_read_spv,
+                            .name = "uniform_read"};
+    assert_int_equal(salvo_kernel_create(f.dev, &kd, &k), SALVO_OK);
+    uint64_t align = info.min_uniform_buffer_offset_alignment;
+    uint64_t big = (uint64_t)info.max_uniform_buffer_range + 2 * align + 256;
+    salvo_buffer *u = NULL;
+    assert_int_equal(salvo_buffer_create(f.dev, big, SALVO_DOMAIN_HOST, &u), SALVO_OK);
+    uint32_t params[64] = {0};
+    for (uint32_t i = 0; i < 16; i++)
+        params[4 * i] = 1000 * (i + 1);
+    assert_int_equal(salvo_buffer_write(u, align, params, sizeof params), SALVO_OK);
+    uint32_t groups[3] = {1, 1, 1};
+
+    salvo_binding wide[2] = {{.binding = 0, .buffer = u, .offset = 0,
+                              .size = (uint64_t)info.max_uniform_buffer_range + 16},
+                             {.binding = 1, .buffer = f.buf[3]}};
+    assert_int_equal(salvo_launch(f.st[0], k, groups, wide, 2, NULL, 0),
+                     SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "uniform buffer range"));
+    if (align > 1) {
+        salvo_binding skew[2] = {{.binding = 0, .buffer = u, .offset = align / 2, .size = 256},
+                                 {.binding = 1, .buffer = f.buf[3]}};
+        assert_int_equal(salvo_launch(f.st[0], k, groups, skew, 2, NULL, 0),
+                         SALVO_ERROR_INVALID_ARGUMENT);
+        assert_non_null(strstr(salvo_last_error(), "uniform buffer offset alignment"));
+    }
+    salvo_binding ok[2] = {{.binding = 0, .buffer = u, .offset = align, .size = 256},
+                           {.binding = 1, .buffer = f.buf[3]}};
+    assert_int_equal(salvo_launch(f.st[0], k, groups, ok, 2, NULL, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    uint32_t v[16];
+    assert_int_equal(salvo_buffer_read(f.buf[3], 0, v, sizeof v), SALVO_OK);
+    for (uint32_t i = 0; i < 16; i++)
+        assert_int_equal(v[i], 1000 * (i + 1) + i);
+    salvo_buffer_destroy(u);
+    salvo_kernel_destroy(k);
+    fx_close(&f, true);
+}
+
+int main(void)
+{
+    lava_require_device();
+    unsetenv("SALVO_FAULT");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_staged_transfer_behind_gate, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_transfer_timeout_writes_nothing, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_launch_without_slot_not_recorded, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_batch1_timeout_still_runs, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_gate_wait_registered_without_slot, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_copy_after_compute_barrier, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_loss_at_raise_does_not_hang, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_loss_where_unchecked_is_sticky, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_failed_cancel_withdraws_nothing, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_failed_cancel_reports_dropped_launches, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_uniform_binding_limits, arm, disarm),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

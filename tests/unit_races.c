@@ -1,0 +1,183 @@
+/* Races made deterministic: the second thread's step is forced into the
+ * exact window a race needs, by wrapping a call the library makes
+ * (pthread_mutex_trylock, through the linker's --wrap, which also works
+ * under the sanitizers) or by a fake that runs another thread's call at a
+ * chosen point. No sleeps, no luck.
+ *
+ * Freed host memory is made unreadable (a page allocator that protects
+ * what salvo frees instead of reusing it), so a use after free crashes at
+ * the first touch in every build, not only under AddressSanitizer. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "api/internal.h"
+#include "support/fake_accel.h"
+
+/* ------------------------------------------------------------------ */
+/* An allocator that never reuses and protects what is freed           */
+/* ------------------------------------------------------------------ */
+
+enum { GUARD_HEADER = 64, GUARD_MAX_FREED = 1 << 14 };
+
+typedef struct guard_alloc {
+    salvo_allocator a;
+    _Atomic int64_t live;
+    uint64_t double_frees;  /* [lock] */
+    pthread_mutex_t lock;   /* guards freed and double_frees */
+    uint32_t freed_count;
+    void *freed[GUARD_MAX_FREED];
+} guard_alloc;
+
+/* Each block gets pages of its own, its size in a header of GUARD_HEADER
+ * bytes (so what is handed out stays aligned for any object). */
+static void *guard_malloc(void *user, size_t size)
+{
+    guard_alloc *g = user;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t total = (size + GUARD_HEADER + page - 1) / page * page;
+    char *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    memcpy(p, &total, sizeof total);
+    atomic_fetch_add(&g->live, 1);
+    return p + GUARD_HEADER;
+}
+
+/* Protect, never unmap: the address is never handed out again, so a
+ * stale pointer always faults. A second free is counted, not followed. */
+static void guard_free(void *user, void *ptr)
+{
+    guard_alloc *g = user;
+    if (!ptr)
+        return;
+    pthread_mutex_lock(&g->lock);
+    for (uint32_t i = 0; i < g->freed_count; i++)
+        if (g->freed[i] == ptr) {
+            g->double_frees++;
+            pthread_mutex_unlock(&g->lock);
+            return;
+        }
+    if (g->freed_count < GUARD_MAX_FREED)
+        g->freed[g->freed_count++] = ptr;
+    pthread_mutex_unlock(&g->lock);
+    char *p = (char *)ptr - GUARD_HEADER;
+    size_t total;
+    memcpy(&total, p, sizeof total);
+    atomic_fetch_sub(&g->live, 1);
+    mprotect(p, total, PROT_NONE);
+}
+
+static void guard_init(guard_alloc *g)
+{
+    memset(g, 0, sizeof *g);
+    pthread_mutex_init(&g->lock, NULL);
+    g->a = (salvo_allocator){guard_malloc, guard_free, g};
+}
+
+/* ------------------------------------------------------------------ */
+/* pthread_mutex_trylock, wrapped                                      */
+/* ------------------------------------------------------------------ */
+
+int __real_pthread_mutex_trylock(pthread_mutex_t *m);
+int __wrap_pthread_mutex_trylock(pthread_mutex_t *m);
+
+/* Set on the thread whose next trylock must let the other thread run
+ * first: it posts go, then waits for done. */
+static _Thread_local bool hold_trylock;
+static sem_t go, done;
+
+int __wrap_pthread_mutex_trylock(pthread_mutex_t *m)
+{
+    if (hold_trylock) {
+        hold_trylock = false;
+        sem_post(&go);
+        sem_wait(&done);
+    }
+    return __real_pthread_mutex_trylock(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* salvo_stream_destroy against another thread's drain point           */
+/* ------------------------------------------------------------------ */
+
+typedef struct other {
+    salvo_stream *st;
+    salvo_status flushed;
+} other;
+
+static void *flush_when_told(void *arg)
+{
+    other *o = arg;
+    sem_wait(&go);
+    /* A flush is a drain point: it frees destroyed streams that are idle. */
+    o->flushed = salvo_stream_flush(o->st);
+    sem_post(&done);
+    return NULL;
+}
+
+/* One thread destroys an idle stream while another flushes its own: the
+ * flush runs exactly between the destroy's first step and its trylock of
+ * the device lock. The stream must be freed once, and the destroy must
+ * not read it after the other thread could have freed it. */
+static void test_stream_destroy_against_flush(void **state)
+{
+    (void)state;
+    static guard_alloc g; /* large: not on the stack */
+    guard_init(&g);
+    fake_accel *f = fake_create();
+    assert_non_null(f);
+    salvo_device_desc d = {.allocator = &g.a};
+    salvo_device *dev = NULL;
+    assert_int_equal(device_create_with_accel(&d, fake_accel_get(f), &dev), SALVO_OK);
+    assert_int_equal(sem_init(&go, 0, 0), 0);
+    assert_int_equal(sem_init(&done, 0, 0), 0);
+
+    for (int round = 0; round < 20; round++) {
+        other o = {0};
+        salvo_stream *victim = NULL;
+        assert_int_equal(salvo_stream_create(dev, NULL, &o.st), SALVO_OK);
+        assert_int_equal(salvo_stream_create(dev, NULL, &victim), SALVO_OK);
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, flush_when_told, &o), 0);
+        hold_trylock = true;
+        salvo_stream_destroy(victim);
+        assert_false(hold_trylock); /* the destroy did try the lock */
+        pthread_join(t, NULL);
+        assert_int_equal(o.flushed, SALVO_OK);
+        salvo_stats s;
+        assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+        assert_int_equal(s.live_streams, 1);
+        salvo_stream_destroy(o.st);
+        assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+        assert_int_equal(s.live_streams, 0);
+    }
+    salvo_device_destroy(dev);
+    assert_int_equal(g.double_frees, 0);
+    assert_int_equal(atomic_load(&g.live), 0);
+    assert_int_equal(fake_illegal_total(f), 0);
+    assert_int_equal(fake_live_total(f), 0);
+    fake_free(f);
+    sem_destroy(&go);
+    sem_destroy(&done);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stream_destroy_against_flush),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
