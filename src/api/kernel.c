@@ -41,21 +41,24 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
     for (uint32_t i = 0; i < k->refl.binding_count; i++) {
         const reflect_binding *b = &k->refl.bindings[i];
         if (b->set != 0) {
+            /* The message first: b lives in k. */
+            st = DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                          "kernel '%s': binding %u is in descriptor set %u; only set 0 is "
+                          "supported",
+                          name, b->binding, b->set);
             salvo_mem_free(dev->alloc, k);
-            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                            "kernel '%s': binding %u is in descriptor set %u; only set 0 is "
-                            "supported",
-                            name, b->binding, b->set);
+            return st;
         }
         pb[i] = (accel_pipeline_binding){.binding = b->binding, .uniform = b->uniform};
     }
     if (k->refl.binding_count > dev->info.max_bindings ||
         k->refl.push_constant_size > dev->info.max_push_constants_size) {
+        st = DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
+                      "kernel '%s': %u bindings / %u push bytes exceed the device's %u / %u",
+                      name, k->refl.binding_count, k->refl.push_constant_size,
+                      dev->info.max_bindings, dev->info.max_push_constants_size);
         salvo_mem_free(dev->alloc, k);
-        return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
-                        "kernel '%s': %u bindings / %u push bytes exceed the device's %u / %u",
-                        name, k->refl.binding_count, k->refl.push_constant_size,
-                        dev->info.max_bindings, dev->info.max_push_constants_size);
+        return st;
     }
     /* The local size the launch will really use: spec constants override. */
     for (int i = 0; i < 3; i++)
