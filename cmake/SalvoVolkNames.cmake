@@ -3,7 +3,7 @@
 # Writes a header of `#define vkFoo salvo_volk_vkFoo` (and the same for
 # volk's own volkFoo functions) for every global that <volk.h> declares.
 # Included before volk.h by the library's two volk files (volk_impl.c and
-# accel_vulkan.c), it renames salvo's private copy of volk: the library then
+# accel/vulkan/), it renames salvo's private copy of volk: the library then
 # defines and references no global vk* or volk* symbol, so it links beside an
 # application that uses the Vulkan loader (-lvulkan) or its own volk.
 #

@@ -20,7 +20,7 @@
  * of its own).
  *
  * The driver's own allocations are not refused: salvo passes no
- * VkAllocationCallbacks (see accel_vulkan.c), so lavapipe allocates with
+ * VkAllocationCallbacks (see accel/vulkan/), so lavapipe allocates with
  * malloc whatever salvo_allocator says.
  *
  * Without the validation layer, on purpose: this suite unsets

@@ -2,10 +2,10 @@
  * The accelerator interface: every device operation the core uses.
  *
  * The core (src/core, src/api) drives devices only through this table. The
- * Vulkan implementation (accel_vulkan.c) is the only code that names a
- * Vulkan function; a fake one (tests/fake_accel.c) runs the state machines
- * without a device; the fault decorator (accel_fault.c) wraps either and
- * fails chosen calls.
+ * Vulkan implementation (vulkan/, a file per concern) is the only code that
+ * names a Vulkan function; a fake one (tests/fake_accel.c) runs the state
+ * machines without a device; the fault decorator (accel_fault.c) wraps
+ * either and fails chosen calls.
  *
  * Results use VkResult's numbers (so a fault spec can name any of them)
  * without this header needing Vulkan's.

@@ -1,5 +1,5 @@
-/* The device: settings, the batch lock, the retire clock, and the waits
- * that span streams. */
+/* The device: settings, create and destroy, queries, the live ring, and
+ * the device-wide synchronize; the engine behind it is core/queue.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -167,22 +167,26 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     /* desc wins, then the environment, then the defaults */
     uint64_t batch = desc->batch_size ? desc->batch_size : env_positive("SALVO_BATCH");
     dev->batch_size = (batch == 0 || batch > 1u << 20) ? DEFAULT_BATCH : (uint32_t)batch;
+    queue *q = &dev->q;
+    q->acc = &dev->acc;
+    q->log = &dev->log;
+    q->alloc = dev->alloc;
     double timeout = desc->fence_timeout_s > 0 ? desc->fence_timeout_s
                                                : env_seconds("SALVO_FENCE_TIMEOUT_S");
-    dev->fence_timeout_ns = timeout > 0 ? (uint64_t)(timeout * 1e9) : UINT64_MAX;
-    dev->release_max_count = desc->release_max_count ? desc->release_max_count
-                                                     : env_positive("SALVO_RELEASE_MAX_COUNT");
-    if (!dev->release_max_count)
-        dev->release_max_count = DEFAULT_RELEASE_MAX_COUNT;
-    dev->release_max_bytes = desc->release_max_bytes ? desc->release_max_bytes
-                                                     : env_positive("SALVO_RELEASE_MAX_BYTES");
-    if (!dev->release_max_bytes)
-        dev->release_max_bytes = DEFAULT_RELEASE_MAX_BYTES;
+    q->fence_timeout_ns = timeout > 0 ? (uint64_t)(timeout * 1e9) : UINT64_MAX;
+    q->release_max_count = desc->release_max_count ? desc->release_max_count
+                                                   : env_positive("SALVO_RELEASE_MAX_COUNT");
+    if (!q->release_max_count)
+        q->release_max_count = DEFAULT_RELEASE_MAX_COUNT;
+    q->release_max_bytes = desc->release_max_bytes ? desc->release_max_bytes
+                                                   : env_positive("SALVO_RELEASE_MAX_BYTES");
+    if (!q->release_max_bytes)
+        q->release_max_bytes = DEFAULT_RELEASE_MAX_BYTES;
     dev->force_staging = (desc->flags & SALVO_DEVICE_FORCE_STAGING) != 0;
     const char *import_env = getenv("SALVO_TRANSFER_IMPORT");
-    dev->transfer_import = !(import_env && strcmp(import_env, "0") == 0);
+    q->transfer_import = !(import_env && strcmp(import_env, "0") == 0);
     const char *spin = getenv("SALVO_SPIN_US");
-    dev->spin_ns = spin && *spin ? env_positive("SALVO_SPIN_US") * 1000 : (uint64_t)-1;
+    q->spin_ns = spin && *spin ? env_positive("SALVO_SPIN_US") * 1000 : (uint64_t)-1;
 
     uint64_t validation = env_positive("SALVO_VALIDATION");
     accel_open_options opt = {
@@ -225,26 +229,25 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
         else if (import)
             memcpy(chosen, dev->caps.info.name, sizeof chosen);
     }
-    if (st == SALVO_OK && pthread_mutex_init(&dev->lock, NULL) != 0) {
-        acc.vt->device_close(acc.self, dev->adev);
-        st = DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "cannot create the device lock");
-    } else if (st == SALVO_OK && pthread_cond_init(&dev->slot_cv, NULL) != 0) {
-        pthread_mutex_destroy(&dev->lock);
-        acc.vt->device_close(acc.self, dev->adev);
-        st = DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "cannot create the device lock");
+    if (st == SALVO_OK) {
+        q->adev = dev->adev;
+        q->host_import = dev->caps.info.host_import;
+        q->host_import_alignment = dev->caps.info.host_import_alignment;
+        st = queue_init(q);
+        if (st != SALVO_OK)
+            acc.vt->device_close(acc.self, dev->adev);
     }
     if (st != SALVO_OK) {
         acc.vt->destroy(acc.self);
         salvo_mem_free(desc->allocator, dev);
         return st;
     }
-    dev->env = (slot_env){&dev->acc, dev->adev, &dev->log};
     /* Spinning steals the cores a CPU device computes on: only for GPUs. */
-    if (dev->spin_ns == (uint64_t)-1) {
+    if (q->spin_ns == (uint64_t)-1) {
         salvo_device_type t = dev->caps.info.type;
         bool gpu = t == SALVO_DEVICE_TYPE_DISCRETE || t == SALVO_DEVICE_TYPE_INTEGRATED ||
                    t == SALVO_DEVICE_TYPE_VIRTUAL;
-        dev->spin_ns = gpu ? DEFAULT_SPIN_US * 1000ull : 0;
+        q->spin_ns = gpu ? DEFAULT_SPIN_US * 1000ull : 0;
     }
     dev->info = dev->caps.info;
     memcpy(dev->info.name, chosen, sizeof dev->info.name); /* the name it opens by */
@@ -252,9 +255,6 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     dev->info.batch_size = dev->batch_size;
     dev->info.fence_timeout_s = timeout > 0 ? timeout : 0;
     dev->live.prev = dev->live.next = &dev->live;
-    atomic_init(&dev->next_serial, 1);
-    atomic_init(&dev->lost, false);
-    retire_init(&dev->retire, &dev->log);
     SALVO_LOG(&dev->log, SALVO_LOG_INFO, "opened %s (batch %u)", dev->info.name, dev->batch_size);
     device_trace_env_start(dev);
     salvo_clear_error();
@@ -262,53 +262,23 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     return SALVO_OK;
 }
 
-static void free_transfer_objects(salvo_device *dev)
-{
-    const accel_vtable *vt = dev->acc.vt;
-    vt->buffer_destroy(dev->acc.self, dev->adev, dev->staging);
-    vt->fence_destroy(dev->acc.self, dev->adev, dev->xfer_fence);
-    vt->cmd_destroy(dev->acc.self, dev->adev, dev->xfer_cmd);
-    dev->staging = NULL;
-    dev->xfer_fence = NULL;
-    dev->xfer_cmd = NULL;
-}
-
 void salvo_device_destroy(salvo_device *dev)
 {
     if (!dev)
         return;
-    pthread_mutex_lock(&dev->lock);
+    queue *q = &dev->q;
+    pthread_mutex_lock(&q->lock);
     uint64_t live_streams = 0;
-    for (salvo_stream *st = dev->streams; st; st = st->next)
+    for (stream_engine *st = q->streams; st; st = st->next)
         if (!atomic_exchange(&st->destroyed, true))
             live_streams++;
     if (live_streams)
         SALVO_LOG(&dev->log, SALVO_LOG_WARNING, "device destroyed with %llu live stream(s)",
                   (unsigned long long)live_streams);
-    if (!device_is_lost(dev)) {
-        salvo_status st = device_quiesce_locked(dev, UINT64_MAX);
-        if (st != SALVO_OK && !device_is_lost(dev)) {
-            /* A wait that would not finish: the queue is the last resort. */
-            accel_result r = device_wait_idle_locked(dev);
-            if (r != ACCEL_SUCCESS)
-                device_mark_lost_locked(dev);
-            else
-                for (salvo_stream *s = dev->streams; s; s = s->next)
-                    for (int i = 0; i < STREAM_SLOTS; i++)
-                        if (s->slots[i].state == SLOT_IN_FLIGHT)
-                            slot_complete(&s->slots[i], &dev->env, ACCEL_SUCCESS);
-        }
-    }
+    queue_settle_for_destroy_locked(q);
     /* Every batch that will be seen complete has been: the trace is whole. */
     device_trace_stop_locked(dev);
-    if (device_is_lost(dev)) {
-        device_mark_lost_locked(dev);
-        retire_abandon(&dev->retire);
-    } else {
-        retire_drain(&dev->retire);
-    }
-    while (dev->streams)
-        stream_free_locked(dev->streams);
+    queue_release_all_locked(q);
     /* What the user never released: reclaim it now (each unlinks itself). */
     uint64_t leaked = 0;
     while (dev->live.next != &dev->live) {
@@ -320,11 +290,9 @@ void salvo_device_destroy(salvo_device *dev)
         SALVO_LOG(&dev->log, SALVO_LOG_WARNING,
                   "device destroyed with %llu object(s) never destroyed: reclaimed",
                   (unsigned long long)leaked);
-    retire_close(&dev->retire);
-    free_transfer_objects(dev);
-    pthread_mutex_unlock(&dev->lock);
-    pthread_cond_destroy(&dev->slot_cv);
-    pthread_mutex_destroy(&dev->lock);
+    queue_fini_locked(q);
+    pthread_mutex_unlock(&q->lock);
+    queue_destroy_lock(q);
     dev->acc.vt->device_close(dev->acc.self, dev->adev);
     dev->acc.vt->destroy(dev->acc.self);
     const salvo_allocator *alloc = dev->alloc ? dev->alloc : NULL;
@@ -340,19 +308,9 @@ void salvo_device_destroy(salvo_device *dev)
 /* Queries                                                             */
 /* ------------------------------------------------------------------ */
 
-bool device_is_lost(const salvo_device *dev)
-{
-    return atomic_load_explicit(&dev->lost, memory_order_acquire);
-}
-
 bool salvo_device_is_lost(salvo_device *dev)
 {
     return dev && device_is_lost(dev);
-}
-
-salvo_status device_lost_error(salvo_device *dev)
-{
-    return DEV_FAIL(dev, SALVO_ERROR_DEVICE_LOST, "the device is lost");
 }
 
 salvo_status salvo_device_info_get(salvo_device *dev, salvo_device_info *out)
@@ -370,7 +328,7 @@ salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
     if (!dev || !out)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "device_stats: NULL %s",
                           dev ? "out" : "device");
-#define LOAD(f) atomic_load_explicit(&dev->n.f, memory_order_relaxed)
+#define LOAD(f) atomic_load_explicit(&dev->q.n.f, memory_order_relaxed)
     *out = (salvo_stats){
         .live_buffers = LOAD(live_buffers),
         .live_kernels = LOAD(live_kernels),
@@ -378,9 +336,9 @@ salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
         .live_events = LOAD(live_events),
         .live_gates = LOAD(live_gates),
         .live_buffer_bytes = LOAD(live_buffer_bytes),
-        .releases_pending = retire_pending(&dev->retire),
-        .release_bytes_pending = atomic_load(&dev->retire.bytes),
-        .releases_run = atomic_load(&dev->retire.run_total),
+        .releases_pending = retire_pending(&dev->q.retire),
+        .release_bytes_pending = atomic_load(&dev->q.retire.bytes),
+        .releases_run = atomic_load(&dev->q.retire.run_total),
         .launches_pending = LOAD(launches_pending),
         .launches_total = LOAD(launches_total),
         .batches_submitted = LOAD(batches_submitted),
@@ -398,41 +356,6 @@ salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
 /* ------------------------------------------------------------------ */
 /* The retire clock and the free path                                  */
 /* ------------------------------------------------------------------ */
-
-/* Lowest serial that may still reference a resource: the oldest batch
- * recording or in flight, or the next serial when the device is idle. */
-static uint64_t floor_locked(salvo_device *dev)
-{
-    uint64_t floor = atomic_load(&dev->next_serial);
-    for (salvo_stream *st = dev->streams; st; st = st->next)
-        for (int i = 0; i < STREAM_SLOTS; i++)
-            if (slot_active(&st->slots[i]) && st->slots[i].serial < floor)
-                floor = st->slots[i].serial;
-    return floor;
-}
-
-void device_advance_locked(salvo_device *dev)
-{
-    if (device_is_lost(dev))
-        device_mark_lost_locked(dev);
-    if (device_is_lost(dev))
-        retire_abandon(&dev->retire);
-    else
-        retire_run(&dev->retire, floor_locked(dev));
-}
-
-void device_release(salvo_device *dev, retire_entry *e)
-{
-    uint64_t tag = atomic_load(&dev->next_serial);
-    if (pthread_mutex_trylock(&dev->lock) != 0) {
-        /* Held, maybe by this very thread (a log callback): stay queued. */
-        retire_push_incoming(&dev->retire, e, tag);
-        return;
-    }
-    retire_push(&dev->retire, e, tag);
-    device_advance_locked(dev);
-    pthread_mutex_unlock(&dev->lock);
-}
 
 void live_link_locked(salvo_device *dev, live_link *l, retire_entry *release)
 {
@@ -453,291 +376,6 @@ void live_unlink_locked(salvo_device *dev, live_link *l)
     l->prev = l->next = NULL;
 }
 
-salvo_status device_noted(salvo_device *dev, salvo_status st)
-{
-    if (st == SALVO_ERROR_DEVICE_LOST)
-        atomic_store(&dev->lost, true);
-    return st;
-}
-
-void device_mark_lost_locked(salvo_device *dev)
-{
-    atomic_store(&dev->lost, true);
-    if (dev->abandoned)
-        return;
-    dev->abandoned = true;
-    SALVO_LOG(&dev->log, SALVO_LOG_ERROR, "device lost: abandoning all work");
-    for (salvo_stream *st = dev->streams; st; st = st->next) {
-        for (int i = 0; i < STREAM_SLOTS; i++) {
-            slot *s = &st->slots[i];
-            if (slot_active(s))
-                COUNT_SUB(dev, launches_pending, s->launches);
-            slot_abandon(s);
-        }
-        st->open = NULL;
-    }
-    retire_abandon(&dev->retire);
-}
-
-void stream_defer_locked(salvo_stream *st, salvo_status err)
-{
-    if (err >= 0 || st->deferred != SALVO_OK)
-        return;
-    st->deferred = err;
-    memcpy(st->deferred_msg, salvo_last_error(), sizeof st->deferred_msg);
-    st->deferred_msg[sizeof st->deferred_msg - 1] = '\0';
-}
-
-/* ------------------------------------------------------------------ */
-/* Waits                                                               */
-/* ------------------------------------------------------------------ */
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* A short work often ends within microseconds: poll the fence for a bounded
- * time before a blocking wait, whose wake-up costs tens of microseconds.
- * The CPU spent is at most spin_ns per wait. */
-static accel_result spin_then_wait(salvo_device *dev, accel_fence *fence)
-{
-    if (dev->spin_ns) {
-        uint64_t end = now_ns() + dev->spin_ns;
-        do {
-            accel_result r = dev->acc.vt->fence_status(dev->acc.self, dev->adev, fence);
-            if (r != ACCEL_NOT_READY)
-                return r;
-        } while (now_ns() < end);
-    }
-    uint64_t timeout = dev->fence_timeout_ns;
-    if (timeout != UINT64_MAX)
-        timeout = timeout > dev->spin_ns ? timeout - dev->spin_ns : 0;
-    return dev->acc.vt->fence_wait(dev->acc.self, dev->adev, fence, timeout);
-}
-
-salvo_status device_wait_slot_locked(salvo_device *dev, salvo_stream *st, slot *s, bool report)
-{
-    if (s->state != SLOT_IN_FLIGHT)
-        return SALVO_OK;
-    /* Seen lost elsewhere (a gate raise, another stream): the work is over,
-     * and a fence wait could block on work that will never run. */
-    if (device_is_lost(dev)) {
-        device_mark_lost_locked(dev);
-        return device_lost_error(dev);
-    }
-    uint64_t serial = s->serial;
-    accel_fence *fence = s->fence;
-    atomic_fetch_add(&dev->waiters, 1);
-    s->waiters++;
-    pthread_mutex_unlock(&dev->lock);
-    accel_result r = spin_then_wait(dev, fence);
-    pthread_mutex_lock(&dev->lock);
-    atomic_fetch_sub(&dev->waiters, 1);
-    if (--s->waiters == 0)
-        pthread_cond_broadcast(&dev->slot_cv);
-    if (s->state != SLOT_IN_FLIGHT || s->serial != serial)
-        return device_is_lost(dev) ? device_lost_error(dev) : SALVO_OK; /* someone else saw it */
-    uint32_t n = s->launches;
-    salvo_status res = slot_complete(s, &dev->env, r);
-    if (!slot_active(s))
-        COUNT_SUB(dev, launches_pending, n);
-    if (res == SALVO_OK) {
-        device_trace_retired_locked(dev, st, s);
-        device_advance_locked(dev);
-        return SALVO_OK;
-    }
-    if (res == SALVO_ERROR_DEVICE_LOST)
-        device_mark_lost_locked(dev);
-    /* Kept for the stream only when the work is over (the device is lost).
-     * A wait that merely failed leaves the batch in flight for the stream's
-     * next wait to observe: the failure is this caller's (a read, an event
-     * or device wait that could not finish), and keeping it as well would
-     * report it twice. */
-    if (!report && res != SALVO_TIMEOUT && s->state != SLOT_IN_FLIGHT)
-        stream_defer_locked(st, res);
-    return res;
-}
-
-void device_reap_locked(salvo_device *dev)
-{
-    /* Releases left on the lock-free list by a destroy that found the lock
-     * busy may be runnable already (an idle device): look at them too. */
-    bool advanced = atomic_load_explicit(&dev->retire.incoming, memory_order_relaxed) != NULL;
-    if (device_is_lost(dev))
-        device_mark_lost_locked(dev);
-    retire_collect(&dev->retire);
-    for (salvo_stream *st = dev->streams; st; st = st->next) {
-        if (atomic_load(&st->destroyed) && st->open && !device_is_lost(dev))
-            stream_submit_locked(st, false);
-        for (int i = 0; i < STREAM_SLOTS && !device_is_lost(dev); i++) {
-            slot *s = &st->slots[i];
-            if (s->state != SLOT_IN_FLIGHT)
-                continue;
-            uint32_t n = s->launches;
-            salvo_status r = slot_poll(s, &dev->env);
-            if (!slot_active(s))
-                COUNT_SUB(dev, launches_pending, n);
-            if (r == SALVO_OK) {
-                advanced = true;
-                device_trace_retired_locked(dev, st, s);
-            } else if (r < 0) {
-                if (r == SALVO_ERROR_DEVICE_LOST)
-                    device_mark_lost_locked(dev);
-                stream_defer_locked(st, r);
-            }
-        }
-    }
-    if (advanced || device_is_lost(dev))
-        device_advance_locked(dev);
-    /* A waiter may hold a destroyed stream's fence: free streams later. */
-    if (atomic_load(&dev->waiters))
-        return;
-    salvo_stream *st = dev->streams;
-    while (st) {
-        salvo_stream *next = st->next;
-        if (atomic_load(&st->destroyed) && stream_idle_locked(st))
-            stream_free_locked(st);
-        st = next;
-    }
-}
-
-salvo_status device_quiesce_locked(salvo_device *dev, uint64_t limit)
-{
-    for (;;) {
-        if (device_is_lost(dev)) {
-            device_mark_lost_locked(dev);
-            return device_lost_error(dev);
-        }
-        salvo_stream *wst = NULL;
-        slot *ws = NULL;
-        for (salvo_stream *st = dev->streams; st; st = st->next) {
-            if (st->open && st->open->serial <= limit)
-                stream_submit_locked(st, false);
-            for (int i = 0; i < STREAM_SLOTS; i++) {
-                slot *s = &st->slots[i];
-                if (s->state == SLOT_IN_FLIGHT && s->serial <= limit &&
-                    (!ws || s->serial < ws->serial)) {
-                    ws = s;
-                    wst = st;
-                }
-            }
-        }
-        if (device_is_lost(dev))
-            return device_lost_error(dev);
-        if (!ws)
-            return SALVO_OK;
-        salvo_status r = device_wait_slot_locked(dev, wst, ws, false);
-        if (r == SALVO_ERROR_DEVICE_LOST || r == SALVO_TIMEOUT)
-            return r;
-        if (r < 0 && ws->state == SLOT_IN_FLIGHT)
-            return r; /* the wait itself keeps failing: no progress possible */
-    }
-}
-
-/* Whether some batch in flight waits on a host gate not raised yet. The
- * queue runs in order, so every later batch waits behind it too: a wait
- * for any of them could last until the host raises the gate, which may be
- * this very thread. */
-static bool slot_gated_locked(salvo_device *dev, const slot *s)
-{
-    if (s->state != SLOT_IN_FLIGHT)
-        return false;
-    for (uint32_t w = 0; w < s->wait_count; w++) {
-        const slot_dep *d = &s->waits[w];
-        uint64_t value = 0;
-        if (d->op.timeline &&
-            (dev->acc.vt->timeline_value(dev->acc.self, dev->adev, d->op.timeline, &value) !=
-                 ACCEL_SUCCESS ||
-             value < d->op.value))
-            return true;
-    }
-    return false;
-}
-
-static bool gated_locked(salvo_device *dev)
-{
-    for (salvo_stream *st = dev->streams; st; st = st->next)
-        for (int i = 0; i < STREAM_SLOTS; i++)
-            if (slot_gated_locked(dev, &st->slots[i]))
-                return true;
-    return false;
-}
-
-salvo_status device_wait_ungated_locked(salvo_device *dev)
-{
-    for (;;) {
-        if (device_is_lost(dev)) {
-            device_mark_lost_locked(dev);
-            return device_lost_error(dev);
-        }
-        salvo_stream *wst = NULL;
-        slot *ws = NULL;
-        for (salvo_stream *st = dev->streams; st && !ws; st = st->next)
-            for (int i = 0; i < STREAM_SLOTS && !ws; i++)
-                if (slot_gated_locked(dev, &st->slots[i])) {
-                    ws = &st->slots[i];
-                    wst = st;
-                }
-        if (!ws)
-            return SALVO_OK;
-        salvo_status r = device_wait_slot_locked(dev, wst, ws, false);
-        if (r == SALVO_ERROR_DEVICE_LOST || r == SALVO_TIMEOUT)
-            return r;
-        if (r < 0 && ws->state == SLOT_IN_FLIGHT)
-            return r;
-    }
-}
-
-void device_relieve_locked(salvo_device *dev)
-{
-    retire_collect(&dev->retire);
-    if (retire_pending(&dev->retire) <= dev->release_max_count &&
-        atomic_load(&dev->retire.bytes) <= dev->release_max_bytes)
-        return;
-    device_reap_locked(dev);
-    if (retire_pending(&dev->retire) <= dev->release_max_count &&
-        atomic_load(&dev->retire.bytes) <= dev->release_max_bytes)
-        return;
-    /* Still over: wait for what the oldest releases wait on, unless that
-     * work is held by a gate (the bound is then exceeded until it opens). */
-    if (gated_locked(dev))
-        return;
-    uint64_t limit = 0;
-    for (retire_entry *e = dev->retire.head; e; e = e->next)
-        if (e->tag > limit)
-            limit = e->tag;
-    if (limit > 0 && device_quiesce_locked(dev, limit - 1) == SALVO_OK)
-        device_advance_locked(dev);
-}
-
-accel_result device_wait_idle_locked(salvo_device *dev)
-{
-    accel_result r = ACCEL_SUCCESS;
-    for (int attempt = 0; attempt < RECOVERY_ATTEMPTS; attempt++) {
-        r = dev->acc.vt->queue_wait_idle(dev->acc.self, dev->adev);
-        if (r != ACCEL_ERROR_OUT_OF_HOST_MEMORY && r != ACCEL_ERROR_OUT_OF_DEVICE_MEMORY)
-            break;
-    }
-    return r;
-}
-
-accel_result device_buffer_create_locked(salvo_device *dev, const accel_buffer_desc *d,
-                                         accel_buffer **out, accel_buffer_info *info)
-{
-    accel_result r = dev->acc.vt->buffer_create(dev->acc.self, dev->adev, d, out, info);
-    if (r != ACCEL_ERROR_OUT_OF_DEVICE_MEMORY)
-        return r;
-    /* Memory may be held by releases waiting on work: run them and retry once. */
-    device_reap_locked(dev);
-    if (retire_pending(&dev->retire) > 0 && !gated_locked(dev) &&
-        device_quiesce_locked(dev, UINT64_MAX) == SALVO_OK)
-        device_advance_locked(dev);
-    return dev->acc.vt->buffer_create(dev->acc.self, dev->adev, d, out, info);
-}
-
 /* ------------------------------------------------------------------ */
 /* Device-wide synchronize                                             */
 /* ------------------------------------------------------------------ */
@@ -746,25 +384,10 @@ salvo_status salvo_device_synchronize(salvo_device *dev)
 {
     if (!dev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "device is NULL");
-    pthread_mutex_lock(&dev->lock);
-    salvo_status r = device_quiesce_locked(dev, UINT64_MAX);
     char msg[SALVO_ERROR_MAX];
-    memcpy(msg, salvo_last_error(), sizeof msg);
-    salvo_status first = SALVO_OK;
-    /* Each stream's kept failure belongs to this caller now; the first wins. */
-    for (salvo_stream *st = dev->streams; st; st = st->next) {
-        if (st->deferred == SALVO_OK)
-            continue;
-        if (first == SALVO_OK) {
-            first = st->deferred;
-            memcpy(msg, st->deferred_msg, sizeof msg);
-        }
-        st->deferred = SALVO_OK;
-    }
-    if (first == SALVO_OK)
-        first = r;
-    device_reap_locked(dev);
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
+    salvo_status first = queue_synchronize_locked(&dev->q, msg);
+    pthread_mutex_unlock(&dev->q.lock);
     if (first != SALVO_OK)
         salvo_set_error(msg);
     else

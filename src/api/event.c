@@ -28,9 +28,9 @@ salvo_status salvo_event_create(salvo_device *dev, salvo_event **out)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "event_create: out of host memory");
     ev->dev = dev;
     ev->release.fn = event_release;
-    pthread_mutex_lock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
     live_link_locked(dev, &ev->live, &ev->release);
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->q.lock);
     COUNT_ADD(dev, live_events, 1);
     salvo_clear_error();
     *out = ev;
@@ -51,43 +51,31 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_record: %s is NULL",
                           ev ? "stream" : "event");
     salvo_device *dev = ev->dev;
-    if (st->dev != dev)
+    if (stream_device(st) != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "event_record: the stream belongs to another device");
-    pthread_mutex_lock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
     ev->cancelled = false;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
-    } else if (st->open) {
-        ev->serial = st->open->serial;
-        ev->stream = st;
+    } else if (st->e.open) {
+        ev->serial = st->e.open->serial;
+        ev->stream = &st->e;
         /* A log that could not be kept (out of memory) has no position to
          * give: past its end when work is before the point, so a cancel
          * reports the lack of memory rather than "nothing to cancel". */
-        ev->log_offset = !st->log.broken ? st->log.used : st->open->launches ? SIZE_MAX : 0;
+        ev->log_offset = !st->e.log.broken ? st->e.log.used : st->e.open->launches ? SIZE_MAX : 0;
     } else {
         /* Nothing open: the point is the end of the last batch submitted. */
-        ev->serial = st->last_serial;
-        ev->stream = st;
+        ev->serial = st->e.last_serial;
+        ev->stream = &st->e;
         ev->log_offset = 0;
     }
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
-}
-
-/* If the event's point is in a batch still being recorded, submit that
- * batch: it would otherwise never complete (a query loop), and once
- * submitted it orders every batch submitted after it (a stream's wait).
- * A failure of that submission is its own stream's to report. */
-static void submit_event_batch_locked(salvo_event *ev)
-{
-    slot *s = NULL;
-    salvo_stream *owner = batch_owner_locked(ev->dev, ev->serial, &s);
-    if (owner && s->state == SLOT_RECORDING)
-        stream_submit_locked(owner, false);
 }
 
 salvo_status salvo_event_query(salvo_event *ev)
@@ -95,44 +83,24 @@ salvo_status salvo_event_query(salvo_event *ev)
     if (!ev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_query: event is NULL");
     salvo_device *dev = ev->dev;
-    pthread_mutex_lock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
     if (ev->cancelled) {
         r = SALVO_CANCELLED;
     } else if (device_is_lost(dev)) {
         r = device_lost_error(dev);
-    } else if (!batch_done_locked(dev, ev->serial)) {
-        device_reap_locked(dev);
-        submit_event_batch_locked(ev);
+    } else if (!queue_batch_done_locked(&dev->q, ev->serial)) {
+        queue_reap_locked(&dev->q);
+        queue_submit_batch_locked(&dev->q, ev->serial);
         if (device_is_lost(dev))
             r = device_lost_error(dev);
-        else if (!batch_done_locked(dev, ev->serial))
+        else if (!queue_batch_done_locked(&dev->q, ev->serial))
             r = SALVO_NOT_READY;
     }
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
-}
-
-/* Wait on the host until the event's batch is over. Failures of that batch
- * stay with its stream (they are that stream's to report); the caller gets
- * the status. */
-static salvo_status event_wait_locked(salvo_event *ev)
-{
-    salvo_device *dev = ev->dev;
-    for (;;) {
-        if (device_is_lost(dev))
-            return device_lost_error(dev);
-        slot *s = NULL;
-        salvo_stream *owner = batch_owner_locked(dev, ev->serial, &s);
-        if (!owner)
-            return SALVO_OK;
-        salvo_status r = s->state == SLOT_RECORDING ? stream_submit_locked(owner, false)
-                                                    : device_wait_slot_locked(dev, owner, s, false);
-        if (r != SALVO_OK && batch_owner_locked(dev, ev->serial, NULL))
-            return r;
-    }
 }
 
 salvo_status salvo_event_synchronize(salvo_event *ev)
@@ -140,11 +108,11 @@ salvo_status salvo_event_synchronize(salvo_event *ev)
     if (!ev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_synchronize: event is NULL");
     salvo_device *dev = ev->dev;
-    pthread_mutex_lock(&dev->lock);
-    salvo_status r = ev->cancelled ? SALVO_CANCELLED : event_wait_locked(ev);
+    pthread_mutex_lock(&dev->q.lock);
+    salvo_status r = ev->cancelled ? SALVO_CANCELLED : queue_wait_batch_locked(&dev->q, ev->serial);
     if (r == SALVO_OK)
-        device_reap_locked(dev);
-    pthread_mutex_unlock(&dev->lock);
+        queue_reap_locked(&dev->q);
+    pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -155,15 +123,15 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
     if (!ev || !st)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "stream_wait_event: %s is NULL",
                           ev ? "stream" : "event");
-    salvo_device *dev = st->dev;
+    salvo_device *dev = stream_device(st);
     if (ev->dev != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "stream_wait_event: the event belongs to another device");
-    pthread_mutex_lock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
-    } else if (ev->cancelled || batch_done_locked(dev, ev->serial) || ev->stream == st) {
+    } else if (ev->cancelled || queue_batch_done_locked(&dev->q, ev->serial) || ev->stream == &st->e) {
         /* Never recorded, withdrawn, already over, or the same stream (in
          * order anyway). */
     } else {
@@ -174,11 +142,11 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
          * now (not when the waiting batch is submitted) keeps waits from
          * ever pointing at batches still recording, so waits between
          * streams cannot form a cycle. */
-        submit_event_batch_locked(ev);
+        queue_submit_batch_locked(&dev->q, ev->serial);
         if (device_is_lost(dev))
             r = device_lost_error(dev);
     }
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -189,10 +157,10 @@ salvo_status salvo_event_cancel(salvo_event *ev)
     if (!ev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_cancel: event is NULL");
     salvo_device *dev = ev->dev;
-    pthread_mutex_lock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
     slot *s = NULL;
-    salvo_stream *owner = ev->serial ? batch_owner_locked(dev, ev->serial, &s) : NULL;
+    stream_engine *owner = ev->serial ? queue_batch_owner_locked(&dev->q, ev->serial, &s) : NULL;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
     } else if (ev->cancelled) {
@@ -208,7 +176,7 @@ salvo_status salvo_event_cancel(salvo_event *ev)
         if (r == SALVO_OK)
             ev->cancelled = true;
     }
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;

@@ -50,9 +50,9 @@ salvo_status salvo_gate_create(salvo_device *dev, salvo_gate **out)
     g->gate.release.fn = gate_release;
     atomic_init(&g->gate.value, 0);
     atomic_init(&g->max_waited, 0);
-    pthread_mutex_lock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
     live_link_locked(dev, &g->gate.live, &g->gate.release);
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->q.lock);
     COUNT_ADD(dev, live_gates, 1);
     salvo_clear_error();
     *out = &g->gate;
@@ -102,7 +102,7 @@ salvo_status salvo_stream_wait_gate(salvo_stream *st, salvo_gate *gate, uint64_t
     if (!st || !gate)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "stream_wait_gate: %s is NULL",
                           st ? "gate" : "stream");
-    salvo_device *dev = st->dev;
+    salvo_device *dev = stream_device(st);
     if (gate->dev != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "stream_wait_gate: the gate belongs to another device");
@@ -110,15 +110,15 @@ salvo_status salvo_stream_wait_gate(salvo_stream *st, salvo_gate *gate, uint64_t
     uint64_t seen = atomic_load(&g->max_waited);
     while (seen < value && !atomic_compare_exchange_weak(&g->max_waited, &seen, value)) {
     }
-    pthread_mutex_lock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
     } else if (value > atomic_load(&gate->value)) {
         slot_dep w = {.op = {gate->timeline, value}};
-        r = stream_add_wait_locked(st, &w);
+        r = stream_add_wait_locked(&st->e, &w);
     }
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;

@@ -16,9 +16,9 @@ static void kernel_release(retire_entry *e, bool abandoned)
     salvo_kernel *k = (salvo_kernel *)((char *)e - offsetof(salvo_kernel, release));
     salvo_device *dev = k->dev;
     live_unlink_locked(dev, &k->live);
-    VT(dev)->pipeline_destroy(SELF(dev), dev->adev, k->pipe);
+    VT(dev)->pipeline_destroy(SELF(dev), dev->adev, k->ek.pipe);
     COUNT_SUB(dev, live_kernels, 1);
-    salvo_mem_free(dev->alloc, k->name);
+    salvo_mem_free(dev->alloc, k->ek.name);
     salvo_mem_free(dev->alloc, k);
 }
 
@@ -32,14 +32,14 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "kernel '%s': out of host memory",
                         name);
     char reason[256];
-    salvo_status st = reflect_spirv(spirv, spirv_size, entry, &k->refl, reason, sizeof reason);
+    salvo_status st = reflect_spirv(spirv, spirv_size, entry, &k->ek.refl, reason, sizeof reason);
     if (st != SALVO_OK) {
         salvo_mem_free(dev->alloc, k);
         return DEV_FAIL(dev, st, "kernel '%s': %s", name, reason);
     }
     accel_pipeline_binding pb[SALVO_MAX_BINDINGS];
-    for (uint32_t i = 0; i < k->refl.binding_count; i++) {
-        const reflect_binding *b = &k->refl.bindings[i];
+    for (uint32_t i = 0; i < k->ek.refl.binding_count; i++) {
+        const reflect_binding *b = &k->ek.refl.bindings[i];
         if (b->set != 0) {
             /* The message first: b lives in k. */
             st = DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
@@ -51,11 +51,11 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
         }
         pb[i] = (accel_pipeline_binding){.binding = b->binding, .uniform = b->uniform};
     }
-    if (k->refl.binding_count > dev->info.max_bindings ||
-        k->refl.push_constant_size > dev->info.max_push_constants_size) {
+    if (k->ek.refl.binding_count > dev->info.max_bindings ||
+        k->ek.refl.push_constant_size > dev->info.max_push_constants_size) {
         st = DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
                       "kernel '%s': %u bindings / %u push bytes exceed the device's %u / %u",
-                      name, k->refl.binding_count, k->refl.push_constant_size,
+                      name, k->ek.refl.binding_count, k->ek.refl.push_constant_size,
                       dev->info.max_bindings, dev->info.max_push_constants_size);
         salvo_mem_free(dev->alloc, k);
         return st;
@@ -63,10 +63,10 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
     /* The local size the launch will really use: spec constants override. */
     for (int i = 0; i < 3; i++)
         for (uint32_t c = 0; c < desc->spec_constant_count; c++)
-            if (k->refl.local_size_spec_id[i] == desc->spec_constants[c].id)
-                k->refl.local_size[i] = desc->spec_constants[c].value;
+            if (k->ek.refl.local_size_spec_id[i] == desc->spec_constants[c].id)
+                k->ek.refl.local_size[i] = desc->spec_constants[c].value;
     uint32_t ls[3]; /* k is freed before the message is made */
-    memcpy(ls, k->refl.local_size, sizeof ls);
+    memcpy(ls, k->ek.refl.local_size, sizeof ls);
     const salvo_device_info *in = &dev->info;
     if (ls[0] == 0 || ls[1] == 0 || ls[2] == 0 || ls[0] > in->max_workgroup_size[0] ||
         ls[1] > in->max_workgroup_size[1] || ls[2] > in->max_workgroup_size[2] ||
@@ -79,8 +79,8 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
                         in->max_workgroup_size[1], in->max_workgroup_size[2],
                         in->max_workgroup_invocations);
     }
-    k->name = salvo_mem_strdup(dev->alloc, name);
-    if (!k->name) {
+    k->ek.name = salvo_mem_strdup(dev->alloc, name);
+    if (!k->ek.name) {
         salvo_mem_free(dev->alloc, k);
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "kernel '%s': out of host memory",
                         name);
@@ -90,28 +90,28 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
         .spirv_size = spirv_size,
         .entry = entry,
         .bindings = pb,
-        .binding_count = k->refl.binding_count,
-        .push_constant_size = k->refl.push_constant_size,
+        .binding_count = k->ek.refl.binding_count,
+        .push_constant_size = k->ek.refl.push_constant_size,
         .spec_constants = desc->spec_constants,
         .spec_constant_count = desc->spec_constant_count,
     };
-    accel_result r = VT(dev)->pipeline_create(SELF(dev), dev->adev, &pd, &k->pipe);
+    accel_result r = VT(dev)->pipeline_create(SELF(dev), dev->adev, &pd, &k->ek.pipe);
     if (r != ACCEL_SUCCESS) {
-        salvo_mem_free(dev->alloc, k->name);
+        salvo_mem_free(dev->alloc, k->ek.name);
         salvo_mem_free(dev->alloc, k);
         if (r == ACCEL_ERROR_DEVICE_LOST) {
-            pthread_mutex_lock(&dev->lock);
-            device_mark_lost_locked(dev);
-            pthread_mutex_unlock(&dev->lock);
+            pthread_mutex_lock(&dev->q.lock);
+            queue_mark_lost_locked(&dev->q);
+            pthread_mutex_unlock(&dev->q.lock);
         }
         return DEV_FAIL(dev, salvo_status_from_accel(r), "kernel '%s': pipeline creation failed (%s)",
                         name, accel_result_name(r));
     }
     k->dev = dev;
     k->release.fn = kernel_release;
-    pthread_mutex_lock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
     live_link_locked(dev, &k->live, &k->release);
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->q.lock);
     COUNT_ADD(dev, live_kernels, 1);
     salvo_clear_error();
     *out = k;
@@ -175,16 +175,16 @@ salvo_status salvo_kernel_info_get(const salvo_kernel *k, salvo_kernel_info *out
         return SALVO_FAIL(k ? &k->dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
                           "kernel_info: %s is NULL", k ? "out" : "kernel");
     memset(out, 0, sizeof *out);
-    snprintf(out->name, sizeof out->name, "%s", k->name);
-    out->binding_count = k->refl.binding_count;
-    for (uint32_t i = 0; i < k->refl.binding_count; i++)
+    snprintf(out->name, sizeof out->name, "%s", k->ek.name);
+    out->binding_count = k->ek.refl.binding_count;
+    for (uint32_t i = 0; i < k->ek.refl.binding_count; i++)
         out->bindings[i] = (salvo_kernel_binding){
-            .binding = k->refl.bindings[i].binding,
-            .access = k->refl.bindings[i].access,
-            .uniform = k->refl.bindings[i].uniform,
+            .binding = k->ek.refl.bindings[i].binding,
+            .access = k->ek.refl.bindings[i].access,
+            .uniform = k->ek.refl.bindings[i].uniform,
         };
-    out->push_constant_size = k->refl.push_constant_size;
-    memcpy(out->local_size, k->refl.local_size, sizeof out->local_size);
+    out->push_constant_size = k->ek.refl.push_constant_size;
+    memcpy(out->local_size, k->ek.refl.local_size, sizeof out->local_size);
     salvo_clear_error();
     return SALVO_OK;
 }

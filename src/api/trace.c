@@ -25,41 +25,9 @@ static bool has_timestamps(const salvo_device *dev)
            vt->cmd_querypool_reset && vt->cmd_timestamp && vt->querypool_results;
 }
 
-void stream_trace_attach_locked(salvo_stream *st)
-{
-    salvo_device *dev = st->dev;
-    if (!dev->trace)
-        return;
-    if (!st->trace) {
-        bool gpu = false;
-        st->trace = trace_stream_create(dev->alloc, &dev->env, STREAM_SLOTS, st->batch_size,
-                                        st->number, &gpu);
-        if (!st->trace) {
-            SALVO_LOG(&dev->log, SALVO_LOG_WARNING,
-                      "trace: out of host memory; stream %u is left out", st->number);
-            return;
-        }
-        if (!gpu)
-            SALVO_LOG(&dev->log, SALVO_LOG_WARNING,
-                      "trace: no timestamp queries for stream %u; its GPU times are left out",
-                      st->number);
-    }
-    char name[32];
-    snprintf(name, sizeof name, "stream %u", st->number);
-    trace_write_name(dev->trace->w, TRACE_HOST_PID, st->number, name);
-    trace_write_name(dev->trace->w, TRACE_GPU_PID, st->number, name);
-    trace_writer_flush(dev->trace->w);
-}
-
-void device_trace_retired_locked(salvo_device *dev, salvo_stream *st, slot *s)
-{
-    if (st->trace)
-        trace_batch_retire(dev->trace, st->trace, slot_index(st, s), &dev->env);
-}
-
 static salvo_status trace_start_locked(salvo_device *dev, const char *path)
 {
-    if (dev->trace)
+    if (dev->q.trace)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                         "trace_start: the device is tracing already");
     if (device_is_lost(dev))
@@ -68,11 +36,11 @@ static salvo_status trace_start_locked(salvo_device *dev, const char *path)
         return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
                         "trace_start: %s cannot write GPU timestamps", dev->info.name);
     char reason[256 + SALVO_NAME_MAX];
-    salvo_status r = trace_session_open(dev->alloc, path, &dev->caps, dev->info.name, &dev->trace,
+    salvo_status r = trace_session_open(dev->alloc, path, &dev->caps, dev->info.name, &dev->q.trace,
                                         reason, sizeof reason);
     if (r != SALVO_OK)
         return DEV_FAIL(dev, r, "trace_start: %s", reason);
-    for (salvo_stream *st = dev->streams; st; st = st->next)
+    for (stream_engine *st = dev->q.streams; st; st = st->next)
         stream_trace_attach_locked(st);
     SALVO_LOG(&dev->log, SALVO_LOG_INFO, "trace: writing %s", path);
     return SALVO_OK;
@@ -80,11 +48,11 @@ static salvo_status trace_start_locked(salvo_device *dev, const char *path)
 
 bool device_trace_stop_locked(salvo_device *dev)
 {
-    if (!dev->trace)
+    if (!dev->q.trace)
         return true;
-    uint64_t batches = dev->trace->batches, launches = dev->trace->launches;
-    bool ok = trace_session_close(dev->trace);
-    dev->trace = NULL;
+    uint64_t batches = dev->q.trace->batches, launches = dev->q.trace->launches;
+    bool ok = trace_session_close(dev->q.trace);
+    dev->q.trace = NULL;
     if (dev->trace_env_slot) {
         pthread_mutex_lock(&env_lock);
         env_in_use &= ~(1ull << (dev->trace_env_slot - 1));
@@ -129,11 +97,11 @@ void device_trace_env_start(salvo_device *dev)
             numbered[0] = '\0';
         name = numbered;
     }
-    pthread_mutex_lock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
     salvo_status r = *name ? trace_start_locked(dev, name) : SALVO_ERROR_INVALID_ARGUMENT;
     if (r == SALVO_OK)
         dev->trace_env_slot = i + 1;
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->q.lock);
     if (r != SALVO_OK) {
         pthread_mutex_lock(&env_lock);
         env_in_use &= ~(1ull << i);
@@ -150,9 +118,9 @@ salvo_status salvo_trace_start(salvo_device *dev, const char *path)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "trace_start: device is NULL");
     if (!path || !*path)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "trace_start: no path");
-    pthread_mutex_lock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
     salvo_status r = trace_start_locked(dev, path);
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -162,16 +130,16 @@ salvo_status salvo_trace_stop(salvo_device *dev)
 {
     if (!dev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "trace_stop: device is NULL");
-    pthread_mutex_lock(&dev->lock);
-    if (!dev->trace) {
-        pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_lock(&dev->q.lock);
+    if (!dev->q.trace) {
+        pthread_mutex_unlock(&dev->q.lock);
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE, "trace_stop: the device is not tracing");
     }
     /* Batches already complete go in; nothing is submitted or waited for. */
     if (!device_is_lost(dev))
-        device_reap_locked(dev);
+        queue_reap_locked(&dev->q);
     bool ok = device_trace_stop_locked(dev);
-    pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->q.lock);
     if (!ok)
         return DEV_FAIL(dev, SALVO_ERROR_UNKNOWN,
                         "trace_stop: writing the trace file failed; it is incomplete");

@@ -11,7 +11,7 @@
  * the default becomes meanwhile.
  *
  * Not through here, by necessity: the Vulkan loader's, layers' and
- * driver's own allocations (accel_vulkan.c passes NULL for
+ * driver's own allocations (accel/vulkan/ passes NULL for
  * VkAllocationCallbacks; see there why), and glslang's (C++ new; see
  * api/glsl.h).
  */

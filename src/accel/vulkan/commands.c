@@ -1,0 +1,212 @@
+/*
+ * Command buffers and what is recorded into them: dispatches (descriptors,
+ * pushed or in a set from a pool, and push constants), barriers, copies.
+ */
+#include "accel/vulkan/vk_internal.h"
+
+#include <string.h>
+
+static void cmd_state_forget(accel_cmd *c)
+{
+    c->bound = VK_NULL_HANDLE;
+    c->state_layout = VK_NULL_HANDLE;
+    c->pushed_count = UINT32_MAX;
+    c->constants_size = UINT32_MAX;
+}
+
+static bool same_binds(const accel_bind *a, const accel_bind *b, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i].binding != b[i].binding || a[i].uniform != b[i].uniform ||
+            a[i].buffer != b[i].buffer || a[i].offset != b[i].offset || a[i].size != b[i].size)
+            return false;
+    return true;
+}
+
+void accel_vk_cmd_destroy(void *self, accel_device *d, accel_cmd *c)
+{
+    (void)self;
+    if (!c)
+        return;
+    d->vk.vkDestroyCommandPool(d->device, c->pool, NULL); /* frees the buffer too */
+    salvo_mem_free(d->alloc, c);
+}
+
+accel_result accel_vk_cmd_create(void *self, accel_device *d, accel_cmd **out)
+{
+    *out = NULL;
+    accel_cmd *c = salvo_mem_calloc(d->alloc, 1, sizeof *c);
+    if (!c)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    /* A pool per command buffer lets streams record on different threads
+     * without sharing a pool (pools are externally synchronised). */
+    VkCommandPoolCreateInfo pi = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = d->queue_family,
+    };
+    VkCommandPool pool;
+    VkResult r = d->vk.vkCreateCommandPool(d->device, &pi, NULL, &pool);
+    if (r == VK_SUCCESS) {
+        c->pool = pool;
+        VkCommandBufferAllocateInfo ai = {
+            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+            .commandPool = c->pool,
+            .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+            .commandBufferCount = 1,
+        };
+        r = d->vk.vkAllocateCommandBuffers(d->device, &ai, &c->cb);
+    }
+    if (r != VK_SUCCESS) {
+        accel_vk_cmd_destroy(self, d, c);
+        return r;
+    }
+    *out = c;
+    return ACCEL_SUCCESS;
+}
+
+accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c)
+{
+    (void)self;
+    VkCommandBufferBeginInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    cmd_state_forget(c);
+    return d->vk.vkBeginCommandBuffer(c->cb, &bi);
+}
+
+accel_result accel_vk_cmd_end(void *self, accel_device *d, accel_cmd *c)
+{
+    (void)self;
+    return d->vk.vkEndCommandBuffer(c->cb);
+}
+
+accel_result accel_vk_cmd_reset(void *self, accel_device *d, accel_cmd *c)
+{
+    (void)self;
+    cmd_state_forget(c);
+    return d->vk.vkResetCommandBuffer(c->cb, 0);
+}
+
+accel_result accel_vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, accel_pipeline *p,
+                                   accel_descpool *pool, const accel_bind *binds,
+                                   uint32_t bind_count, const uint32_t groups[3], const void *push,
+                                   uint32_t push_size)
+{
+    (void)self;
+    if (bind_count > SALVO_MAX_BINDINGS)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    /* Dispatch is the hot path: no heap. */
+    VkDescriptorBufferInfo infos[SALVO_MAX_BINDINGS];
+    VkWriteDescriptorSet writes[SALVO_MAX_BINDINGS];
+    for (uint32_t i = 0; i < bind_count; i++) {
+        infos[i] = (VkDescriptorBufferInfo){
+            .buffer = binds[i].buffer->buffer,
+            .offset = binds[i].offset,
+            .range = binds[i].size ? binds[i].size : VK_WHOLE_SIZE,
+        };
+        writes[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstBinding = binds[i].binding,
+            .descriptorCount = 1,
+            .descriptorType = binds[i].uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+                                               : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &infos[i],
+        };
+    }
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    if (p->binding_count > 0 && !p->push) {
+        VkDescriptorSetAllocateInfo ai = {
+            .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+            .descriptorPool = pool->pool,
+            .descriptorSetCount = 1,
+            .pSetLayouts = &p->set_layout,
+        };
+        VkResult r = d->vk.vkAllocateDescriptorSets(d->device, &ai, &set);
+        /* Both mean "this pool is spent": the core moves to a fresh one. */
+        if (r == VK_ERROR_OUT_OF_POOL_MEMORY || r == VK_ERROR_FRAGMENTED_POOL)
+            return ACCEL_ERROR_OUT_OF_POOL_MEMORY;
+        if (r != VK_SUCCESS)
+            return r;
+        for (uint32_t i = 0; i < bind_count; i++)
+            writes[i].dstSet = set;
+        d->vk.vkUpdateDescriptorSets(d->device, bind_count, writes, 0, NULL);
+    }
+    if (c->bound != p->pipeline) {
+        d->vk.vkCmdBindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+        c->bound = p->pipeline;
+    }
+    if (c->state_layout != p->layout) {
+        c->state_layout = p->layout;
+        c->pushed_count = UINT32_MAX;
+        c->constants_size = UINT32_MAX;
+    }
+    if (set != VK_NULL_HANDLE) {
+        d->vk.vkCmdBindDescriptorSets(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set,
+                                      0, NULL);
+    } else if (p->push &&
+               !(c->pushed_count == bind_count && same_binds(c->pushed, binds, bind_count))) {
+        d->vk.vkCmdPushDescriptorSetKHR(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0,
+                                        bind_count, writes);
+        memcpy(c->pushed, binds, bind_count * sizeof *binds);
+        c->pushed_count = bind_count;
+    }
+    if (push_size > 0 &&
+        !(c->constants_size == push_size && memcmp(c->constants, push, push_size) == 0)) {
+        d->vk.vkCmdPushConstants(c->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+        bool fits = push_size <= sizeof c->constants;
+        if (fits)
+            memcpy(c->constants, push, push_size);
+        c->constants_size = fits ? push_size : UINT32_MAX;
+    }
+    d->vk.vkCmdDispatch(c->cb, groups[0], groups[1], groups[2]);
+    return ACCEL_SUCCESS;
+}
+
+static const struct {
+    VkPipelineStageFlags src_stage, dst_stage;
+    VkAccessFlags src_access, dst_access;
+} barriers[] = {
+    [ACCEL_BARRIER_COMPUTE_COMPUTE] = {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                       VK_ACCESS_SHADER_WRITE_BIT,
+                                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT},
+    [ACCEL_BARRIER_WORK] = {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT},
+    [ACCEL_BARRIER_TRANSFER_COMPUTE] = {VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                        VK_ACCESS_TRANSFER_WRITE_BIT,
+                                        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT},
+    [ACCEL_BARRIER_COMPUTE_TRANSFER] = {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                        VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                        VK_ACCESS_SHADER_WRITE_BIT,
+                                        VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT},
+    [ACCEL_BARRIER_ALL_HOST] = {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                VK_PIPELINE_STAGE_HOST_BIT,
+                                VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                                VK_ACCESS_HOST_READ_BIT},
+};
+
+void accel_vk_cmd_barrier(void *self, accel_device *d, accel_cmd *c, accel_barrier kind)
+{
+    (void)self;
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = barriers[kind].src_access,
+        .dstAccessMask = barriers[kind].dst_access,
+    };
+    d->vk.vkCmdPipelineBarrier(c->cb, barriers[kind].src_stage, barriers[kind].dst_stage, 0, 1, &mb,
+                               0, NULL, 0, NULL);
+}
+
+void accel_vk_cmd_copy(void *self, accel_device *d, accel_cmd *c, accel_buffer *src,
+                       uint64_t src_offset, accel_buffer *dst, uint64_t dst_offset, uint64_t size)
+{
+    (void)self;
+    VkBufferCopy region = {.srcOffset = src_offset, .dstOffset = dst_offset, .size = size};
+    d->vk.vkCmdCopyBuffer(c->cb, src->buffer, dst->buffer, 1, &region);
+}

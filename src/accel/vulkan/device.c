@@ -1,0 +1,393 @@
+/*
+ * A device: salvo's own (its instance, the physical device asked for, a
+ * VkDevice with one compute queue) or the application's
+ * (salvo_vk_device_import); what it can do (accel_caps); its teardown.
+ */
+#include "accel/vulkan/vk_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "salvo/salvo_vulkan.h"
+
+/* Tears down whatever part of a device exists: both close and a failed
+ * open end here. */
+static void device_release(accel_device *d)
+{
+    if (d->pipeline_cache)
+        d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
+    salvo_mem_free(d->alloc, d->cache_path);
+    if (d->device && !d->imported)
+        d->vk.vkDestroyDevice(d->device, NULL);
+    if (d->messenger)
+        d->destroy_messenger(d->instance, d->messenger, NULL);
+    if (d->instance && !d->imported)
+        d->destroy_instance(d->instance, NULL);
+    salvo_mem_free(d->alloc, d);
+}
+
+static void fill_info(salvo_device_info *info, const accel_device *d,
+                      const VkPhysicalDeviceProperties *p,
+                      const VkPhysicalDeviceSubgroupProperties *subgroup,
+                      const VkPhysicalDeviceDriverProperties *driver)
+{
+    const VkPhysicalDeviceLimits *l = &p->limits;
+    accel_vk_copy_name(info->name, p->deviceName, sizeof p->deviceName);
+    info->type = accel_vk_device_type(p->deviceType);
+    info->vendor_id = p->vendorID;
+    info->device_id = p->deviceID;
+    info->api_version = d->api_version;
+    info->driver_version = p->driverVersion;
+    if (driver) {
+        accel_vk_copy_name(info->driver_name, driver->driverName, sizeof driver->driverName);
+        accel_vk_copy_name(info->driver_info, driver->driverInfo, sizeof driver->driverInfo);
+    }
+    for (int i = 0; i < 3; i++) {
+        info->max_workgroup_count[i] = l->maxComputeWorkGroupCount[i];
+        info->max_workgroup_size[i] = l->maxComputeWorkGroupSize[i];
+    }
+    info->max_workgroup_invocations = l->maxComputeWorkGroupInvocations;
+    info->max_push_constants_size = l->maxPushConstantsSize;
+    info->max_storage_buffer_range = l->maxStorageBufferRange;
+    info->max_bindings = l->maxPerStageDescriptorStorageBuffers < SALVO_MAX_BINDINGS
+                             ? l->maxPerStageDescriptorStorageBuffers
+                             : SALVO_MAX_BINDINGS;
+    info->min_storage_buffer_offset_alignment = l->minStorageBufferOffsetAlignment;
+    info->max_uniform_buffer_range = l->maxUniformBufferRange;
+    info->min_uniform_buffer_offset_alignment = l->minUniformBufferOffsetAlignment;
+    info->subgroup_size = subgroup->subgroupSize;
+    info->timeline_semaphores = d->timeline;
+    info->host_import = d->host_import;
+    uint32_t heaps = d->mem.memoryHeapCount < 16 ? d->mem.memoryHeapCount : 16;
+    info->memory_heap_count = heaps;
+    for (uint32_t i = 0; i < heaps; i++) {
+        info->memory_heaps[i].size = d->mem.memoryHeaps[i].size;
+        info->memory_heaps[i].device_local =
+            (d->mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0;
+    }
+}
+
+/* Creates salvo's own VkDevice on d->phys with one queue of
+ * d->queue_family and what salvo uses of the device's extensions; loads
+ * its table. Call with instance_lock held and volk loaded for d->instance. */
+static VkResult device_make(accel_device *d, bool push_descriptor, bool host_import,
+                            bool portability, bool core12)
+{
+    const char *names[4];
+    uint32_t name_count = 0;
+    if (push_descriptor)
+        names[name_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    if (host_import)
+        names[name_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+    /* The spec requires enabling it whenever the device lists it. */
+    if (portability)
+        names[name_count++] = "VK_KHR_portability_subset";
+    if (d->timeline && !core12)
+        names[name_count++] = VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME;
+
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = d->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &priority,
+    };
+    VkPhysicalDeviceTimelineSemaphoreFeatures enable_timeline = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
+        .timelineSemaphore = VK_TRUE,
+    };
+    VkDeviceCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = d->timeline ? &enable_timeline : NULL,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &queue,
+        .enabledExtensionCount = name_count,
+        .ppEnabledExtensionNames = names,
+    };
+    VkDevice device;
+    /* pAllocator NULL: the driver allocates for itself (see accel_vk_instance_create). */
+    VkResult r = vkCreateDevice(d->phys, &ci, NULL, &device);
+    if (r != VK_SUCCESS)
+        return r;
+    d->device = device;
+    /* volk resolves through the global vkGetDeviceProcAddr: still ours here. */
+    volkLoadDeviceTable(&d->vk, d->device);
+    d->vk.vkGetDeviceQueue(d->device, d->queue_family, 0, &d->queue);
+    return VK_SUCCESS;
+}
+
+/* Whether the application enabled extension name on its device. */
+static bool enabled_extension(const salvo_vk_device_import *imp, const char *name)
+{
+    for (uint32_t i = 0; i < imp->device_extension_count; i++)
+        if (imp->device_extensions[i] && strcmp(imp->device_extensions[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Why an open is refused: into the caller's message, else to the log. */
+static void refuse(accel_device *d, const accel_open_options *opt, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void refuse(accel_device *d, const accel_open_options *opt, const char *fmt, ...)
+{
+    char text[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (opt->why && opt->why_size)
+        snprintf(opt->why, opt->why_size, "%s", text);
+    else
+        SALVO_LOG(&d->log, SALVO_LOG_ERROR, "%s", text);
+}
+
+/* Queries d->phys, creates the VkDevice (or takes the application's:
+ * opt->import) and loads its table. Call with instance_lock held and volk
+ * loaded for d->instance. */
+static VkResult device_create(accel_device *d, const accel_open_options *opt, accel_caps *caps)
+{
+    const salvo_vk_device_import *imp = opt->import;
+    VkExtensionProperties *ext;
+    uint32_t ext_count;
+    VkResult r = accel_vk_extensions_get(d->alloc, d->phys, NULL, &ext, &ext_count);
+    if (r != VK_SUCCESS)
+        return r;
+    /* What the device offers; of the application's device, only what it
+     * enabled. (Physical-device queries need the extension offered only.) */
+    bool push_descriptor =
+        accel_vk_has_extension(ext, ext_count, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+    bool host_import =
+        accel_vk_has_extension(ext, ext_count, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    bool portability = accel_vk_has_extension(ext, ext_count, "VK_KHR_portability_subset");
+    bool timeline_ext =
+        accel_vk_has_extension(ext, ext_count, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
+    bool driver_ext =
+        accel_vk_has_extension(ext, ext_count, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+    salvo_mem_free(d->alloc, ext);
+    bool host_props = host_import;
+    if (imp) {
+        push_descriptor = push_descriptor && enabled_extension(imp, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+        host_import = host_import && enabled_extension(imp, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+        timeline_ext = timeline_ext && enabled_extension(imp, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
+    }
+
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    vkGetPhysicalDeviceProperties(d->phys, &props.properties);
+    uint32_t device_api = props.properties.apiVersion;
+    if (device_api < VK_API_VERSION_1_1) {
+        refuse(d, opt, "%s supports only Vulkan 1.0; salvo needs 1.1", props.properties.deviceName);
+        return VK_ERROR_INCOMPATIBLE_DRIVER;
+    }
+    if (device_api < d->api_version)
+        d->api_version = device_api;
+    bool core12 = d->api_version >= VK_API_VERSION_1_2;
+
+    /* Chain only structs the device knows: anything else is invalid usage. */
+    VkPhysicalDeviceSubgroupProperties subgroup = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    props.pNext = &subgroup;
+    void **tail = &subgroup.pNext;
+    bool have_driver = core12 || driver_ext;
+    if (have_driver) {
+        *tail = &driver;
+        tail = &driver.pNext;
+    }
+    if (host_props)
+        *tail = &host;
+    vkGetPhysicalDeviceProperties2(d->phys, &props);
+
+    /* The 1.2 struct name serves both the core feature and the extension. */
+    VkPhysicalDeviceTimelineSemaphoreFeatures timeline = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+    if (core12 || timeline_ext) {
+        VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                              .pNext = &timeline};
+        vkGetPhysicalDeviceFeatures2(d->phys, &features);
+    }
+    d->timeline = timeline.timelineSemaphore == VK_TRUE && (!imp || imp->timeline_semaphores);
+    vkGetPhysicalDeviceMemoryProperties(d->phys, &d->mem);
+    if (imp) {
+        d->device = imp->device;
+        d->queue = imp->queue;
+        volkLoadDeviceTable(&d->vk, d->device);
+    } else {
+        r = device_make(d, push_descriptor, host_import, portability, core12);
+        if (r != VK_SUCCESS)
+            return r;
+    }
+
+    if (d->timeline) {
+        d->signal_semaphore = core12 ? d->vk.vkSignalSemaphore : d->vk.vkSignalSemaphoreKHR;
+        d->semaphore_value = core12 ? d->vk.vkGetSemaphoreCounterValue
+                                    : d->vk.vkGetSemaphoreCounterValueKHR;
+        d->wait_semaphores = core12 ? d->vk.vkWaitSemaphores : d->vk.vkWaitSemaphoresKHR;
+        d->timeline = d->signal_semaphore && d->semaphore_value && d->wait_semaphores;
+    }
+    d->host_import = host_import;
+    /* Timestamps are a property of the queue family, not the device. */
+    VkQueueFamilyProperties fam[64];
+    uint32_t fam_count = 64;
+    vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &fam_count, fam);
+    d->timestamp_bits = d->queue_family < fam_count ? fam[d->queue_family].timestampValidBits : 0;
+    d->vendor_id = props.properties.vendorID;
+    d->device_id = props.properties.deviceID;
+    memcpy(d->cache_uuid, props.properties.pipelineCacheUUID, VK_UUID_SIZE);
+
+    memset(caps, 0, sizeof *caps);
+    fill_info(&caps->info, d, &props.properties, &subgroup, have_driver ? &driver : NULL);
+    caps->info.push_descriptors = push_descriptor;
+    /* A push per dispatch skips allocating and updating a set. */
+    d->push = push_descriptor && !d->pool_descriptors;
+    caps->push_descriptors_used = d->push;
+    caps->info.host_import_alignment = host_import ? host.minImportedHostPointerAlignment : 0;
+    caps->timestamps = d->timestamp_bits > 0;
+    caps->timestamp_period_ns = props.properties.limits.timestampPeriod;
+    caps->timestamp_valid_bits = d->timestamp_bits;
+    return VK_SUCCESS;
+}
+
+/* salvo's own instance, and the device opt->index of it. */
+static VkResult open_own(vk_self *self, const accel_open_options *opt, accel_device *d,
+                         accel_caps *caps)
+{
+    VkResult r = accel_vk_instance_create(self->alloc, opt, d, &d->instance, &d->api_version);
+    if (r == VK_ERROR_LAYER_NOT_PRESENT)
+        refuse(d, opt, "validation requested but %s is not installed", VALIDATION_LAYER);
+    if (r != VK_SUCCESS)
+        return r;
+
+    accel_vk_instance_lock();
+    volkLoadInstanceOnly(d->instance);
+    d->destroy_instance = vkDestroyInstance;
+    d->destroy_messenger = vkDestroyDebugUtilsMessengerEXT;
+    d->get_instance_proc_addr = vkGetInstanceProcAddr;
+    if (opt->validation || opt->sync_validation) {
+        VkDebugUtilsMessengerCreateInfoEXT mi = accel_vk_messenger_info(d);
+        VkDebugUtilsMessengerEXT messenger;
+        r = vkCreateDebugUtilsMessengerEXT(d->instance, &mi, NULL, &messenger);
+        if (r == VK_SUCCESS)
+            d->messenger = messenger;
+    }
+    VkPhysicalDevice *pd = NULL;
+    uint32_t n = 0;
+    if (r == VK_SUCCESS)
+        r = accel_vk_compute_devices(d->alloc, d->instance, &pd, &n);
+    if (r == VK_SUCCESS && opt->index >= n) {
+        refuse(d, opt, "device index %u out of range (%u devices)", opt->index, n);
+        r = VK_ERROR_INITIALIZATION_FAILED;
+    }
+    if (r == VK_SUCCESS) {
+        d->phys = pd[opt->index];
+        d->queue_family = accel_vk_compute_family(d->phys);
+        r = device_create(d, opt, caps);
+    }
+    salvo_mem_free(d->alloc, pd);
+    accel_vk_instance_unlock();
+    return r;
+}
+
+/* The application's instance, device and queue (opt->import, its required
+ * handles checked by the caller). volk's globals are loaded through the
+ * application's vkGetInstanceProcAddr while the lock is held, then pointed
+ * back at salvo's loader for the other devices. */
+static VkResult open_imported(const accel_open_options *opt, accel_device *d, accel_caps *caps)
+{
+    const salvo_vk_device_import *imp = opt->import;
+    d->imported = true;
+    d->instance = imp->instance;
+    d->phys = imp->physical_device;
+    d->queue_family = imp->queue_family_index;
+    /* The version the instance was made for (variant bits aside), capped
+     * as for salvo's own instance; device_create lowers it to the device's. */
+    uint32_t api = imp->instance_api_version & 0x1FFFFFFFu;
+    d->api_version = api > VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : api;
+    d->queue_lock = imp->queue_lock;
+    d->queue_unlock = imp->queue_unlock;
+    d->queue_lock_user = imp->queue_lock_user;
+
+    accel_vk_instance_lock();
+    PFN_vkGetInstanceProcAddr ours = vkGetInstanceProcAddr;
+    if (imp->get_instance_proc_addr)
+        vkGetInstanceProcAddr = imp->get_instance_proc_addr;
+    VkResult r = VK_SUCCESS;
+    if (!vkGetInstanceProcAddr) {
+        refuse(d, opt, "no Vulkan loader: give get_instance_proc_addr");
+        r = VK_ERROR_INITIALIZATION_FAILED;
+    }
+    if (r == VK_SUCCESS) {
+        volkLoadInstanceOnly(d->instance);
+        d->get_instance_proc_addr = vkGetInstanceProcAddr;
+        d->destroy_messenger = vkDestroyDebugUtilsMessengerEXT;
+        VkQueueFamilyProperties fam[64];
+        uint32_t fam_count = 64;
+        vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &fam_count, fam);
+        if (d->queue_family >= fam_count) {
+            refuse(d, opt, "queue family %u: the physical device has %u", d->queue_family,
+                   fam_count);
+            r = VK_ERROR_INVALID_EXTERNAL_HANDLE;
+        } else if (!(fam[d->queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT)) {
+            refuse(d, opt, "queue family %u cannot run compute work", d->queue_family);
+            r = VK_ERROR_INVALID_EXTERNAL_HANDLE;
+        }
+    }
+    if (r == VK_SUCCESS && imp->instance_debug_utils) {
+        if (vkCreateDebugUtilsMessengerEXT) {
+            VkDebugUtilsMessengerCreateInfoEXT mi = accel_vk_messenger_info(d);
+            VkDebugUtilsMessengerEXT messenger;
+            r = vkCreateDebugUtilsMessengerEXT(d->instance, &mi, NULL, &messenger);
+            if (r == VK_SUCCESS)
+                d->messenger = messenger;
+        } else {
+            refuse(d, opt, "instance_debug_utils: VK_EXT_debug_utils is not enabled on the instance");
+            r = VK_ERROR_EXTENSION_NOT_PRESENT;
+        }
+    }
+    if (r == VK_SUCCESS)
+        r = device_create(d, opt, caps);
+    vkGetInstanceProcAddr = ours;
+    accel_vk_instance_unlock();
+    return r;
+}
+
+accel_result accel_vk_device_open(void *self_, const accel_open_options *opt, accel_device **out,
+                                  accel_caps *caps)
+{
+    vk_self *self = self_;
+    *out = NULL;
+    const salvo_vk_device_import *imp = opt->import;
+    /* An application's own vkGetInstanceProcAddr needs no loader of ours. */
+    VkResult r = accel_vk_loader_ready();
+    if (r != VK_SUCCESS && !(imp && imp->get_instance_proc_addr))
+        return r;
+    accel_device *d = salvo_mem_calloc(self->alloc, 1, sizeof *d);
+    if (!d)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    d->alloc = self->alloc;
+    d->log = (salvo_log_sink){opt->log, opt->log_user};
+    d->pool_descriptors = opt->pool_descriptors;
+
+    r = imp ? open_imported(opt, d, caps) : open_own(self, opt, d, caps);
+    if (r == VK_SUCCESS)
+        r = accel_vk_device_memory_host_visible(d, &caps->device_memory_host_visible);
+    if (r != VK_SUCCESS) {
+        device_release(d);
+        return r;
+    }
+    /* File I/O outside instance_lock: other devices may open meanwhile. */
+    if (opt->pipeline_cache_path)
+        accel_vk_pipeline_cache_open(d, opt->pipeline_cache_path);
+    *out = d;
+    return ACCEL_SUCCESS;
+}
+
+void accel_vk_device_close(void *self, accel_device *d)
+{
+    (void)self;
+    if (!d)
+        return;
+    accel_vk_pipeline_cache_store(d);
+    device_release(d);
+}

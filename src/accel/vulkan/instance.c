@@ -1,0 +1,308 @@
+/*
+ * The Vulkan loader and instances: libvulkan loaded once, on first use;
+ * instances (with the validation layer and its messenger when asked for);
+ * the physical devices salvo can run on, in the order enumerate and
+ * device_open share.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "accel/vulkan/vk_internal.h"
+
+#include <pthread.h>
+#include <string.h>
+
+static pthread_once_t volk_once = PTHREAD_ONCE_INIT;
+static VkResult volk_result;
+/* Covers volkLoadInstanceOnly and every use of volk's instance-level
+ * globals it loads (see vk_internal.h). */
+static pthread_mutex_t instance_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void volk_init_once(void)
+{
+    volk_result = volkInitialize();
+}
+
+/* Loading the loader is deferred to the first real use so that building
+ * the table never fails on a machine without Vulkan. */
+VkResult accel_vk_loader_ready(void)
+{
+    pthread_once(&volk_once, volk_init_once);
+    return volk_result;
+}
+
+void accel_vk_instance_lock(void)
+{
+    pthread_mutex_lock(&instance_lock);
+}
+
+void accel_vk_instance_unlock(void)
+{
+    pthread_mutex_unlock(&instance_lock);
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
+    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
+{
+    (void)types;
+    const accel_device *d = user;
+    salvo_log_level level;
+    if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
+        level = SALVO_LOG_ERROR;
+    else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
+        level = SALVO_LOG_WARNING;
+    else
+        return VK_FALSE;
+    if (d->log.fn)
+        d->log.fn(d->log.user, level, "validation", 0, data && data->pMessage ? data->pMessage : "");
+    /* Never make the layer fail the call: the core decides what a message means. */
+    return VK_FALSE;
+}
+
+VkDebugUtilsMessengerCreateInfoEXT accel_vk_messenger_info(accel_device *d)
+{
+    return (VkDebugUtilsMessengerCreateInfoEXT){
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = on_validation_message,
+        .pUserData = d,
+    };
+}
+
+/* Instance (pd NULL, optionally of one layer) or device extensions. The
+ * list can grow between the two calls, hence the retry. */
+VkResult accel_vk_extensions_get(const salvo_allocator *alloc, VkPhysicalDevice pd,
+                                 const char *layer, VkExtensionProperties **out,
+                                 uint32_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    for (;;) {
+        uint32_t n = 0;
+        VkResult r = pd ? vkEnumerateDeviceExtensionProperties(pd, layer, &n, NULL)
+                        : vkEnumerateInstanceExtensionProperties(layer, &n, NULL);
+        if (r != VK_SUCCESS || n == 0)
+            return r;
+        VkExtensionProperties *p = salvo_mem_alloc(alloc, n * sizeof *p);
+        if (!p)
+            return VK_ERROR_OUT_OF_HOST_MEMORY;
+        r = pd ? vkEnumerateDeviceExtensionProperties(pd, layer, &n, p)
+               : vkEnumerateInstanceExtensionProperties(layer, &n, p);
+        if (r == VK_SUCCESS) {
+            *out = p;
+            *count = n;
+            return r;
+        }
+        salvo_mem_free(alloc, p);
+        if (r != VK_INCOMPLETE)
+            return r;
+    }
+}
+
+bool accel_vk_has_extension(const VkExtensionProperties *p, uint32_t n, const char *name)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(p[i].extensionName, name) == 0)
+            return true;
+    return false;
+}
+
+/* opt NULL: the bare instance enumerate uses. d receives validation
+ * messages, including those of instance creation itself. */
+VkResult accel_vk_instance_create(const salvo_allocator *alloc, const accel_open_options *opt,
+                                  accel_device *d, VkInstance *out, uint32_t *api_out)
+{
+    /* Ask for what the loader has, up to the newest version we know; 1.1
+     * is the floor because we rely on Properties2/Features2 being core. */
+    uint32_t api = volkGetInstanceVersion();
+    if (api < VK_API_VERSION_1_1)
+        return VK_ERROR_INCOMPATIBLE_DRIVER;
+    if (api > VK_API_VERSION_1_3)
+        api = VK_API_VERSION_1_3;
+
+    bool validation = opt && (opt->validation || opt->sync_validation);
+    VkExtensionProperties *ext = NULL, *layer_ext = NULL;
+    uint32_t ext_count = 0, layer_ext_count = 0;
+    VkResult r = accel_vk_extensions_get(alloc, NULL, NULL, &ext, &ext_count);
+    /* Asking for the layer's own extensions doubles as the presence check:
+     * VK_ERROR_LAYER_NOT_PRESENT when it is not installed. */
+    if (r == VK_SUCCESS && validation)
+        r = accel_vk_extensions_get(alloc, NULL, VALIDATION_LAYER, &layer_ext, &layer_ext_count);
+    if (r != VK_SUCCESS)
+        goto done;
+
+    const char *names[3];
+    uint32_t name_count = 0;
+    VkInstanceCreateFlags flags = 0;
+    /* Without it the loader hides portability drivers (MoltenVK). */
+    if (accel_vk_has_extension(ext, ext_count, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+        names[name_count++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
+        flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+    }
+
+    VkDebugUtilsMessengerCreateInfoEXT messenger = accel_vk_messenger_info(d);
+    const VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT features = {
+        .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+        .pNext = &messenger,
+        .enabledValidationFeatureCount = 1,
+        .pEnabledValidationFeatures = &sync,
+    };
+    const void *chain = NULL;
+    if (validation) {
+        const char *want[2] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
+        uint32_t want_count = opt->sync_validation ? 2 : 1;
+        for (uint32_t i = 0; i < want_count; i++) {
+            if (!accel_vk_has_extension(ext, ext_count, want[i]) &&
+                !accel_vk_has_extension(layer_ext, layer_ext_count, want[i])) {
+                r = VK_ERROR_EXTENSION_NOT_PRESENT;
+                goto done;
+            }
+            names[name_count++] = want[i];
+        }
+        chain = opt->sync_validation ? (const void *)&features : (const void *)&messenger;
+    }
+
+    const char *layer = VALIDATION_LAYER;
+    VkApplicationInfo app = {
+        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+        .pEngineName = "salvo",
+        .engineVersion = VK_MAKE_API_VERSION(0, SALVO_VERSION_MAJOR, SALVO_VERSION_MINOR,
+                                             SALVO_VERSION_PATCH),
+        .apiVersion = api,
+    };
+    VkInstanceCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+        .pNext = chain,
+        .flags = flags,
+        .pApplicationInfo = &app,
+        .enabledLayerCount = validation ? 1 : 0,
+        .ppEnabledLayerNames = &layer,
+        .enabledExtensionCount = name_count,
+        .ppEnabledExtensionNames = names,
+    };
+    VkInstance instance;
+    /* pAllocator NULL here and in every other vkCreate, vkAllocate, vkDestroy
+     * and vkFree: the driver's host allocations are not salvo's and do not
+     * go through salvo_allocator. They could not: VkAllocationCallbacks asks
+     * for allocations of a given alignment (pfnAllocation) and for
+     * reallocation (pfnReallocation, with its alignment), and
+     * salvo_allocator has neither (alloc(size), malloc's alignment; free).
+     * A driver out of host memory still reaches the caller: its
+     * VK_ERROR_OUT_OF_HOST_MEMORY becomes SALVO_ERROR_OUT_OF_HOST_MEMORY. */
+    r = vkCreateInstance(&ci, NULL, &instance);
+    if (r == VK_SUCCESS) {
+        *out = instance;
+        *api_out = api;
+    }
+done:
+    salvo_mem_free(alloc, ext);
+    salvo_mem_free(alloc, layer_ext);
+    return r;
+}
+
+/* First family with compute, or UINT32_MAX. Family lists are short; a fixed
+ * array spares an allocation (the first compute family is never far down). */
+uint32_t accel_vk_compute_family(VkPhysicalDevice pd)
+{
+    VkQueueFamilyProperties fam[64];
+    uint32_t n = 64;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, fam);
+    for (uint32_t i = 0; i < n; i++)
+        if (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+            return i;
+    return UINT32_MAX;
+}
+
+/* The devices we can use, in the loader's order: enumerate and device_open
+ * must agree on what an index means. Call with instance_lock held. */
+VkResult accel_vk_compute_devices(const salvo_allocator *alloc, VkInstance instance,
+                                  VkPhysicalDevice **out, uint32_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    VkPhysicalDevice *pd = NULL;
+    uint32_t n;
+    for (;;) {
+        n = 0;
+        VkResult r = vkEnumeratePhysicalDevices(instance, &n, NULL);
+        if (r != VK_SUCCESS || n == 0)
+            return r;
+        pd = salvo_mem_alloc(alloc, n * sizeof *pd);
+        if (!pd)
+            return VK_ERROR_OUT_OF_HOST_MEMORY;
+        r = vkEnumeratePhysicalDevices(instance, &n, pd);
+        if (r == VK_SUCCESS)
+            break;
+        salvo_mem_free(alloc, pd);
+        if (r != VK_INCOMPLETE)
+            return r;
+    }
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (accel_vk_compute_family(pd[i]) != UINT32_MAX)
+            pd[kept++] = pd[i];
+    *out = pd;
+    *count = kept;
+    return VK_SUCCESS;
+}
+
+salvo_device_type accel_vk_device_type(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return SALVO_DEVICE_TYPE_INTEGRATED;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return SALVO_DEVICE_TYPE_DISCRETE;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return SALVO_DEVICE_TYPE_VIRTUAL;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return SALVO_DEVICE_TYPE_CPU;
+    default: return SALVO_DEVICE_TYPE_OTHER;
+    }
+}
+
+void accel_vk_copy_name(char dst[SALVO_NAME_MAX], const char *src, size_t src_max)
+{
+    size_t n = strnlen(src, src_max < SALVO_NAME_MAX ? src_max : SALVO_NAME_MAX - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+accel_result accel_vk_enumerate(void *self_, salvo_device_entry *entries, uint32_t *count)
+{
+    vk_self *self = self_;
+    VkResult r = accel_vk_loader_ready();
+    if (r != VK_SUCCESS)
+        return r;
+    VkInstance instance;
+    uint32_t api;
+    r = accel_vk_instance_create(self->alloc, NULL, NULL, &instance, &api);
+    if (r != VK_SUCCESS)
+        return r;
+
+    accel_vk_instance_lock();
+    volkLoadInstanceOnly(instance);
+    VkPhysicalDevice *pd;
+    uint32_t n;
+    r = accel_vk_compute_devices(self->alloc, instance, &pd, &n);
+    if (r == VK_SUCCESS && entries) {
+        if (n > *count)
+            n = *count;
+        for (uint32_t i = 0; i < n; i++) {
+            VkPhysicalDeviceProperties p;
+            vkGetPhysicalDeviceProperties(pd[i], &p);
+            accel_vk_copy_name(entries[i].name, p.deviceName, sizeof p.deviceName);
+            entries[i].type = accel_vk_device_type(p.deviceType);
+            entries[i].vendor_id = p.vendorID;
+            entries[i].device_id = p.deviceID;
+            entries[i].api_version = p.apiVersion;
+        }
+    }
+    if (r == VK_SUCCESS)
+        *count = n;
+    salvo_mem_free(self->alloc, pd);
+    vkDestroyInstance(instance, NULL);
+    accel_vk_instance_unlock();
+    return r;
+}

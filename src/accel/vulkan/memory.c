@@ -1,0 +1,202 @@
+/*
+ * Buffers and their memory: a memory type picked per domain, allocated,
+ * bound and (where host-visible) mapped for good; or the caller's host
+ * memory imported (VK_EXT_external_memory_host).
+ */
+#include "accel/vulkan/vk_internal.h"
+
+#include <string.h>
+
+/* Every buffer can be bound either way and be a copy source or target:
+ * the core decides per launch, and usage bits cost nothing on the drivers
+ * we know of. */
+static const VkBufferUsageFlags BUFFER_USAGE =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
+    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+/* Memory properties wanted per domain, best first; the last entry is the
+ * minimum the domain accepts. */
+static const VkMemoryPropertyFlags domain_memory[3][3] = {
+    [SALVO_DOMAIN_DEVICE] = {VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0},
+    [SALVO_DOMAIN_HOST] = {VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                               VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
+                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT},
+    [SALVO_DOMAIN_SHARED] = {VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                                 VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
+                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT},
+};
+
+/* Best type among allowed for domain, or UINT32_MAX. */
+static uint32_t memory_type_pick(const VkPhysicalDeviceMemoryProperties *mem, uint32_t allowed,
+                                 salvo_domain domain)
+{
+    for (int k = 0; k < 3; k++) {
+        VkMemoryPropertyFlags want = domain_memory[domain][k];
+        for (uint32_t i = 0; i < mem->memoryTypeCount; i++)
+            if ((allowed >> i & 1) && (mem->memoryTypes[i].propertyFlags & want) == want)
+                return i;
+    }
+    return UINT32_MAX;
+}
+
+/* The core picks transfer paths by whether DEVICE memory maps; ask with a
+ * throwaway buffer since memoryTypeBits depend on the buffer's usage. */
+VkResult accel_vk_device_memory_host_visible(accel_device *d, bool *out)
+{
+    VkBufferCreateInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .size = 256,
+        .usage = BUFFER_USAGE,
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+    };
+    VkBuffer probe;
+    VkResult r = d->vk.vkCreateBuffer(d->device, &bi, NULL, &probe);
+    if (r != VK_SUCCESS)
+        return r;
+    VkMemoryRequirements req;
+    d->vk.vkGetBufferMemoryRequirements(d->device, probe, &req);
+    d->vk.vkDestroyBuffer(d->device, probe, NULL);
+    const VkMemoryPropertyFlags mappable =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    uint32_t type = memory_type_pick(&d->mem, req.memoryTypeBits, SALVO_DOMAIN_DEVICE);
+    *out = type != UINT32_MAX && (d->mem.memoryTypes[type].propertyFlags & mappable) == mappable;
+    return VK_SUCCESS;
+}
+
+void accel_vk_buffer_destroy(void *self, accel_device *d, accel_buffer *b)
+{
+    (void)self;
+    if (!b)
+        return;
+    d->vk.vkDestroyBuffer(d->device, b->buffer, NULL);
+    d->vk.vkFreeMemory(d->device, b->memory, NULL); /* also unmaps */
+    salvo_mem_free(d->alloc, b);
+}
+
+static VkResult memory_allocate(accel_device *d, accel_buffer *b, salvo_domain domain,
+                                accel_buffer_info *info)
+{
+    VkMemoryRequirements req;
+    d->vk.vkGetBufferMemoryRequirements(d->device, b->buffer, &req);
+    uint32_t allowed = req.memoryTypeBits;
+    uint32_t type;
+    VkResult r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    for (;;) {
+        type = memory_type_pick(&d->mem, allowed, domain);
+        if (type == UINT32_MAX)
+            return r;
+        VkMemoryAllocateInfo ai = {
+            .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+            .allocationSize = req.size,
+            .memoryTypeIndex = type,
+        };
+        VkDeviceMemory memory;
+        r = d->vk.vkAllocateMemory(d->device, &ai, NULL, &memory);
+        if (r == VK_SUCCESS)
+            b->memory = memory;
+        if (r != VK_ERROR_OUT_OF_DEVICE_MEMORY)
+            break;
+        /* That heap is full; a lesser type elsewhere may still have room. */
+        allowed &= ~(1u << type);
+    }
+    if (r != VK_SUCCESS)
+        return r;
+    VkMemoryPropertyFlags flags = d->mem.memoryTypes[type].propertyFlags;
+    info->host_coherent = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+    if (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+        r = d->vk.vkMapMemory(d->device, b->memory, 0, VK_WHOLE_SIZE, 0, &info->mapped);
+    return r;
+}
+
+static VkResult memory_import(accel_device *d, accel_buffer *b, const accel_buffer_desc *desc,
+                              accel_buffer_info *info)
+{
+    VkMemoryHostPointerPropertiesEXT host = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+    VkResult r = d->vk.vkGetMemoryHostPointerPropertiesEXT(
+        d->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, desc->import_host, &host);
+    if (r != VK_SUCCESS)
+        return r;
+    VkMemoryRequirements req;
+    d->vk.vkGetBufferMemoryRequirements(d->device, b->buffer, &req);
+    /* Binding needs req.size bytes, which must not reach past the caller's memory. */
+    if (req.size > desc->size)
+        return VK_ERROR_INVALID_EXTERNAL_HANDLE;
+    uint32_t allowed = host.memoryTypeBits & req.memoryTypeBits;
+    uint32_t type = UINT32_MAX;
+    for (uint32_t i = 0; i < d->mem.memoryTypeCount; i++) {
+        if (!(allowed >> i & 1))
+            continue;
+        if (type == UINT32_MAX)
+            type = i;
+        if (d->mem.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) {
+            type = i;
+            break;
+        }
+    }
+    if (type == UINT32_MAX)
+        return VK_ERROR_INVALID_EXTERNAL_HANDLE;
+    VkImportMemoryHostPointerInfoEXT import = {
+        .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+        .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+        .pHostPointer = desc->import_host,
+    };
+    VkMemoryAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+        .pNext = &import,
+        .allocationSize = desc->size,
+        .memoryTypeIndex = type,
+    };
+    VkDeviceMemory memory;
+    r = d->vk.vkAllocateMemory(d->device, &ai, NULL, &memory);
+    if (r != VK_SUCCESS)
+        return r;
+    b->memory = memory;
+    info->mapped = desc->import_host;
+    info->host_coherent =
+        (d->mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+    return VK_SUCCESS;
+}
+
+accel_result accel_vk_buffer_create(void *self, accel_device *d, const accel_buffer_desc *desc,
+                                    accel_buffer **out, accel_buffer_info *info)
+{
+    *out = NULL;
+    memset(info, 0, sizeof *info);
+    if ((unsigned)desc->domain > SALVO_DOMAIN_SHARED)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    if (desc->import_host && !d->host_import)
+        return VK_ERROR_FEATURE_NOT_PRESENT;
+    accel_buffer *b = salvo_mem_calloc(d->alloc, 1, sizeof *b);
+    if (!b)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    VkExternalMemoryBufferCreateInfo external = {
+        .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+        .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+    };
+    VkBufferCreateInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .pNext = desc->import_host ? &external : NULL,
+        .size = desc->size,
+        .usage = BUFFER_USAGE,
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+    };
+    VkBuffer buffer;
+    VkResult r = d->vk.vkCreateBuffer(d->device, &bi, NULL, &buffer);
+    if (r == VK_SUCCESS) {
+        b->buffer = buffer;
+        r = desc->import_host ? memory_import(d, b, desc, info)
+                              : memory_allocate(d, b, desc->domain, info);
+    }
+    if (r == VK_SUCCESS)
+        r = d->vk.vkBindBufferMemory(d->device, b->buffer, b->memory, 0);
+    if (r != VK_SUCCESS) {
+        accel_vk_buffer_destroy(self, d, b);
+        memset(info, 0, sizeof *info);
+        return r;
+    }
+    *out = b;
+    return ACCEL_SUCCESS;
+}

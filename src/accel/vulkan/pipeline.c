@@ -1,0 +1,183 @@
+/*
+ * Compute pipelines (set layout, pipeline layout, specialisation
+ * constants; built through the device's pipeline cache) and the descriptor
+ * pools dispatches allocate sets from where descriptors are not pushed.
+ */
+#include "accel/vulkan/vk_internal.h"
+
+#include <stddef.h>
+
+void accel_vk_pipeline_destroy(void *self, accel_device *d, accel_pipeline *p)
+{
+    (void)self;
+    if (!p)
+        return;
+    d->vk.vkDestroyPipeline(d->device, p->pipeline, NULL);
+    d->vk.vkDestroyPipelineLayout(d->device, p->layout, NULL);
+    d->vk.vkDestroyDescriptorSetLayout(d->device, p->set_layout, NULL);
+    salvo_mem_free(d->alloc, p);
+}
+
+static VkResult layouts_create(accel_device *d, const accel_pipeline_desc *desc, accel_pipeline *p)
+{
+    VkDescriptorSetLayoutBinding bindings[SALVO_MAX_BINDINGS];
+    for (uint32_t i = 0; i < desc->binding_count; i++) {
+        bindings[i] = (VkDescriptorSetLayoutBinding){
+            .binding = desc->bindings[i].binding,
+            .descriptorType = desc->bindings[i].uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+                                                        : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        };
+    }
+    p->push = d->push && desc->binding_count > 0;
+    VkDescriptorSetLayoutCreateInfo si = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .flags = p->push ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
+        .bindingCount = desc->binding_count,
+        .pBindings = bindings,
+    };
+    VkDescriptorSetLayout set_layout;
+    VkResult r = d->vk.vkCreateDescriptorSetLayout(d->device, &si, NULL, &set_layout);
+    if (r != VK_SUCCESS)
+        return r;
+    p->set_layout = set_layout;
+    VkPushConstantRange push = {
+        .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        .size = desc->push_constant_size,
+    };
+    VkPipelineLayoutCreateInfo li = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = &p->set_layout,
+        .pushConstantRangeCount = desc->push_constant_size > 0 ? 1 : 0,
+        .pPushConstantRanges = &push,
+    };
+    VkPipelineLayout layout;
+    r = d->vk.vkCreatePipelineLayout(d->device, &li, NULL, &layout);
+    if (r == VK_SUCCESS)
+        p->layout = layout;
+    return r;
+}
+
+static VkResult compute_pipeline_create(accel_device *d, const accel_pipeline_desc *desc,
+                                        accel_pipeline *p)
+{
+    VkSpecializationMapEntry *entries = NULL;
+    uint32_t n = desc->spec_constant_count;
+    if (n > 0) {
+        entries = salvo_mem_alloc(d->alloc, n * sizeof *entries);
+        if (!entries)
+            return VK_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    /* The constants array itself is the data block: each value is read in
+     * place, so nothing needs copying. */
+    for (uint32_t i = 0; i < n; i++) {
+        entries[i] = (VkSpecializationMapEntry){
+            .constantID = desc->spec_constants[i].id,
+            .offset = (uint32_t)(i * sizeof(salvo_spec_constant) + offsetof(salvo_spec_constant, value)),
+            .size = 4,
+        };
+    }
+    VkSpecializationInfo spec = {
+        .mapEntryCount = n,
+        .pMapEntries = entries,
+        .dataSize = n * sizeof(salvo_spec_constant),
+        .pData = desc->spec_constants,
+    };
+    VkShaderModuleCreateInfo mi = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = desc->spirv_size,
+        .pCode = desc->spirv,
+    };
+    VkShaderModule module;
+    VkResult r = d->vk.vkCreateShaderModule(d->device, &mi, NULL, &module);
+    if (r == VK_SUCCESS) {
+        VkComputePipelineCreateInfo ci = {
+            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+            .stage = {
+                .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = module,
+                .pName = desc->entry ? desc->entry : "main",
+                .pSpecializationInfo = n > 0 ? &spec : NULL,
+            },
+            .layout = p->layout,
+        };
+        r = d->vk.vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &ci, NULL,
+                                           &p->pipeline);
+        /* The pipeline holds all it needs; keeping modules only costs memory. */
+        d->vk.vkDestroyShaderModule(d->device, module, NULL);
+    }
+    salvo_mem_free(d->alloc, entries);
+    return r;
+}
+
+accel_result accel_vk_pipeline_create(void *self, accel_device *d, const accel_pipeline_desc *desc,
+                                      accel_pipeline **out)
+{
+    *out = NULL;
+    if (desc->binding_count > SALVO_MAX_BINDINGS)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    accel_pipeline *p = salvo_mem_calloc(d->alloc, 1, sizeof *p);
+    if (!p)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    p->binding_count = desc->binding_count;
+    VkResult r = layouts_create(d, desc, p);
+    if (r == VK_SUCCESS)
+        r = compute_pipeline_create(d, desc, p);
+    if (r != VK_SUCCESS) {
+        accel_vk_pipeline_destroy(self, d, p);
+        return r;
+    }
+    *out = p;
+    return ACCEL_SUCCESS;
+}
+
+accel_result accel_vk_descpool_create(void *self, accel_device *d, uint32_t max_sets,
+                                      uint32_t bindings_per_set, accel_descpool **out)
+{
+    (void)self;
+    *out = NULL;
+    accel_descpool *pool = salvo_mem_calloc(d->alloc, 1, sizeof *pool);
+    if (!pool)
+        return VK_ERROR_OUT_OF_HOST_MEMORY;
+    /* Zero counts are invalid usage; a pool of one costs nothing. */
+    uint64_t per_type = (uint64_t)max_sets * bindings_per_set;
+    if (per_type == 0)
+        per_type = 1;
+    if (per_type > UINT32_MAX)
+        per_type = UINT32_MAX;
+    VkDescriptorPoolSize sizes[2] = {
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)per_type},
+        {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, (uint32_t)per_type},
+    };
+    VkDescriptorPoolCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = max_sets > 0 ? max_sets : 1,
+        .poolSizeCount = 2,
+        .pPoolSizes = sizes,
+    };
+    VkResult r = d->vk.vkCreateDescriptorPool(d->device, &ci, NULL, &pool->pool);
+    if (r != VK_SUCCESS) {
+        salvo_mem_free(d->alloc, pool);
+        return r;
+    }
+    *out = pool;
+    return ACCEL_SUCCESS;
+}
+
+accel_result accel_vk_descpool_reset(void *self, accel_device *d, accel_descpool *pool)
+{
+    (void)self;
+    return d->vk.vkResetDescriptorPool(d->device, pool->pool, 0);
+}
+
+void accel_vk_descpool_destroy(void *self, accel_device *d, accel_descpool *pool)
+{
+    (void)self;
+    if (!pool)
+        return;
+    d->vk.vkDestroyDescriptorPool(d->device, pool->pool, NULL);
+    salvo_mem_free(d->alloc, pool);
+}

@@ -1,0 +1,231 @@
+/*
+ * The Vulkan accelerator's private header: the objects behind accel.h's
+ * handles, and what the files of src/accel/vulkan/ call in one another.
+ * Only these files, and volk_impl.c, include volk.h.
+ *
+ * Every device-level call goes through the device's own VolkDeviceTable,
+ * so several devices (each with its own instance, or on an application's
+ * instance and device: open_imported) can live side by side.
+ * Instance-level calls use volk's globals, which volkLoadInstanceOnly
+ * overwrites for whichever instance loaded last; instance_lock covers the
+ * load and every use, and the two entry points a device needs after open
+ * (to tear itself down) are copied out while the lock is held.
+ *
+ * Failure paths: each object is built into a zeroed struct and freed by its
+ * own destroy function, which skips null handles. A failed Vulkan call
+ * leaves its output handle undefined, so handles are stored only on
+ * success.
+ *
+ * Host memory: salvo's own structures come from the device's allocator
+ * (salvo_mem_*); every pAllocator is NULL, so the loader, the layers and
+ * the driver allocate for themselves (see accel_vk_instance_create for
+ * why).
+ *
+ * Names shared between the files start with accel_vk_, never vk_: the
+ * static archive must define no global vk* or volk* symbol (see
+ * volk_impl.c), and hidden visibility does not hide a name inside an
+ * archive.
+ */
+#ifndef SALVO_ACCEL_VULKAN_VK_INTERNAL_H
+#define SALVO_ACCEL_VULKAN_VK_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accel/accel.h"
+
+/* First: renames volk's globals to salvo_volk_* (see volk_impl.c). */
+#include "salvo_volk_names.h"
+#define VOLK_NO_DEVICE_PROTOTYPES
+#include <volk.h>
+
+#include "base/alloc.h"
+#include "base/diag.h"
+
+#define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
+
+typedef struct vk_self {
+    salvo_allocator allocator;    /* a copy: the caller's may not outlive us */
+    const salvo_allocator *alloc; /* &allocator, or NULL for malloc */
+} vk_self;
+
+struct accel_device {
+    const salvo_allocator *alloc;
+    salvo_log_sink log;
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    PFN_vkDestroyInstance destroy_instance;
+    PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger;
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr; /* for salvo_device_vk_handles */
+    VkPhysicalDevice phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    uint32_t api_version; /* min(device, instance) */
+    VkPhysicalDeviceMemoryProperties mem;
+    bool host_import;
+    bool timeline;
+    uint32_t timestamp_bits; /* the queue family's timestampValidBits; 0: none */
+    bool pool_descriptors; /* asked for pools even where pushing works */
+    bool push;             /* descriptors are pushed (VK_KHR_push_descriptor) */
+    /* Core 1.2 or VK_KHR_timeline_semaphore, whichever the device has. */
+    PFN_vkSignalSemaphore signal_semaphore;
+    PFN_vkGetSemaphoreCounterValue semaphore_value;
+    PFN_vkWaitSemaphores wait_semaphores;
+    /* Pipeline cache persisted at cache_path (see
+     * accel_vk_pipeline_cache_open); VK_NULL_HANDLE without a path. What a
+     * cache file must have been written for: this device's identity,
+     * copied at open. */
+    VkPipelineCache pipeline_cache;
+    char *cache_path;
+    uint32_t vendor_id, device_id;
+    uint8_t cache_uuid[VK_UUID_SIZE];
+    /* The instance, device and queue are the application's
+     * (salvo_device_create_vk): used, never destroyed. */
+    bool imported;
+    void (*queue_lock)(void *user); /* the application's queue lock, or NULL */
+    void (*queue_unlock)(void *user);
+    void *queue_lock_user;
+    struct VolkDeviceTable vk;
+};
+
+struct accel_buffer {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+};
+
+struct accel_pipeline {
+    VkPipeline pipeline;
+    VkPipelineLayout layout;
+    VkDescriptorSetLayout set_layout;
+    uint32_t binding_count;
+    bool push; /* its set layout is a push-descriptor layout */
+};
+
+struct accel_descpool {
+    VkDescriptorPool pool;
+};
+
+struct accel_cmd {
+    VkCommandPool pool;
+    VkCommandBuffer cb;
+    VkPipeline bound; /* last pipeline bound since begin: rebinding costs on some drivers */
+    /* What the last dispatch left bound, so an identical next one records
+     * only the dispatch (a dependent chain repeats its bindings and push
+     * constants launch after launch). Valid while state_layout is the
+     * layout of the pipeline dispatched; cleared at begin and reset. */
+    VkPipelineLayout state_layout;
+    uint32_t pushed_count; /* descriptors pushed, or UINT32_MAX: unknown */
+    accel_bind pushed[SALVO_MAX_BINDINGS];
+    uint32_t constants_size; /* UINT32_MAX: unknown */
+    unsigned char constants[128];
+};
+
+struct accel_fence {
+    VkFence fence;
+};
+
+struct accel_timeline {
+    VkSemaphore semaphore;
+};
+
+/* ---- instance.c: the loader, instances, physical devices */
+
+/* The result of loading libvulkan (done once, at the first call). */
+VkResult accel_vk_loader_ready(void);
+/* instance_lock: around volkLoadInstanceOnly and every use of volk's
+ * instance-level globals. */
+void accel_vk_instance_lock(void);
+void accel_vk_instance_unlock(void);
+/* The messenger that passes validation messages to d's log. */
+VkDebugUtilsMessengerCreateInfoEXT accel_vk_messenger_info(accel_device *d);
+VkResult accel_vk_extensions_get(const salvo_allocator *alloc, VkPhysicalDevice pd,
+                                 const char *layer, VkExtensionProperties **out,
+                                 uint32_t *count);
+bool accel_vk_has_extension(const VkExtensionProperties *p, uint32_t n, const char *name);
+VkResult accel_vk_instance_create(const salvo_allocator *alloc, const accel_open_options *opt,
+                                  accel_device *d, VkInstance *out, uint32_t *api_out);
+uint32_t accel_vk_compute_family(VkPhysicalDevice pd);
+VkResult accel_vk_compute_devices(const salvo_allocator *alloc, VkInstance instance,
+                                  VkPhysicalDevice **out, uint32_t *count);
+salvo_device_type accel_vk_device_type(VkPhysicalDeviceType t);
+void accel_vk_copy_name(char dst[SALVO_NAME_MAX], const char *src, size_t src_max);
+
+/* ---- memory.c */
+
+VkResult accel_vk_device_memory_host_visible(accel_device *d, bool *out);
+
+/* ---- pipeline_cache.c */
+
+void accel_vk_pipeline_cache_open(accel_device *d, const char *path);
+void accel_vk_pipeline_cache_store(accel_device *d);
+
+/* ---- The accel_vtable's entries (vtable.c), by the file that defines them */
+
+/* instance.c */
+accel_result accel_vk_enumerate(void *self_, salvo_device_entry *entries, uint32_t *count);
+/* device.c */
+accel_result accel_vk_device_open(void *self_, const accel_open_options *opt, accel_device **out,
+                                  accel_caps *caps);
+void accel_vk_device_close(void *self, accel_device *d);
+/* queue.c */
+accel_result accel_vk_queue_wait_idle(void *self, accel_device *d);
+accel_result accel_vk_submit(void *self, accel_device *d, const accel_submit_desc *desc);
+/* memory.c */
+accel_result accel_vk_buffer_create(void *self, accel_device *d, const accel_buffer_desc *desc,
+                                    accel_buffer **out, accel_buffer_info *info);
+void accel_vk_buffer_destroy(void *self, accel_device *d, accel_buffer *b);
+/* pipeline.c */
+accel_result accel_vk_pipeline_create(void *self, accel_device *d,
+                                      const accel_pipeline_desc *desc, accel_pipeline **out);
+void accel_vk_pipeline_destroy(void *self, accel_device *d, accel_pipeline *p);
+accel_result accel_vk_descpool_create(void *self, accel_device *d, uint32_t max_sets,
+                                      uint32_t bindings_per_set, accel_descpool **out);
+accel_result accel_vk_descpool_reset(void *self, accel_device *d, accel_descpool *pool);
+void accel_vk_descpool_destroy(void *self, accel_device *d, accel_descpool *pool);
+/* commands.c */
+accel_result accel_vk_cmd_create(void *self, accel_device *d, accel_cmd **out);
+void accel_vk_cmd_destroy(void *self, accel_device *d, accel_cmd *c);
+accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c);
+accel_result accel_vk_cmd_end(void *self, accel_device *d, accel_cmd *c);
+accel_result accel_vk_cmd_reset(void *self, accel_device *d, accel_cmd *c);
+accel_result accel_vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, accel_pipeline *p,
+                                   accel_descpool *pool, const accel_bind *binds,
+                                   uint32_t bind_count, const uint32_t groups[3],
+                                   const void *push, uint32_t push_size);
+void accel_vk_cmd_barrier(void *self, accel_device *d, accel_cmd *c, accel_barrier kind);
+void accel_vk_cmd_copy(void *self, accel_device *d, accel_cmd *c, accel_buffer *src,
+                       uint64_t src_offset, accel_buffer *dst, uint64_t dst_offset,
+                       uint64_t size);
+/* sync.c */
+accel_result accel_vk_fence_create(void *self, accel_device *d, accel_fence **out);
+void accel_vk_fence_destroy(void *self, accel_device *d, accel_fence *f);
+accel_result accel_vk_fence_reset(void *self, accel_device *d, accel_fence *f);
+accel_result accel_vk_fence_status(void *self, accel_device *d, accel_fence *f);
+accel_result accel_vk_fence_wait(void *self, accel_device *d, accel_fence *f,
+                                 uint64_t timeout_ns);
+accel_result accel_vk_timeline_create(void *self, accel_device *d, uint64_t initial,
+                                      accel_timeline **out);
+void accel_vk_timeline_destroy(void *self, accel_device *d, accel_timeline *t);
+accel_result accel_vk_timeline_signal(void *self, accel_device *d, accel_timeline *t,
+                                      uint64_t value);
+accel_result accel_vk_timeline_value(void *self, accel_device *d, accel_timeline *t,
+                                     uint64_t *value);
+accel_result accel_vk_timeline_wait(void *self, accel_device *d, accel_timeline *t,
+                                    uint64_t value, uint64_t timeout_ns);
+/* query.c */
+accel_result accel_vk_querypool_create(void *self, accel_device *d, uint32_t count,
+                                       accel_querypool **out);
+void accel_vk_querypool_destroy(void *self, accel_device *d, accel_querypool *q);
+void accel_vk_cmd_querypool_reset(void *self, accel_device *d, accel_cmd *c, accel_querypool *q,
+                                  uint32_t first, uint32_t count);
+void accel_vk_cmd_timestamp(void *self, accel_device *d, accel_cmd *c, accel_querypool *q,
+                            uint32_t index, bool end_of_work);
+accel_result accel_vk_querypool_results(void *self, accel_device *d, accel_querypool *q,
+                                        uint32_t first, uint32_t count, uint64_t *ticks);
+/* interop.c */
+accel_result accel_vk_native_handles(void *self, accel_device *d, accel_buffer *b,
+                                     void *out_struct);
+
+#endif /* SALVO_ACCEL_VULKAN_VK_INTERNAL_H */

@@ -1,0 +1,449 @@
+/* The queue: submission, the retire clock, waits, device loss. See
+ * queue.h for what it owns and the locking order. */
+#define _POSIX_C_SOURCE 200809L
+#include "core/queue.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "core/stream_engine.h"
+#include "core/transfer.h"
+
+salvo_status queue_init(queue *q)
+{
+    q->env = (slot_env){q->acc, q->adev, q->log};
+    if (pthread_mutex_init(&q->lock, NULL) != 0)
+        return SALVO_FAIL(q->log, SALVO_ERROR_OUT_OF_HOST_MEMORY, "cannot create the device lock");
+    if (pthread_cond_init(&q->slot_cv, NULL) != 0) {
+        pthread_mutex_destroy(&q->lock);
+        return SALVO_FAIL(q->log, SALVO_ERROR_OUT_OF_HOST_MEMORY, "cannot create the device lock");
+    }
+    atomic_init(&q->next_serial, 1);
+    atomic_init(&q->lost, false);
+    atomic_init(&q->waiters, 0);
+    retire_init(&q->retire, q->log);
+    return SALVO_OK;
+}
+
+void queue_settle_for_destroy_locked(queue *q)
+{
+    if (queue_is_lost(q))
+        return;
+    salvo_status st = queue_quiesce_locked(q, UINT64_MAX);
+    if (st == SALVO_OK || queue_is_lost(q))
+        return;
+    /* A wait that would not finish: the queue is the last resort. */
+    accel_result r = queue_wait_idle_locked(q);
+    if (r != ACCEL_SUCCESS) {
+        queue_mark_lost_locked(q);
+        return;
+    }
+    for (stream_engine *s = q->streams; s; s = s->next)
+        for (int i = 0; i < STREAM_SLOTS; i++)
+            if (s->slots[i].state == SLOT_IN_FLIGHT)
+                slot_complete(&s->slots[i], &q->env, ACCEL_SUCCESS);
+}
+
+void queue_release_all_locked(queue *q)
+{
+    if (queue_is_lost(q)) {
+        queue_mark_lost_locked(q);
+        retire_abandon(&q->retire);
+    } else {
+        retire_drain(&q->retire);
+    }
+    while (q->streams)
+        stream_free_locked(q->streams);
+}
+
+void queue_fini_locked(queue *q)
+{
+    retire_close(&q->retire);
+    transfer_free_locked(q);
+}
+
+void queue_destroy_lock(queue *q)
+{
+    pthread_cond_destroy(&q->slot_cv);
+    pthread_mutex_destroy(&q->lock);
+}
+
+bool queue_batch_done_locked(queue *q, uint64_t serial)
+{
+    return serial == 0 || queue_batch_owner_locked(q, serial, NULL) == NULL;
+}
+
+stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out)
+{
+    for (stream_engine *st = q->streams; st; st = st->next)
+        for (int i = 0; i < STREAM_SLOTS; i++)
+            if (slot_active(&st->slots[i]) && st->slots[i].serial == serial) {
+                if (out)
+                    *out = &st->slots[i];
+                return st;
+            }
+    return NULL;
+}
+
+void queue_submit_batch_locked(queue *q, uint64_t serial)
+{
+    slot *s = NULL;
+    stream_engine *owner = queue_batch_owner_locked(q, serial, &s);
+    if (owner && s->state == SLOT_RECORDING)
+        stream_submit_locked(owner, false);
+}
+
+salvo_status queue_wait_batch_locked(queue *q, uint64_t serial)
+{
+    for (;;) {
+        if (queue_is_lost(q))
+            return queue_lost_error(q);
+        slot *s = NULL;
+        stream_engine *owner = queue_batch_owner_locked(q, serial, &s);
+        if (!owner)
+            return SALVO_OK;
+        salvo_status r = s->state == SLOT_RECORDING ? stream_submit_locked(owner, false)
+                                                    : queue_wait_slot_locked(q, owner, s, false);
+        if (r != SALVO_OK && queue_batch_owner_locked(q, serial, NULL))
+            return r;
+    }
+}
+
+salvo_status queue_synchronize_locked(queue *q, char msg[SALVO_ERROR_MAX])
+{
+    salvo_status r = queue_quiesce_locked(q, UINT64_MAX);
+    memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
+    salvo_status first = SALVO_OK;
+    /* Each stream's kept failure belongs to this caller now; the first wins. */
+    for (stream_engine *st = q->streams; st; st = st->next) {
+        if (st->deferred == SALVO_OK)
+            continue;
+        if (first == SALVO_OK) {
+            first = st->deferred;
+            memcpy(msg, st->deferred_msg, SALVO_ERROR_MAX);
+        }
+        st->deferred = SALVO_OK;
+    }
+    if (first == SALVO_OK)
+        first = r;
+    queue_reap_locked(q);
+    return first;
+}
+
+bool queue_is_lost(const queue *q)
+{
+    return atomic_load_explicit(&q->lost, memory_order_acquire);
+}
+
+salvo_status queue_lost_error(queue *q)
+{
+    return QUEUE_FAIL(q, SALVO_ERROR_DEVICE_LOST, "the device is lost");
+}
+
+/* Lowest serial that may still reference a resource: the oldest batch
+ * recording or in flight, or the next serial when the device is idle. */
+static uint64_t floor_locked(queue *q)
+{
+    uint64_t floor = atomic_load(&q->next_serial);
+    for (stream_engine *st = q->streams; st; st = st->next)
+        for (int i = 0; i < STREAM_SLOTS; i++)
+            if (slot_active(&st->slots[i]) && st->slots[i].serial < floor)
+                floor = st->slots[i].serial;
+    return floor;
+}
+
+void queue_advance_locked(queue *q)
+{
+    if (queue_is_lost(q))
+        queue_mark_lost_locked(q);
+    if (queue_is_lost(q))
+        retire_abandon(&q->retire);
+    else
+        retire_run(&q->retire, floor_locked(q));
+}
+
+void queue_release(queue *q, retire_entry *e)
+{
+    uint64_t tag = atomic_load(&q->next_serial);
+    if (pthread_mutex_trylock(&q->lock) != 0) {
+        /* Held, maybe by this very thread (a log callback): stay queued. */
+        retire_push_incoming(&q->retire, e, tag);
+        return;
+    }
+    retire_push(&q->retire, e, tag);
+    queue_advance_locked(q);
+    pthread_mutex_unlock(&q->lock);
+}
+
+salvo_status queue_noted(queue *q, salvo_status st)
+{
+    if (st == SALVO_ERROR_DEVICE_LOST)
+        atomic_store(&q->lost, true);
+    return st;
+}
+
+void queue_mark_lost_locked(queue *q)
+{
+    atomic_store(&q->lost, true);
+    if (q->abandoned)
+        return;
+    q->abandoned = true;
+    SALVO_LOG(q->log, SALVO_LOG_ERROR, "device lost: abandoning all work");
+    for (stream_engine *st = q->streams; st; st = st->next) {
+        for (int i = 0; i < STREAM_SLOTS; i++) {
+            slot *s = &st->slots[i];
+            if (slot_active(s))
+                COUNTER_SUB(&q->n, launches_pending, s->launches);
+            slot_abandon(s);
+        }
+        st->open = NULL;
+    }
+    retire_abandon(&q->retire);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A short work often ends within microseconds: poll the fence for a bounded
+ * time before a blocking wait, whose wake-up costs tens of microseconds.
+ * The CPU spent is at most spin_ns per wait. */
+static accel_result spin_then_wait(queue *q, accel_fence *fence)
+{
+    if (q->spin_ns) {
+        uint64_t end = now_ns() + q->spin_ns;
+        do {
+            accel_result r = q->acc->vt->fence_status(q->acc->self, q->adev, fence);
+            if (r != ACCEL_NOT_READY)
+                return r;
+        } while (now_ns() < end);
+    }
+    uint64_t timeout = q->fence_timeout_ns;
+    if (timeout != UINT64_MAX)
+        timeout = timeout > q->spin_ns ? timeout - q->spin_ns : 0;
+    return q->acc->vt->fence_wait(q->acc->self, q->adev, fence, timeout);
+}
+
+salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool report)
+{
+    if (s->state != SLOT_IN_FLIGHT)
+        return SALVO_OK;
+    /* Seen lost elsewhere (a gate raise, another stream): the work is over,
+     * and a fence wait could block on work that will never run. */
+    if (queue_is_lost(q)) {
+        queue_mark_lost_locked(q);
+        return queue_lost_error(q);
+    }
+    uint64_t serial = s->serial;
+    accel_fence *fence = s->fence;
+    atomic_fetch_add(&q->waiters, 1);
+    s->waiters++;
+    pthread_mutex_unlock(&q->lock);
+    accel_result r = spin_then_wait(q, fence);
+    pthread_mutex_lock(&q->lock);
+    atomic_fetch_sub(&q->waiters, 1);
+    if (--s->waiters == 0)
+        pthread_cond_broadcast(&q->slot_cv);
+    if (s->state != SLOT_IN_FLIGHT || s->serial != serial)
+        return queue_is_lost(q) ? queue_lost_error(q) : SALVO_OK; /* someone else saw it */
+    uint32_t n = s->launches;
+    salvo_status res = slot_complete(s, &q->env, r);
+    if (!slot_active(s))
+        COUNTER_SUB(&q->n, launches_pending, n);
+    if (res == SALVO_OK) {
+        stream_trace_retired_locked(st, s);
+        queue_advance_locked(q);
+        return SALVO_OK;
+    }
+    if (res == SALVO_ERROR_DEVICE_LOST)
+        queue_mark_lost_locked(q);
+    /* Kept for the stream only when the work is over (the device is lost).
+     * A wait that merely failed leaves the batch in flight for the stream's
+     * next wait to observe: the failure is this caller's (a read, an event
+     * or device wait that could not finish), and keeping it as well would
+     * report it twice. */
+    if (!report && res != SALVO_TIMEOUT && s->state != SLOT_IN_FLIGHT)
+        stream_defer_locked(st, res);
+    return res;
+}
+
+void queue_reap_locked(queue *q)
+{
+    /* Releases left on the lock-free list by a destroy that found the lock
+     * busy may be runnable already (an idle device): look at them too. */
+    bool advanced = atomic_load_explicit(&q->retire.incoming, memory_order_relaxed) != NULL;
+    if (queue_is_lost(q))
+        queue_mark_lost_locked(q);
+    retire_collect(&q->retire);
+    for (stream_engine *st = q->streams; st; st = st->next) {
+        if (atomic_load(&st->destroyed) && st->open && !queue_is_lost(q))
+            stream_submit_locked(st, false);
+        for (int i = 0; i < STREAM_SLOTS && !queue_is_lost(q); i++) {
+            slot *s = &st->slots[i];
+            if (s->state != SLOT_IN_FLIGHT)
+                continue;
+            uint32_t n = s->launches;
+            salvo_status r = slot_poll(s, &q->env);
+            if (!slot_active(s))
+                COUNTER_SUB(&q->n, launches_pending, n);
+            if (r == SALVO_OK) {
+                advanced = true;
+                stream_trace_retired_locked(st, s);
+            } else if (r < 0) {
+                if (r == SALVO_ERROR_DEVICE_LOST)
+                    queue_mark_lost_locked(q);
+                stream_defer_locked(st, r);
+            }
+        }
+    }
+    if (advanced || queue_is_lost(q))
+        queue_advance_locked(q);
+    /* A waiter may hold a destroyed stream's fence: free streams later. */
+    if (atomic_load(&q->waiters))
+        return;
+    stream_engine *st = q->streams;
+    while (st) {
+        stream_engine *next = st->next;
+        if (atomic_load(&st->destroyed) && stream_idle_locked(st))
+            stream_free_locked(st);
+        st = next;
+    }
+}
+
+salvo_status queue_quiesce_locked(queue *q, uint64_t limit)
+{
+    for (;;) {
+        if (queue_is_lost(q)) {
+            queue_mark_lost_locked(q);
+            return queue_lost_error(q);
+        }
+        stream_engine *wst = NULL;
+        slot *ws = NULL;
+        for (stream_engine *st = q->streams; st; st = st->next) {
+            if (st->open && st->open->serial <= limit)
+                stream_submit_locked(st, false);
+            for (int i = 0; i < STREAM_SLOTS; i++) {
+                slot *s = &st->slots[i];
+                if (s->state == SLOT_IN_FLIGHT && s->serial <= limit &&
+                    (!ws || s->serial < ws->serial)) {
+                    ws = s;
+                    wst = st;
+                }
+            }
+        }
+        if (queue_is_lost(q))
+            return queue_lost_error(q);
+        if (!ws)
+            return SALVO_OK;
+        salvo_status r = queue_wait_slot_locked(q, wst, ws, false);
+        if (r == SALVO_ERROR_DEVICE_LOST || r == SALVO_TIMEOUT)
+            return r;
+        if (r < 0 && ws->state == SLOT_IN_FLIGHT)
+            return r; /* the wait itself keeps failing: no progress possible */
+    }
+}
+
+/* Whether some batch in flight waits on a host gate not raised yet. The
+ * queue runs in order, so every later batch waits behind it too: a wait
+ * for any of them could last until the host raises the gate, which may be
+ * this very thread. */
+static bool slot_gated_locked(queue *q, const slot *s)
+{
+    if (s->state != SLOT_IN_FLIGHT)
+        return false;
+    for (uint32_t w = 0; w < s->wait_count; w++) {
+        const slot_dep *d = &s->waits[w];
+        uint64_t value = 0;
+        if (d->op.timeline &&
+            (q->acc->vt->timeline_value(q->acc->self, q->adev, d->op.timeline, &value) !=
+                 ACCEL_SUCCESS ||
+             value < d->op.value))
+            return true;
+    }
+    return false;
+}
+
+static bool gated_locked(queue *q)
+{
+    for (stream_engine *st = q->streams; st; st = st->next)
+        for (int i = 0; i < STREAM_SLOTS; i++)
+            if (slot_gated_locked(q, &st->slots[i]))
+                return true;
+    return false;
+}
+
+salvo_status queue_wait_ungated_locked(queue *q)
+{
+    for (;;) {
+        if (queue_is_lost(q)) {
+            queue_mark_lost_locked(q);
+            return queue_lost_error(q);
+        }
+        stream_engine *wst = NULL;
+        slot *ws = NULL;
+        for (stream_engine *st = q->streams; st && !ws; st = st->next)
+            for (int i = 0; i < STREAM_SLOTS && !ws; i++)
+                if (slot_gated_locked(q, &st->slots[i])) {
+                    ws = &st->slots[i];
+                    wst = st;
+                }
+        if (!ws)
+            return SALVO_OK;
+        salvo_status r = queue_wait_slot_locked(q, wst, ws, false);
+        if (r == SALVO_ERROR_DEVICE_LOST || r == SALVO_TIMEOUT)
+            return r;
+        if (r < 0 && ws->state == SLOT_IN_FLIGHT)
+            return r;
+    }
+}
+
+void queue_relieve_locked(queue *q)
+{
+    retire_collect(&q->retire);
+    if (retire_pending(&q->retire) <= q->release_max_count &&
+        atomic_load(&q->retire.bytes) <= q->release_max_bytes)
+        return;
+    queue_reap_locked(q);
+    if (retire_pending(&q->retire) <= q->release_max_count &&
+        atomic_load(&q->retire.bytes) <= q->release_max_bytes)
+        return;
+    /* Still over: wait for what the oldest releases wait on, unless that
+     * work is held by a gate (the bound is then exceeded until it opens). */
+    if (gated_locked(q))
+        return;
+    uint64_t limit = 0;
+    for (retire_entry *e = q->retire.head; e; e = e->next)
+        if (e->tag > limit)
+            limit = e->tag;
+    if (limit > 0 && queue_quiesce_locked(q, limit - 1) == SALVO_OK)
+        queue_advance_locked(q);
+}
+
+accel_result queue_wait_idle_locked(queue *q)
+{
+    accel_result r = ACCEL_SUCCESS;
+    for (int attempt = 0; attempt < RECOVERY_ATTEMPTS; attempt++) {
+        r = q->acc->vt->queue_wait_idle(q->acc->self, q->adev);
+        if (r != ACCEL_ERROR_OUT_OF_HOST_MEMORY && r != ACCEL_ERROR_OUT_OF_DEVICE_MEMORY)
+            break;
+    }
+    return r;
+}
+
+accel_result queue_buffer_create_locked(queue *q, const accel_buffer_desc *d,
+                                         accel_buffer **out, accel_buffer_info *info)
+{
+    accel_result r = q->acc->vt->buffer_create(q->acc->self, q->adev, d, out, info);
+    if (r != ACCEL_ERROR_OUT_OF_DEVICE_MEMORY)
+        return r;
+    /* Memory may be held by releases waiting on work: run them and retry once. */
+    queue_reap_locked(q);
+    if (retire_pending(&q->retire) > 0 && !gated_locked(q) &&
+        queue_quiesce_locked(q, UINT64_MAX) == SALVO_OK)
+        queue_advance_locked(q);
+    return q->acc->vt->buffer_create(q->acc->self, q->adev, d, out, info);
+}
+

@@ -1,0 +1,186 @@
+/*
+ * The queue: a device's submission engine. It owns the batch lock, the
+ * serials batches take, the retire clock, the list of stream engines, the
+ * waits (with the bounded spin), device loss and the abandoning of work,
+ * and the staged-transfer objects (core/transfer.c). The public objects
+ * (api/) call it; it never calls them: it knows accelerators, slots and
+ * stream engines, not devices, buffers or kernels.
+ *
+ * Locking (the whole order, written once):
+ *   queue.lock, the batch lock, is the only lock a call blocks on. It
+ *   guards the stream list, every slot's state and the stream fields marked
+ *   [lock], the retire queue's list, the submissions and the transfer
+ *   objects. It is never held across a fence wait: waits drop it and
+ *   re-check the slot (state and serial) when they take it back; a staged
+ *   transfer keeps the transfer objects through xfer_busy while it waits
+ *   without the lock. The free path only try-locks it; when that fails the
+ *   release goes to the retire queue's lock-free incoming stack. A gate's
+ *   raise_lock (api/gate.c) is taken without it and never while waiting
+ *   for it. The log callback may run with the lock held.
+ */
+#ifndef SALVO_CORE_QUEUE_H
+#define SALVO_CORE_QUEUE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "accel/accel.h"
+#include "base/alloc.h"
+#include "base/diag.h"
+#include "core/retire.h"
+#include "core/slot.h"
+#include "core/trace.h"
+
+enum {
+    STREAM_SLOTS = 3,             /* ring: record one while two run */
+    DEFAULT_BATCH = 128,
+    FIRST_BATCH = 16,             /* after a synchronisation point: start the device early */
+    DEFAULT_SPIN_US = 100,        /* bounded spin on a fence before blocking (GPUs) */
+    POOL_MAX_SETS = 1024,         /* descriptor sets per slot pool */
+    POOL_BINDINGS_PER_SET = 8,    /* average budget; a fuller pool just submits early */
+    DEFAULT_RELEASE_MAX_COUNT = 1024,
+    STAGING_BYTES = 16u << 20,
+    /* Staged transfers from this size on import the caller's memory and
+     * let the device copy it (transfer.c, import_middle_locked). */
+    IMPORT_MIN_BYTES = 8u << 20,
+    /* Tries of a recovery step the driver refused for lack of memory
+     * (waiting for the queue to be idle, resetting the transfer command
+     * buffer) before the step is given up. */
+    RECOVERY_ATTEMPTS = 3
+};
+#define DEFAULT_RELEASE_MAX_BYTES (256ull << 20)
+/* Workgroups one batch may carry: a bound on how long a single submission
+ * can run, so no batch of large launches trips a driver's watchdog. */
+#define BATCH_MAX_GROUPS (1ull << 24)
+
+/* What the device counts; the stats read them without the lock. */
+typedef struct queue_counters {
+    _Atomic uint64_t live_buffers, live_kernels, live_streams, live_events, live_gates;
+    _Atomic uint64_t live_buffer_bytes;
+    _Atomic uint64_t launches_pending, launches_total, batches_submitted, barriers_emitted;
+    _Atomic uint64_t transfer_bytes, direct_bindings, validation_messages;
+    _Atomic uint64_t transfer_bytes_imported;
+} queue_counters;
+
+#define COUNTER_ADD(n, field, v) atomic_fetch_add_explicit(&(n)->field, (v), memory_order_relaxed)
+#define COUNTER_SUB(n, field, v) atomic_fetch_sub_explicit(&(n)->field, (v), memory_order_relaxed)
+
+typedef struct stream_engine stream_engine;
+
+typedef struct queue {
+    const accel *acc;
+    accel_device *adev;
+    slot_env env;
+    const salvo_log_sink *log;
+    const salvo_allocator *alloc;
+
+    uint64_t fence_timeout_ns; /* UINT64_MAX: unbounded */
+    uint64_t spin_ns;          /* polling before a blocking fence wait */
+    uint64_t release_max_count;
+    uint64_t release_max_bytes;
+
+    pthread_mutex_t lock;         /* the batch lock; see the top of this file */
+    pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left, or a
+                                     transfer let go of the transfer objects */
+    _Atomic uint64_t next_serial; /* the next batch's serial; read by the free path */
+    _Atomic bool lost;            /* sticky; set by whoever first sees the loss */
+    bool abandoned;               /* [lock] the work of a lost device was let go */
+    retire_queue retire;          /* list [lock]; counters atomic */
+    stream_engine *streams;       /* [lock] every stream, destroyed ones until idle */
+    _Atomic int waiters;          /* threads in a fence wait with the lock dropped */
+    trace_session *trace;         /* [lock] the trace being written, or NULL */
+    uint32_t stream_count;        /* [lock] streams created: the next one's number */
+
+    /* Staged transfers (transfer.c) [lock]. */
+    bool transfer_import; /* large staged transfers import the caller's memory */
+    bool host_import;
+    uint64_t host_import_alignment;
+    accel_buffer *staging;
+    accel_buffer_info staging_info;
+    accel_cmd *xfer_cmd;
+    accel_fence *xfer_fence;
+    /* A transfer owns the objects above while it waits with the lock
+     * dropped; others wait on slot_cv for it to finish. */
+    bool xfer_busy;
+
+    queue_counters n;
+} queue;
+
+/* Set up the lock, the clock and the retire queue over an open device;
+ * the caller fills acc, adev, log, alloc and the settings first.
+ * SALVO_ERROR_OUT_OF_HOST_MEMORY when the lock cannot be made. */
+salvo_status queue_init(queue *q);
+
+/* Device destroy, in order, the lock held: wait for all work (the queue
+ * idle as a last resort, else the device taken for lost); then
+ * queue_release_all_locked runs or abandons every queued release and
+ * frees every stream; then, once the caller has reclaimed its own objects,
+ * queue_fini_locked closes the retire queue and frees the transfer
+ * objects. queue_destroy_lock after the lock is released. */
+void queue_settle_for_destroy_locked(queue *q);
+void queue_release_all_locked(queue *q);
+void queue_fini_locked(queue *q);
+void queue_destroy_lock(queue *q);
+
+bool queue_is_lost(const queue *q);
+salvo_status queue_lost_error(queue *q);
+/* Pass st through; when it says the device is lost, record that. */
+salvo_status queue_noted(queue *q, salvo_status st);
+/* Observe device loss: abandon every slot and every queued release. */
+void queue_mark_lost_locked(queue *q);
+/* The one place the retire clock advances: after a slot was seen complete. */
+void queue_advance_locked(queue *q);
+/* Queue or run a release: the free path. Never blocks. */
+void queue_release(queue *q, retire_entry *e);
+
+/* Whether the batch with this serial is over (not recording, not in flight). */
+bool queue_batch_done_locked(queue *q, uint64_t serial);
+/* The stream whose open or in-flight slot has this serial, or NULL. */
+stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out);
+
+/* If the batch with this serial is still being recorded, submit it: it
+ * would otherwise never complete (a query loop), and once submitted it
+ * orders every batch submitted after it on the queue (a stream's wait).
+ * A failure of that submission is its own stream's to report. */
+void queue_submit_batch_locked(queue *q, uint64_t serial);
+/* Wait on the host until the batch with this serial is over (submitting
+ * it first if it is open). Failures of that batch stay with its stream
+ * (they are that stream's to report); the caller gets the status. */
+salvo_status queue_wait_batch_locked(queue *q, uint64_t serial);
+/* Poll every in-flight slot of every stream; finish destroyed streams.
+ * Failures go to their stream's deferred error. */
+void queue_reap_locked(queue *q);
+/* Wait (dropping the lock meanwhile) for stream st's slot s if it is still
+ * the same submission. report: return a failure to the caller; otherwise
+ * keep it as the stream's deferred error. */
+salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool report);
+/* Submit every open batch with serial <= limit and wait for every batch
+ * with serial <= limit, on all streams. Failures are kept on their streams
+ * (never consumed); returns SALVO_OK, or DEVICE_LOST / TIMEOUT when the
+ * wait could not finish. */
+salvo_status queue_quiesce_locked(queue *q, uint64_t limit);
+/* Wait (dropping the lock meanwhile) until no batch in flight waits on
+ * a gate not raised yet: work submitted after that point is then not held
+ * behind a gate on the queue. SALVO_OK, TIMEOUT, DEVICE_LOST, or the
+ * error of a wait that keeps failing. */
+salvo_status queue_wait_ungated_locked(queue *q);
+/* When the release bounds are exceeded, run what completed, then wait. */
+void queue_relieve_locked(queue *q);
+/* Wait for the queue to be idle: the last resort of a recovery. Out of
+ * memory is retried RECOVERY_ATTEMPTS times; returns the last result. */
+accel_result queue_wait_idle_locked(queue *q);
+/* Make a buffer allocation, retrying once after running releases when
+ * device memory ran out. */
+accel_result queue_buffer_create_locked(queue *q, const accel_buffer_desc *d, accel_buffer **out,
+                                        accel_buffer_info *info);
+/* Submit and wait for everything, then hand over the first failure kept on
+ * any stream (all are taken) or of the wait itself; its message in msg. */
+salvo_status queue_synchronize_locked(queue *q, char msg[SALVO_ERROR_MAX]);
+
+/* Log where, return the code; a DEVICE_LOST status makes the loss sticky
+ * at once (the work is abandoned at the next locked step). */
+#define QUEUE_FAIL(q, status, ...) queue_noted((q), SALVO_FAIL((q)->log, (status), __VA_ARGS__))
+
+#endif

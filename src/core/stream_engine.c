@@ -1,0 +1,572 @@
+/* The stream engine: batches recorded into a ring of slots, submitted
+ * when full, at flush and at synchronize; barriers only where the hazards
+ * ask for them. See stream_engine.h. */
+#include "core/stream_engine.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define VT(q) ((q)->acc->vt)
+#define SELF(q) ((q)->acc->self)
+
+static void barrier(queue *q, slot *s, accel_barrier kind)
+{
+    VT(q)->cmd_barrier(SELF(q), q->adev, s->cmd, kind);
+    COUNTER_ADD(&q->n, barriers_emitted, 1);
+}
+
+bool stream_idle_locked(const stream_engine *st)
+{
+    if (st->open)
+        return false;
+    for (int i = 0; i < STREAM_SLOTS; i++)
+        if (slot_active(&st->slots[i]))
+            return false;
+    return true;
+}
+
+void stream_free_locked(stream_engine *st)
+{
+    queue *q = st->q;
+    if (st->prev)
+        st->prev->next = st->next;
+    else
+        q->streams = st->next;
+    if (st->next)
+        st->next->prev = st->prev;
+    if (st->deferred != SALVO_OK)
+        SALVO_LOG(q->log, SALVO_LOG_ERROR, "failure on a destroyed stream: %s",
+                  st->deferred_msg);
+    trace_stream_destroy(st->trace, &q->env);
+    for (int i = 0; i < STREAM_SLOTS; i++)
+        slot_destroy(&st->slots[i], &q->env);
+    batch_log_free(&st->log);
+    salvo_mem_free(q->alloc, st);
+}
+
+salvo_status stream_submit_locked(stream_engine *st, bool report)
+{
+    queue *q = st->q;
+    slot *s = st->open;
+    if (!s)
+        return SALVO_OK;
+    st->open = NULL;
+    if (queue_is_lost(q) || s->state == SLOT_ABANDONED)
+        return queue_lost_error(q);
+    /* The host may read what this batch wrote once its fence signals. */
+    barrier(q, s, ACCEL_BARRIER_ALL_HOST);
+    uint32_t n = s->launches;
+    uint64_t t0 = trace_submit_begin(st->trace, slot_index(st, s), &q->env, s->cmd);
+    salvo_status r = slot_submit(s, &q->env);
+    trace_submit_end(st->trace, slot_index(st, s), t0, r == SALVO_OK);
+    if (r == SALVO_OK) {
+        COUNTER_ADD(&q->n, batches_submitted, 1);
+        st->last_serial = s->serial;
+        st->cur = (st->cur + 1) % STREAM_SLOTS;
+        return SALVO_OK;
+    }
+    if (!slot_active(s))
+        COUNTER_SUB(&q->n, launches_pending, n);
+    if (r == SALVO_ERROR_DEVICE_LOST)
+        queue_mark_lost_locked(q);
+    if (!report)
+        stream_defer_locked(st, r);
+    return r;
+}
+
+/* A batch begins with a barrier over everything before it: nothing of
+ * the batch is unordered yet. */
+static void order_reset(stream_engine *st)
+{
+    hazard_reset(&st->hazards);
+    st->copied = false;
+    hazard_reset(&st->compute_unordered);
+    st->compute_overflow = false;
+}
+
+/* Make the stream's next slot ready to record: wait for its previous
+ * submission if it is still in flight, then begin. */
+salvo_status stream_open_locked(stream_engine *st)
+{
+    queue *q = st->q;
+    if (st->open)
+        return SALVO_OK;
+    slot *s = &st->slots[st->cur];
+    if (s->state == SLOT_IN_FLIGHT) {
+        salvo_status r = queue_wait_slot_locked(q, st, s, true);
+        /* Without a free slot nothing can be recorded: the caller's work
+         * did not happen, which a positive status would not say. */
+        if (r == SALVO_TIMEOUT)
+            return QUEUE_FAIL(q, SALVO_ERROR_TIMEOUT,
+                            "no free batch slot: the stream's oldest batch (serial %llu) did not "
+                            "complete within the fence timeout; nothing was recorded",
+                            (unsigned long long)s->serial);
+        if (r != SALVO_OK)
+            return r;
+    }
+    /* Another thread may still be inside a wait on this slot's fence (it
+     * saw the work end, or is about to): begin resets the fence. */
+    while (s->waiters)
+        pthread_cond_wait(&q->slot_cv, &q->lock);
+    if (queue_is_lost(q) || s->state == SLOT_ABANDONED)
+        return queue_lost_error(q);
+    accel_sem_op none = {NULL, 0};
+    salvo_status r = slot_begin(s, &q->env, atomic_fetch_add(&q->next_serial, 1), none);
+    if (r != SALVO_OK) {
+        if (queue_noted(q, r) == SALVO_ERROR_DEVICE_LOST)
+            queue_mark_lost_locked(q);
+        return r;
+    }
+    st->open = s;
+    /* Earlier batches (and staged transfers) wrote what this one may read:
+     * order against everything submitted before. */
+    barrier(q, s, ACCEL_BARRIER_WORK);
+    trace_batch_open(st->trace, slot_index(st, s), s->serial, q->trace, &q->env, s->cmd);
+    order_reset(st);
+    batch_log_clear(&st->log);
+    st->batch_groups = 0;
+    /* Waits asked for while no batch was open: the slot has room for as
+     * many as the pending list holds. */
+    for (uint32_t i = 0; i < st->pending_wait_count; i++)
+        slot_add_wait(s, &q->env, &st->pending_waits[i]);
+    st->pending_wait_count = 0;
+    return SALVO_OK;
+}
+
+salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
+{
+    if (st->open && st->open->launches > 0) {
+        salvo_status r = stream_submit_locked(st, true);
+        if (r != SALVO_OK)
+            return r;
+    }
+    if (st->open)
+        return slot_add_wait(st->open, &st->q->env, w);
+    /* No batch open: keep the wait for the next one rather than open one
+     * now, which could mean waiting for a free slot. A wait is therefore
+     * always registered when this succeeds. One entry per timeline, the
+     * higher value kept, as the slot does. */
+    for (uint32_t i = 0; i < st->pending_wait_count; i++) {
+        slot_dep *p = &st->pending_waits[i];
+        if (p->op.timeline == w->op.timeline && p->serial == w->serial) {
+            if (w->op.value > p->op.value)
+                p->op.value = w->op.value;
+            return SALVO_OK;
+        }
+    }
+    if (st->pending_wait_count == SLOT_MAX_WAITS)
+        return QUEUE_FAIL(st->q, SALVO_ERROR_INVALID_STATE,
+                        "stream_wait_gate: a batch waits for at most %d gates; launch or flush "
+                        "before waiting for another",
+                        SLOT_MAX_WAITS);
+    st->pending_waits[st->pending_wait_count++] = *w;
+    return SALVO_OK;
+}
+
+/* One range a launch or copy touches. */
+typedef struct access {
+    const void *buffer;
+    uint64_t begin, end;
+    salvo_access how;
+} access;
+
+static bool conflicts(const hazard_set *h, const access *a, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (hazard_conflicts(h, a[i].buffer, a[i].begin, a[i].end, a[i].how & SALVO_ACCESS_READ,
+                             a[i].how & SALVO_ACCESS_WRITE))
+            return true;
+    return false;
+}
+
+/* Put a barrier before this work only if it touches what earlier work of
+ * the batch wrote, or writes what earlier work read. A copy also waits
+ * for dispatches that only a compute-only barrier stands between. */
+static void order_work_locked(stream_engine *st, const access *a, uint32_t n, bool copy)
+{
+    hazard_set *h = &st->hazards;
+    /* A barrier between dispatches only needs the compute stage; one that
+     * involves a copy covers the transfer stage too. */
+    accel_barrier kind = copy || st->copied ? ACCEL_BARRIER_WORK : ACCEL_BARRIER_COMPUTE_COMPUTE;
+    bool conflict = conflicts(h, a, n) ||
+                    (copy && (st->compute_overflow || conflicts(&st->compute_unordered, a, n)));
+    for (int pass = 0; pass < 2; pass++) {
+        if (conflict) {
+            barrier(st->q, st->open, kind);
+            hazard_reset(h);
+            st->copied = false;
+            if (kind == ACCEL_BARRIER_WORK) {
+                hazard_reset(&st->compute_unordered);
+                st->compute_overflow = false;
+            }
+        }
+        conflict = false;
+        /* a full set is treated as a conflict: barrier, then start over */
+        for (uint32_t i = 0; i < n && !conflict; i++)
+            conflict = !hazard_add(h, a[i].buffer, a[i].begin, a[i].end,
+                                   a[i].how & SALVO_ACCESS_WRITE);
+        if (!conflict) {
+            st->copied |= copy;
+            for (uint32_t i = 0; i < n && !copy && !st->compute_overflow; i++)
+                st->compute_overflow = !hazard_add(&st->compute_unordered, a[i].buffer,
+                                                   a[i].begin, a[i].end,
+                                                   a[i].how & SALVO_ACCESS_WRITE);
+            return;
+        }
+    }
+}
+
+static void order_launch_locked(stream_engine *st, const engine_kernel *k, const accel_bind *binds)
+{
+    access a[SALVO_MAX_BINDINGS];
+    uint32_t n = k->refl.binding_count;
+    for (uint32_t i = 0; i < n; i++)
+        a[i] = (access){binds[i].buffer, binds[i].offset, binds[i].offset + binds[i].size,
+                        binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access};
+    order_work_locked(st, a, n, false);
+}
+
+/* Record one dispatch into the open slot, submitting first when its
+ * descriptor pool is full. */
+static salvo_status record_locked(stream_engine *st, const engine_kernel *k, const uint32_t groups[3],
+                                  const accel_bind *binds, const void *push, uint32_t push_size)
+{
+    queue *q = st->q;
+    for (int attempt = 0;; attempt++) {
+        salvo_status r = stream_open_locked(st);
+        if (r != SALVO_OK)
+            return r;
+        slot *s = st->open;
+        order_launch_locked(st, k, binds);
+        trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+        accel_result ar = VT(q)->cmd_dispatch(SELF(q), q->adev, s->cmd, k->pipe, s->pool,
+                                                binds, k->refl.binding_count, groups, push,
+                                                push_size);
+        if (ar == ACCEL_SUCCESS) {
+            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
+            batch_log_append(&st->log, k, groups, binds, k->refl.binding_count, push, push_size);
+            return SALVO_OK;
+        }
+        if (ar == ACCEL_ERROR_OUT_OF_POOL_MEMORY && attempt == 0 && s->launches > 0) {
+            r = stream_submit_locked(st, true);
+            if (r != SALVO_OK)
+                return r;
+            continue;
+        }
+        if (ar == ACCEL_ERROR_DEVICE_LOST)
+            queue_mark_lost_locked(q);
+        return QUEUE_FAIL(q, salvo_status_from_accel(ar), "launch of kernel '%s': not recorded (%s)",
+                        k->name, accel_result_name(ar));
+    }
+}
+
+static const char copy_name[] = "(copy)";
+
+/* Record a copy (a[0] its source range, a[1] its destination) and log it. */
+static void record_copy_locked(stream_engine *st, const access a[2])
+{
+    queue *q = st->q;
+    slot *s = st->open;
+    order_work_locked(st, a, 2, true);
+    uint64_t size = a[0].end - a[0].begin;
+    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+    VT(q)->cmd_copy(SELF(q), q->adev, s->cmd, (accel_buffer *)a[0].buffer, a[0].begin,
+                      (accel_buffer *)a[1].buffer, a[1].begin, size);
+    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
+    slot_note_launch(s, copy_name);
+    accel_bind ends[2] = {{.buffer = (accel_buffer *)a[0].buffer, .offset = a[0].begin, .size = size},
+                          {.buffer = (accel_buffer *)a[1].buffer, .offset = a[1].begin, .size = size}};
+    static const uint32_t none[3] = {0, 0, 0};
+    batch_log_append(&st->log, NULL, none, ends, 2, NULL, 0);
+}
+
+/* Record st's open batch again from scratch, with the log's entries from
+ * offset on: its waits, then those entries. Same serial, so events and
+ * releases keyed on it stay right. On failure the slot holds part of the
+ * entries and is still open. */
+static salvo_status rerecord_locked(stream_engine *st, size_t offset)
+{
+    queue *q = st->q;
+    slot *s = st->open;
+    slot_dep waits[SLOT_MAX_WAITS];
+    uint32_t wait_count = s->wait_count;
+    memcpy(waits, s->waits, wait_count * sizeof *waits);
+    uint64_t serial = s->serial;
+    uint32_t withdrawn = 0;
+    const batch_entry *w;
+    for (size_t o = st->log.start; o < offset && (w = batch_log_at(&st->log, o)); o += w->size)
+        withdrawn++;
+    COUNTER_SUB(&q->n, launches_pending, s->launches);
+    slot_discard(s, &q->env);
+    st->open = NULL;
+    accel_sem_op none = {NULL, 0};
+    salvo_status r = slot_begin(s, &q->env, serial, none);
+    if (r != SALVO_OK) {
+        if (queue_noted(q, r) == SALVO_ERROR_DEVICE_LOST)
+            queue_mark_lost_locked(q);
+        return r;
+    }
+    st->open = s;
+    barrier(q, s, ACCEL_BARRIER_WORK);
+    /* The trace keeps the host records of the launches that stay. */
+    if (st->trace)
+        trace_batch_reopen(st->trace, slot_index(st, s), withdrawn, &q->env, s->cmd);
+    order_reset(st);
+    st->batch_groups = 0;
+    for (uint32_t i = 0; i < wait_count; i++)
+        slot_add_wait(s, &q->env, &waits[i]);
+    for (const batch_entry *e; (e = batch_log_at(&st->log, offset)); offset += e->size) {
+        const accel_bind *b = batch_entry_binds(e);
+        const char *name = copy_name;
+        if (!e->kernel) {
+            access a[2] = {{b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_READ},
+                           {b[1].buffer, b[1].offset, b[1].offset + b[1].size, SALVO_ACCESS_WRITE}};
+            order_work_locked(st, a, 2, true);
+            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+            VT(q)->cmd_copy(SELF(q), q->adev, s->cmd, b[0].buffer, b[0].offset, b[1].buffer,
+                              b[1].offset, b[0].size);
+        } else {
+            const engine_kernel *k = e->kernel;
+            name = k->name;
+            order_launch_locked(st, k, b);
+            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+            accel_result ar = VT(q)->cmd_dispatch(SELF(q), q->adev, s->cmd, k->pipe, s->pool,
+                                                    b, e->bind_count, e->groups,
+                                                    batch_entry_push(e), e->push_size);
+            if (ar != ACCEL_SUCCESS)
+                return QUEUE_FAIL(q, salvo_status_from_accel(ar),
+                                "cancel: launch of kernel '%s' could not be recorded again (%s)",
+                                k->name, accel_result_name(ar));
+            st->batch_groups += (uint64_t)e->groups[0] * e->groups[1] * e->groups[2];
+        }
+        trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
+        slot_note_launch(s, name);
+        trace_launch_note(q->trace, st->trace, slot_index(st, s), name, 0);
+        COUNTER_ADD(&q->n, launches_pending, 1);
+    }
+    return SALVO_OK;
+}
+
+salvo_status stream_withdraw_locked(stream_engine *st, size_t offset)
+{
+    queue *q = st->q;
+    if (!st->open)
+        return QUEUE_FAIL(q, SALVO_ERROR_INVALID_STATE, "cancel: the batch was submitted");
+    /* A launch did without its log entry (out of memory, absorbed): the
+     * batch cannot be recorded again. Memory is the reason; say so. */
+    if (st->log.broken)
+        return QUEUE_FAIL(q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                        "cancel: this batch's log could not be kept (out of host memory)");
+    if (offset <= st->log.start)
+        return SALVO_OK; /* withdrawn already */
+    salvo_status r = rerecord_locked(st, offset);
+    if (r == SALVO_OK) {
+        st->log.start = offset;
+        return SALVO_OK;
+    }
+    /* A failed cancel withdraws nothing: record the whole batch again. */
+    char msg[SALVO_ERROR_MAX];
+    memcpy(msg, salvo_last_error(), sizeof msg);
+    if (!queue_is_lost(q) && st->open && rerecord_locked(st, st->log.start) == SALVO_OK) {
+        salvo_set_error(msg);
+        return r;
+    }
+    /* Not even that: the batch's launches are gone. Say so to whoever
+     * waits for the stream next, not only to this caller. */
+    if (st->open) {
+        slot *s = st->open;
+        COUNTER_SUB(&q->n, launches_pending, s->launches);
+        slot_discard(s, &q->env);
+        st->open = NULL;
+    }
+    if (!queue_is_lost(q)) {
+        salvo_status lost = QUEUE_FAIL(q, SALVO_ERROR_BATCH_FAILED,
+                                     "cancel: the batch could not be recorded again; its launches "
+                                     "were dropped (%s)",
+                                     msg);
+        stream_defer_locked(st, lost);
+    }
+    salvo_set_error(msg);
+    return r;
+}
+
+void stream_defer_locked(stream_engine *st, salvo_status err)
+{
+    if (err >= 0 || st->deferred != SALVO_OK)
+        return;
+    st->deferred = err;
+    memcpy(st->deferred_msg, salvo_last_error(), sizeof st->deferred_msg);
+    st->deferred_msg[sizeof st->deferred_msg - 1] = '\0';
+}
+
+salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
+                                uint32_t first_batch)
+{
+    st->q = q;
+    batch_log_init(&st->log, q->alloc);
+    st->batch_size = batch_size;
+    uint32_t first = first_batch ? first_batch : FIRST_BATCH;
+    st->first_batch = first < st->batch_size ? first : st->batch_size;
+    st->batch_limit = st->first_batch;
+    atomic_init(&st->destroyed, false);
+    uint32_t sets = st->batch_size < POOL_MAX_SETS ? st->batch_size : POOL_MAX_SETS;
+    /* Room for at least one launch of the widest kernel. */
+    uint32_t per_set = POOL_BINDINGS_PER_SET;
+    if (sets * per_set < SALVO_MAX_BINDINGS)
+        per_set = (SALVO_MAX_BINDINGS + sets - 1) / sets;
+    for (int i = 0; i < STREAM_SLOTS; i++) {
+        salvo_status r = queue_noted(q, slot_init(&st->slots[i], &q->env, sets, per_set));
+        if (r != SALVO_OK) {
+            for (int j = 0; j < i; j++)
+                slot_destroy(&st->slots[j], &q->env);
+            return r;
+        }
+    }
+    pthread_mutex_lock(&q->lock);
+    st->next = q->streams;
+    if (q->streams)
+        q->streams->prev = st;
+    q->streams = st;
+    st->number = ++q->stream_count;
+    stream_trace_attach_locked(st);
+    pthread_mutex_unlock(&q->lock);
+    COUNTER_ADD(&q->n, live_streams, 1);
+    return SALVO_OK;
+}
+
+void stream_engine_destroy(stream_engine *st)
+{
+    /* Once destroyed is set without the lock, any drain point on another
+     * thread may free the stream: it is the last thing done to st. */
+    queue *q = st->q;
+    if (pthread_mutex_trylock(&q->lock) != 0) {
+        if (!atomic_exchange(&st->destroyed, true))
+            COUNTER_SUB(&q->n, live_streams, 1);
+        return;
+    }
+    if (!atomic_exchange(&st->destroyed, true)) {
+        COUNTER_SUB(&q->n, live_streams, 1);
+        if (stream_idle_locked(st) && atomic_load(&q->waiters) == 0)
+            stream_free_locked(st);
+    }
+    pthread_mutex_unlock(&q->lock);
+}
+
+salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
+                                    const uint32_t groups[3], const accel_bind *binds,
+                                    const void *push, uint32_t push_size, uint64_t *serial)
+{
+    queue *q = st->q;
+    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
+    queue_relieve_locked(q);
+    salvo_status r = record_locked(st, k, groups, binds, push, push_size);
+    if (r != SALVO_OK)
+        return r;
+    slot *s = st->open;
+    slot_note_launch(s, k->name);
+    trace_launch_note(q->trace, st->trace, slot_index(st, s), k->name, t0);
+    COUNTER_ADD(&q->n, launches_pending, 1);
+    COUNTER_ADD(&q->n, launches_total, 1);
+    *serial = s->serial;
+    st->batch_groups += (uint64_t)groups[0] * groups[1] * groups[2];
+    if (s->launches >= st->batch_limit || st->batch_groups >= BATCH_MAX_GROUPS) {
+        /* Grow towards the full batch while work keeps coming. */
+        st->batch_limit = st->batch_limit > st->batch_size / 2 ? st->batch_size
+                                                               : st->batch_limit * 2;
+        r = stream_submit_locked(st, true);
+        if (r == SALVO_OK && st->batch_size == 1)
+            r = queue_wait_slot_locked(q, st, s, true);
+    }
+    return r;
+}
+
+salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
+                                accel_buffer *dst, uint64_t dof, uint64_t size, uint64_t *serial)
+{
+    queue *q = st->q;
+    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
+    queue_relieve_locked(q);
+    salvo_status r = stream_open_locked(st);
+    if (r != SALVO_OK)
+        return r;
+    slot *s = st->open;
+    access a[2] = {{src, so, so + size, SALVO_ACCESS_READ}, {dst, dof, dof + size, SALVO_ACCESS_WRITE}};
+    record_copy_locked(st, a);
+    trace_launch_note(q->trace, st->trace, slot_index(st, s), copy_name, t0);
+    COUNTER_ADD(&q->n, launches_pending, 1);
+    COUNTER_ADD(&q->n, transfer_bytes, size);
+    *serial = s->serial;
+    if (s->launches >= st->batch_limit)
+        r = stream_submit_locked(st, true);
+    return r;
+}
+
+salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX])
+{
+    queue *q = st->q;
+    salvo_status first = SALVO_OK;
+    msg[0] = '\0';
+    /* A failure kept earlier came first: it is this wait's to report. */
+    if (st->deferred != SALVO_OK) {
+        first = st->deferred;
+        memcpy(msg, st->deferred_msg, SALVO_ERROR_MAX);
+        st->deferred = SALVO_OK;
+    }
+    salvo_status r = stream_submit_locked(st, true);
+    if (r != SALVO_OK && first == SALVO_OK) {
+        first = r;
+        memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
+    }
+    /* Oldest first: after a submit, cur is the slot submitted longest ago. */
+    for (int k = 0; k < STREAM_SLOTS; k++) {
+        slot *s = &st->slots[(st->cur + k) % STREAM_SLOTS];
+        r = queue_wait_slot_locked(q, st, s, true);
+        if (r != SALVO_OK && first == SALVO_OK) {
+            first = r;
+            memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
+        }
+        if (r == SALVO_TIMEOUT)
+            break;
+    }
+    if (first == SALVO_OK && queue_is_lost(q)) {
+        first = queue_lost_error(q);
+        memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
+    }
+    if (!queue_is_lost(q))
+        queue_reap_locked(q);
+    /* The stream is idle: the next batch starts small so the device starts early. */
+    st->batch_limit = st->first_batch;
+    return first;
+}
+
+void stream_trace_attach_locked(stream_engine *st)
+{
+    queue *q = st->q;
+    if (!q->trace)
+        return;
+    if (!st->trace) {
+        bool gpu = false;
+        st->trace = trace_stream_create(q->alloc, &q->env, STREAM_SLOTS, st->batch_size,
+                                        st->number, &gpu);
+        if (!st->trace) {
+            SALVO_LOG(q->log, SALVO_LOG_WARNING,
+                      "trace: out of host memory; stream %u is left out", st->number);
+            return;
+        }
+        if (!gpu)
+            SALVO_LOG(q->log, SALVO_LOG_WARNING,
+                      "trace: no timestamp queries for stream %u; its GPU times are left out",
+                      st->number);
+    }
+    char name[32];
+    snprintf(name, sizeof name, "stream %u", st->number);
+    trace_write_name(q->trace->w, TRACE_HOST_PID, st->number, name);
+    trace_write_name(q->trace->w, TRACE_GPU_PID, st->number, name);
+    trace_writer_flush(q->trace->w);
+}
+
+void stream_trace_retired_locked(stream_engine *st, slot *s)
+{
+    if (st->trace)
+        trace_batch_retire(st->q->trace, st->trace, slot_index(st, s), &st->q->env);
+}

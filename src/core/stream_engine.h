@@ -1,0 +1,121 @@
+/*
+ * The stream engine: one in-order stream of work on a queue. It owns a
+ * ring of slots (record one batch while the others run), the batch policy
+ * (a first batch of first_batch launches after every synchronisation
+ * point, doubling to batch_size; a cap on workgroups per batch), the
+ * hazard sets that decide where barriers go, the batch log that lets an
+ * event cancel withdraw work, the waits the next batch starts with, and
+ * the failure kept for the stream's next synchronize.
+ *
+ * Memory: the engine is the FIRST member of whatever the caller allocates
+ * for a stream, through the queue's allocator; a destroyed stream is
+ * freed here (queue_reap_locked, stream_engine_destroy) once its work is
+ * over, by freeing the engine's address.
+ *
+ * Every function named _locked runs under the queue's lock.
+ */
+#ifndef SALVO_CORE_STREAM_ENGINE_H
+#define SALVO_CORE_STREAM_ENGINE_H
+
+#include "core/batch.h"
+#include "core/hazard.h"
+#include "core/queue.h"
+#include "core/reflect.h"
+
+/* A kernel as the engine records it: the pipeline, what it binds, and the
+ * name failures and traces give. It outlives every batch that holds it
+ * (its release waits for them). */
+typedef struct engine_kernel {
+    accel_pipeline *pipe;
+    reflect_module refl;
+    char *name;
+} engine_kernel;
+
+struct stream_engine {
+    queue *q;
+    stream_engine *next, *prev; /* [lock] */
+    slot slots[STREAM_SLOTS];   /* states [lock] */
+    uint32_t cur;               /* [lock] index of the slot recorded next */
+    slot *open;                 /* [lock] the slot recording, or NULL */
+    uint32_t batch_size;
+    uint32_t first_batch;  /* min(desc's or FIRST_BATCH, batch_size) */
+    uint32_t batch_limit;  /* [lock] launches the open batch may take: grows from
+                              FIRST_BATCH to batch_size after each sync point */
+    uint64_t batch_groups; /* [lock] workgroups recorded in the open batch */
+    /* The first failure found by someone other than this stream's own wait
+     * [lock]; given to the stream's next synchronize. */
+    salvo_status deferred;
+    char deferred_msg[SALVO_ERROR_MAX];
+    _Atomic bool destroyed; /* the user let go; freed once idle */
+    uint64_t last_serial;   /* [lock] serial of the last batch submitted */
+    hazard_set hazards;     /* [lock] ranges touched since the last barrier */
+    bool copied;            /* [lock] a copy was recorded since the last barrier */
+    /* [lock] Ranges dispatches touched since the last barrier that also
+     * covered the transfer stage: a compute-only barrier orders them for
+     * later dispatches, not for a copy. Full: every copy gets a barrier. */
+    hazard_set compute_unordered;
+    bool compute_overflow;
+    /* [lock] Device-side waits (gates) asked for while no batch was open:
+     * the next batch of the stream begins with them. */
+    uint32_t pending_wait_count;
+    slot_dep pending_waits[SLOT_MAX_WAITS];
+    batch_log log;        /* [lock] what the open batch holds, for cancel */
+    uint32_t number;      /* [lock] 1, 2, ... by creation: its threads in a trace */
+    trace_stream *trace;  /* [lock] its trace records from when it was first traced, or NULL */
+};
+
+/* Make the slots of a zeroed engine (no lock needed), then link it into
+ * the queue (takes the lock). batch_size 0: default; first_batch 0:
+ * FIRST_BATCH. On failure nothing is left allocated. */
+salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
+                                uint32_t first_batch);
+/* The free path: try-lock only, submit nothing. Work left is finished,
+ * and the stream freed, by the next drain point. */
+void stream_engine_destroy(stream_engine *st);
+/* Free a destroyed stream whose slots are all idle or abandoned. */
+void stream_free_locked(stream_engine *st);
+bool stream_idle_locked(const stream_engine *st);
+
+/* Open a batch on st if none is (waiting for the ring slot if needed;
+ * SALVO_ERROR_TIMEOUT when that wait expired: nothing opened). */
+salvo_status stream_open_locked(stream_engine *st);
+/* Submit st's open batch. report as for queue_wait_slot_locked. */
+salvo_status stream_submit_locked(stream_engine *st, bool report);
+/* Make the next launches of st wait for w on the device: the launches
+ * already recorded are submitted first, so only later ones wait. Never
+ * waits itself. */
+salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w);
+/* Withdraw the launches of st's open batch logged before offset: record
+ * the batch again with only the ones after. A failure withdraws nothing
+ * (or, where even that cannot be recorded, drops the batch and keeps the
+ * failure for the stream). */
+salvo_status stream_withdraw_locked(stream_engine *st, size_t offset);
+/* Keep err (and this thread's message) as st's deferred error, first wins. */
+void stream_defer_locked(stream_engine *st, salvo_status err);
+
+/* Record one dispatch (binds in the kernel's binding order); on success
+ * *serial is the batch it went into (which may be submitted already). */
+salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
+                                    const uint32_t groups[3], const accel_bind *binds,
+                                    const void *push, uint32_t push_size, uint64_t *serial);
+/* Record a copy of size bytes, src at so to dst at dof; *serial as above. */
+salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
+                                accel_buffer *dst, uint64_t dof, uint64_t size,
+                                uint64_t *serial);
+/* Submit and wait for every batch of st; the first failure (a kept one
+ * first), its message in msg. */
+salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX]);
+
+/* While the queue traces: give st its trace records (once) and name it in
+ * the trace. */
+void stream_trace_attach_locked(stream_engine *st);
+/* st's batch in slot s was seen complete: write its events (before the
+ * retire clock advances: the names it writes live until then). */
+void stream_trace_retired_locked(stream_engine *st, slot *s);
+
+static inline uint32_t slot_index(const stream_engine *st, const slot *s)
+{
+    return (uint32_t)(s - st->slots);
+}
+
+#endif

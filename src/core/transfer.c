@@ -1,0 +1,221 @@
+/* Staged transfers: host memory to and from a buffer the host cannot
+ * map, through a staging buffer and the device's copy, or, for large
+ * ones, through the caller's own pages imported for the call. */
+#include "core/transfer.h"
+
+#include <string.h>
+
+#define VT(q) ((q)->acc->vt)
+#define SELF(q) ((q)->acc->self)
+
+/* A wait before a transfer ran out of time: nothing was copied. */
+static salvo_status not_done(queue *q, const char *what, bool to_host)
+{
+    return QUEUE_FAIL(q, SALVO_ERROR_TIMEOUT,
+                    "%s: %s did not complete within the fence timeout; nothing was %s",
+                    to_host ? "buffer_read" : "buffer_write", what, to_host ? "read" : "written");
+}
+
+static salvo_status staging_locked(queue *q)
+{
+    if (q->staging)
+        return SALVO_OK;
+    accel_buffer_desc d = {.size = STAGING_BYTES, .domain = SALVO_DOMAIN_HOST, .transfer = true};
+    accel_result r = queue_buffer_create_locked(q, &d, &q->staging, &q->staging_info);
+    if (r == ACCEL_SUCCESS)
+        r = VT(q)->cmd_create(SELF(q), q->adev, &q->xfer_cmd);
+    if (r == ACCEL_SUCCESS)
+        r = VT(q)->fence_create(SELF(q), q->adev, &q->xfer_fence);
+    if (r != ACCEL_SUCCESS || !q->staging_info.mapped) {
+        VT(q)->buffer_destroy(SELF(q), q->adev, q->staging);
+        VT(q)->cmd_destroy(SELF(q), q->adev, q->xfer_cmd);
+        VT(q)->fence_destroy(SELF(q), q->adev, q->xfer_fence);
+        q->staging = NULL;
+        q->xfer_cmd = NULL;
+        q->xfer_fence = NULL;
+        return QUEUE_FAIL(q, r ? salvo_status_from_accel(r) : SALVO_ERROR_UNKNOWN,
+                        "transfer: cannot create the staging buffer (%s)", accel_result_name(r));
+    }
+    return SALVO_OK;
+}
+
+/* One staged copy through the device's transfer command buffer, waited for
+ * before returning (the transfer is synchronous). */
+static salvo_status staged_copy_locked(queue *q, accel_buffer *src, uint64_t so,
+                                       accel_buffer *dst, uint64_t dof, uint64_t size, bool to_host)
+{
+    const accel_vtable *vt = VT(q);
+    void *self = SELF(q);
+    accel_result r = vt->cmd_begin(self, q->adev, q->xfer_cmd);
+    if (r == ACCEL_SUCCESS) {
+        vt->cmd_barrier(self, q->adev, q->xfer_cmd, ACCEL_BARRIER_COMPUTE_TRANSFER);
+        vt->cmd_copy(self, q->adev, q->xfer_cmd, src, so, dst, dof, size);
+        if (to_host)
+            vt->cmd_barrier(self, q->adev, q->xfer_cmd, ACCEL_BARRIER_ALL_HOST);
+        r = vt->cmd_end(self, q->adev, q->xfer_cmd);
+    }
+    if (r == ACCEL_SUCCESS)
+        r = vt->fence_reset(self, q->adev, q->xfer_fence);
+    if (r == ACCEL_SUCCESS) {
+        accel_submit_desc d = {.cmd = q->xfer_cmd, .fence = q->xfer_fence};
+        r = vt->submit(self, q->adev, &d);
+        if (r == ACCEL_SUCCESS) {
+            /* The lock is never held across a fence wait (the thread that
+             * raises a gate may need it); the transfer objects stay this
+             * call's (xfer_busy). No gate holds the work ahead of the copy
+             * (transfer() saw to that), so the wait has no bound: once
+             * accepted, the copy is waited for to the end. */
+            pthread_mutex_unlock(&q->lock);
+            r = vt->fence_wait(self, q->adev, q->xfer_fence, UINT64_MAX);
+            for (int attempt = 1; attempt < RECOVERY_ATTEMPTS && r != ACCEL_SUCCESS &&
+                                  r != ACCEL_ERROR_DEVICE_LOST;
+                 attempt++)
+                r = vt->fence_wait(self, q->adev, q->xfer_fence, UINT64_MAX);
+            pthread_mutex_lock(&q->lock);
+            /* The copy was accepted: whatever the wait said, it must be over
+             * before the transfer objects are touched again. */
+            if (r != ACCEL_SUCCESS && r != ACCEL_ERROR_DEVICE_LOST)
+                r = queue_wait_idle_locked(q) == ACCEL_SUCCESS ? ACCEL_SUCCESS
+                                                                  : ACCEL_ERROR_DEVICE_LOST;
+        }
+    }
+    if (r == ACCEL_SUCCESS)
+        return SALVO_OK;
+    /* The next transfer begins on this command buffer: back to the initial
+     * state. A reset the driver keeps refusing (out of memory) is given up
+     * after a few tries, and the transfer objects with it: the next
+     * transfer makes new ones (nothing runs on them now: the copy was
+     * refused, waited for, or lost with the device). */
+    accel_result reset = ACCEL_ERROR_OUT_OF_HOST_MEMORY;
+    for (int attempt = 0; attempt < RECOVERY_ATTEMPTS && reset != ACCEL_SUCCESS &&
+                          reset != ACCEL_ERROR_DEVICE_LOST;
+         attempt++)
+        reset = vt->cmd_reset(self, q->adev, q->xfer_cmd);
+    if (reset != ACCEL_SUCCESS) {
+        vt->buffer_destroy(self, q->adev, q->staging);
+        vt->cmd_destroy(self, q->adev, q->xfer_cmd);
+        vt->fence_destroy(self, q->adev, q->xfer_fence);
+        q->staging = NULL;
+        q->xfer_cmd = NULL;
+        q->xfer_fence = NULL;
+    }
+    if (r == ACCEL_ERROR_DEVICE_LOST)
+        queue_mark_lost_locked(q);
+    return QUEUE_FAIL(q, salvo_status_from_accel(r), "transfer of %llu bytes failed (%s)",
+                    (unsigned long long)size, accel_result_name(r));
+}
+
+/* host[0, size) <-> buf[offset, +size) through the staging buffer, a
+ * chunk at a time. */
+static salvo_status staged_locked(queue *q, accel_buffer *ab, uint64_t offset, char *host,
+                                  uint64_t size, bool to_host)
+{
+    salvo_status r = SALVO_OK;
+    for (uint64_t done = 0; r == SALVO_OK && done < size;) {
+        uint64_t n = size - done < STAGING_BYTES ? size - done : STAGING_BYTES;
+        char *stage = q->staging_info.mapped;
+        if (to_host) {
+            r = staged_copy_locked(q, ab, offset + done, q->staging, 0, n, true);
+            if (r == SALVO_OK)
+                memcpy(host + done, stage, n);
+        } else {
+            memcpy(stage, host + done, n);
+            r = staged_copy_locked(q, q->staging, 0, ab, offset + done, n, false);
+        }
+        done += n;
+    }
+    return r;
+}
+
+/* The caller's own pages for the page-aligned middle [*begin, *end) of
+ * host[0, size), imported for one transfer; NULL when the transfer is
+ * small, the device cannot import, or the import is refused (the caller
+ * then stages everything: nothing is reported). */
+static accel_buffer *import_middle_locked(queue *q, char *host, uint64_t size,
+                                          uint64_t *begin, uint64_t *end)
+{
+    uint64_t align = q->host_import_alignment;
+    if (!q->transfer_import || !q->host_import || !align || size < IMPORT_MIN_BYTES)
+        return NULL;
+    uintptr_t p = (uintptr_t)host;
+    uint64_t b = (align - p % align) % align;
+    uint64_t e = b + (size - b) / align * align;
+    if (e - b < IMPORT_MIN_BYTES / 2)
+        return NULL;
+    accel_buffer_desc d = {.size = e - b, .domain = SALVO_DOMAIN_HOST, .import_host = host + b,
+                           .transfer = true};
+    accel_buffer *ab = NULL;
+    accel_buffer_info info = {0};
+    if (VT(q)->buffer_create(SELF(q), q->adev, &d, &ab, &info) != ACCEL_SUCCESS)
+        return NULL;
+    /* The device writes what the host then reads without a flush. */
+    if (!info.host_coherent) {
+        VT(q)->buffer_destroy(SELF(q), q->adev, ab);
+        return NULL;
+    }
+    *begin = b;
+    *end = e;
+    return ab;
+}
+
+salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset, char *host,
+                                    uint64_t size, bool to_host, uint64_t *imported)
+{
+    *imported = 0;
+    /* The transfer objects are this call's until it returns; another
+     * transfer waits its turn (the lock is dropped while it waits). */
+    while (q->xfer_busy)
+        pthread_cond_wait(&q->slot_cv, &q->lock);
+    q->xfer_busy = true;
+    /* On one queue a copy starts only after every batch submitted before
+     * it, so one behind a batch that waits on a gate not raised yet would
+     * wait for the host to raise it. Wait for that here, before anything
+     * is copied, under the fence timeout; the copies then run to the end. */
+    salvo_status r = queue_wait_ungated_locked(q);
+    if (r == SALVO_TIMEOUT)
+        r = not_done(q, "work ahead of it, held by a gate,", to_host);
+    if (r == SALVO_OK)
+        r = staging_locked(q);
+    uint64_t b = 0, e = 0;
+    accel_buffer *middle = r == SALVO_OK ? import_middle_locked(q, host, size, &b, &e) : NULL;
+    if (middle) {
+        /* The ends through staging, the middle by the device alone: no
+         * host copy. Each copy is waited for, so the import can go at once
+         * whatever happened. */
+        r = staged_locked(q, ab, offset, host, b, to_host);
+        if (r == SALVO_OK)
+            r = to_host ? staged_copy_locked(q, ab, offset + b, middle, 0, e - b, true)
+                        : staged_copy_locked(q, middle, 0, ab, offset + b, e - b, false);
+        VT(q)->buffer_destroy(SELF(q), q->adev, middle);
+        if (r == SALVO_OK) {
+            *imported = e - b;
+            r = staged_locked(q, ab, offset + e, host + e, size - e, to_host);
+        }
+    } else if (r == SALVO_OK) {
+        r = staged_locked(q, ab, offset, host, size, to_host);
+    }
+    q->xfer_busy = false;
+    pthread_cond_broadcast(&q->slot_cv);
+    return r;
+}
+
+salvo_status transfer_settle_locked(queue *q, uint64_t last_serial, bool to_host)
+{
+    if (queue_is_lost(q))
+        return queue_lost_error(q);
+    if (last_serial == 0)
+        return SALVO_OK;
+    salvo_status r = queue_quiesce_locked(q, last_serial);
+    return r == SALVO_TIMEOUT ? not_done(q, "the work that uses the buffer", to_host) : r;
+}
+
+void transfer_free_locked(queue *q)
+{
+    const accel_vtable *vt = q->acc->vt;
+    vt->buffer_destroy(q->acc->self, q->adev, q->staging);
+    vt->fence_destroy(q->acc->self, q->adev, q->xfer_fence);
+    vt->cmd_destroy(q->acc->self, q->adev, q->xfer_cmd);
+    q->staging = NULL;
+    q->xfer_fence = NULL;
+    q->xfer_cmd = NULL;
+}

@@ -1,0 +1,30 @@
+/*
+ * Staged transfers between host memory and a buffer the host cannot map
+ * (or will not, under SALVO_DEVICE_FORCE_STAGING): a staging buffer of
+ * STAGING_BYTES, one command buffer and one fence of the queue's, used by
+ * one transfer at a time. From IMPORT_MIN_BYTES on, where the device can
+ * import host memory, the page-aligned middle of the caller's memory is
+ * imported for the call and copied by the device directly.
+ *
+ * A transfer waits for gated work ahead of it (under the fence timeout,
+ * SALVO_ERROR_TIMEOUT with nothing copied when it expires), then for each
+ * of its copies to the end, never with the queue's lock held.
+ */
+#ifndef SALVO_CORE_TRANSFER_H
+#define SALVO_CORE_TRANSFER_H
+
+#include "core/queue.h"
+
+/* Every batch up to last_serial (the last that used the buffer) complete,
+ * before the host touches the buffer: SALVO_OK, DEVICE_LOST, or
+ * SALVO_ERROR_TIMEOUT (nothing done) when the wait expired. */
+salvo_status transfer_settle_locked(queue *q, uint64_t last_serial, bool to_host);
+/* host[0, size) -> ab[offset, +size) (to_host false) or back, through the
+ * device; *imported: the bytes the device copied from or to the caller's
+ * own pages. */
+salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset, char *host,
+                                    uint64_t size, bool to_host, uint64_t *imported);
+/* Free the staging buffer and the transfer command buffer and fence. */
+void transfer_free_locked(queue *q);
+
+#endif
