@@ -29,6 +29,12 @@
  * more than 4 times, and the staged sweep is left to unit_fault's sweep of
  * the fake as a GPU, so the sanitizer jobs stay within a minute. The fake's
  * sweeps stay complete there.
+ *
+ * A process that dies in a run (a crash on any thread, an exit() from a
+ * driver) first prints that run's SALVO_FAULT to stderr (see
+ * scenario_watchdog). To repeat one sweep: SALVO_SWEEP_TEST (a cmocka
+ * test name, glob) and SALVO_SWEEP_OPS (operations), e.g.
+ *   SALVO_SWEEP_TEST=test_fault_sweep_staged SALVO_SWEEP_OPS=fence_wait lava_fault
  */
 #define _POSIX_C_SOURCE 200809L /* unsetenv */
 #include <setjmp.h>
@@ -145,7 +151,9 @@ static void test_scenario_clean(void **state)
     scenario_fault none = {.op = "none"};
     scenario_result r;
     b.cfg.probe = true;
+    scenario_watchdog(b.watchdog_s, "[lavapipe] one clean run, no fault");
     scenario_run(&b.cfg, &none, &r);
+    scenario_watchdog(0, NULL);
     char why[768];
     if (!scenario_check(&none, false, true, &r, why, sizeof why))
         fail_msg("%s", why);
@@ -166,7 +174,11 @@ static bool run_one(sweep_backend *b, uint32_t flags)
     b->cfg.echo_log = true;
     b->cfg.probe = true;
     scenario_result r;
+    char what[200];
+    snprintf(what, sizeof what, "[%s] SALVO_SWEEP_ONE=%s", b->name, f.text);
+    scenario_watchdog(b->watchdog_s, what);
     scenario_run(&b->cfg, &f, &r);
+    scenario_watchdog(0, NULL);
     bool fired = r.injections_logged > 0 || (!r.device_opened && strcmp(f.op, "enumerate") == 0);
     char why[768] = "";
     bool ok = scenario_check(&f, fired, true, &r, why, sizeof why);
@@ -196,7 +208,10 @@ static void sweep(uint32_t flags, const char *const *only, bool skip_always)
     scenario_fault none = {.op = "none"};
     scenario_result r;
     b.cfg.probe = true;
+    scenario_watchdog(b.watchdog_s, flags ? "[lavapipe, staged] calibration run, no fault"
+                                          : "[lavapipe] calibration run, no fault");
     scenario_run(&b.cfg, &none, &r);
+    scenario_watchdog(0, NULL);
     lb.calls = NULL;
     if (!r.completed)
         fail_msg("calibration run: call %d (%s): %s: %s", r.first_call, r.first_name,
@@ -235,9 +250,17 @@ static void test_fault_sweep_staged(void **state)
 
 int main(void)
 {
+    /* A line at a time, also into ctest's pipe: a process that dies in a
+     * sweep keeps every row it printed. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     /* ctest sets SALVO_VALIDATION=1 for lava_* suites: not for this one
      * (see the top of this file). Each test's setup clears it again. */
     unsetenv("SALVO_VALIDATION");
+    /* SALVO_SWEEP_TEST=test_fault_sweep_staged (a glob): only the tests it
+     * names, e.g. to repeat one sweep. */
+    const char *only = getenv("SALVO_SWEEP_TEST");
+    if (only && *only)
+        cmocka_set_test_filter(only);
     lava_require_device();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_bad_spec_refused, clear_salvo_env),
@@ -245,5 +268,8 @@ int main(void)
         cmocka_unit_test_setup(test_fault_sweep, clear_salvo_env),
         cmocka_unit_test_setup(test_fault_sweep_staged, clear_salvo_env),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (failed)
+        fprintf(stderr, "lava_fault: %d test(s) failed\n", failed);
+    return failed;
 }

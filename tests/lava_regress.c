@@ -351,6 +351,45 @@ static void test_gate_wait_registered_without_slot(void **state)
     fx_close(&f, true);
 }
 
+/* A gate destroyed while a stream still waits for it: in an open batch,
+ * or kept for a batch whose slot is busy. The semaphore is freed only
+ * once that batch is over; the destroy releases the wait. */
+static void test_gate_destroyed_with_wait_pending(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){0});
+    salvo_gate *g = NULL;
+    /* In the open batch. */
+    assert_int_equal(salvo_gate_create(f.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], g, 1), SALVO_OK);
+    salvo_gate_destroy(g);
+    assert_int_equal(add(&f, 0, 3, 5), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    expect_all(&f, 3, 5);
+    /* Kept while every slot is busy (held by gate 0). */
+    assert_int_equal(salvo_gate_create(f.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(add(&f, 0, 3, 1), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+    }
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], g, 1), SALVO_OK);
+    salvo_gate_destroy(g);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f.dev, &s), SALVO_OK);
+    assert_int_equal(s.live_gates, 3); /* its release waits for the batch */
+    assert_true(s.releases_pending >= 1);
+    assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK);
+    assert_int_equal(add(&f, 0, 3, 10), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    expect_all(&f, 3, 18);
+    assert_int_equal(salvo_device_stats(f.dev, &s), SALVO_OK);
+    assert_int_equal(s.live_gates, 2);
+    fx_close(&f, true);
+}
+
 /* ------------------------------------------------------------------ */
 /* 3: a copy after a compute-only barrier                              */
 /* ------------------------------------------------------------------ */
@@ -428,9 +467,10 @@ static void test_loss_where_unchecked_is_sticky(void **state)
     assert_int_equal(add(&f, 1, 1, 1), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(f.st[1]), SALVO_OK); /* retire: the reset */
     assert_int_equal(atomic_load(&injections), 1);
-    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
-    assert_int_equal(add(&f, 0, 0, 1), SALVO_ERROR_DEVICE_LOST);
+    /* The next operation (opening the batch the wait goes into) sees it. */
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_ERROR_DEVICE_LOST);
     assert_true(salvo_device_is_lost(f.dev));
+    assert_int_equal(add(&f, 0, 0, 1), SALVO_ERROR_DEVICE_LOST);
     assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_ERROR_DEVICE_LOST);
     assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_ERROR_DEVICE_LOST);
     fx_close(&f, false);
@@ -567,6 +607,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_launch_without_slot_not_recorded, arm, disarm),
         cmocka_unit_test_setup_teardown(test_batch1_timeout_still_runs, arm, disarm),
         cmocka_unit_test_setup_teardown(test_gate_wait_registered_without_slot, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_gate_destroyed_with_wait_pending, arm, disarm),
         cmocka_unit_test_setup_teardown(test_copy_after_compute_barrier, arm, disarm),
         cmocka_unit_test_setup_teardown(test_loss_at_raise_does_not_hang, arm, disarm),
         cmocka_unit_test_setup_teardown(test_loss_where_unchecked_is_sticky, arm, disarm),

@@ -145,10 +145,14 @@ salvo_status queue_lost_error(queue *q)
 static uint64_t floor_locked(queue *q)
 {
     uint64_t floor = atomic_load(&q->next_serial);
-    for (stream_engine *st = q->streams; st; st = st->next)
+    for (stream_engine *st = q->streams; st; st = st->next) {
         for (int i = 0; i < STREAM_SLOTS; i++)
             if (slot_active(&st->slots[i]) && st->slots[i].serial < floor)
                 floor = st->slots[i].serial;
+        /* Waits kept for a batch not begun yet name what they wait on. */
+        if (st->pending_wait_count && st->pending_serial < floor)
+            floor = st->pending_serial;
+    }
     return floor;
 }
 
@@ -197,6 +201,7 @@ void queue_mark_lost_locked(queue *q)
             slot_abandon(s);
         }
         st->open = NULL;
+        st->pending_wait_count = 0;
     }
     retire_abandon(&q->retire);
 }
@@ -279,6 +284,10 @@ void queue_reap_locked(queue *q)
         queue_mark_lost_locked(q);
     retire_collect(&q->retire);
     for (stream_engine *st = q->streams; st; st = st->next) {
+        /* Pending waits go into a batch as soon as its slot is free, so
+         * they hold the retire clock no longer than that. */
+        if (!queue_is_lost(q))
+            stream_defer_locked(st, stream_open_pending_locked(st, false));
         if (atomic_load(&st->destroyed) && st->open && !queue_is_lost(q))
             stream_submit_locked(st, false);
         for (int i = 0; i < STREAM_SLOTS && !queue_is_lost(q); i++) {

@@ -111,7 +111,10 @@ salvo_status stream_open_locked(stream_engine *st)
     if (queue_is_lost(q) || s->state == SLOT_ABANDONED)
         return queue_lost_error(q);
     accel_sem_op none = {NULL, 0};
-    salvo_status r = slot_begin(s, &q->env, atomic_fetch_add(&q->next_serial, 1), none);
+    /* Pending waits reserved the batch's serial when they were asked for. */
+    uint64_t serial = st->pending_wait_count ? st->pending_serial
+                                             : atomic_fetch_add(&q->next_serial, 1);
+    salvo_status r = slot_begin(s, &q->env, serial, none);
     if (r != SALVO_OK) {
         if (queue_noted(q, r) == SALVO_ERROR_DEVICE_LOST)
             queue_mark_lost_locked(q);
@@ -140,12 +143,20 @@ salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
         if (r != SALVO_OK)
             return r;
     }
+    /* The next slot free: open the batch now, the wait in it. */
+    if (!st->open && !st->pending_wait_count && st->slots[st->cur].state != SLOT_IN_FLIGHT) {
+        salvo_status r = stream_open_locked(st);
+        if (r != SALVO_OK)
+            return r;
+    }
     if (st->open)
         return slot_add_wait(st->open, &st->q->env, w);
-    /* No batch open: keep the wait for the next one rather than open one
-     * now, which could mean waiting for a free slot. A wait is therefore
-     * always registered when this succeeds. One entry per timeline, the
-     * higher value kept, as the slot does. */
+    /* The next slot still in flight: keep the wait for the batch it will
+     * hold rather than wait for it here, so a wait is always registered
+     * when this succeeds. That batch's serial is taken now: the retire
+     * clock then keeps what the wait names (a gate destroyed meanwhile)
+     * until the batch is over. One entry per timeline, the higher value
+     * kept, as the slot does. */
     for (uint32_t i = 0; i < st->pending_wait_count; i++) {
         slot_dep *p = &st->pending_waits[i];
         if (p->op.timeline == w->op.timeline && p->serial == w->serial) {
@@ -159,8 +170,19 @@ salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
                         "stream_wait_gate: a batch waits for at most %d gates; launch or flush "
                         "before waiting for another",
                         SLOT_MAX_WAITS);
+    if (st->pending_wait_count == 0)
+        st->pending_serial = atomic_fetch_add(&st->q->next_serial, 1);
     st->pending_waits[st->pending_wait_count++] = *w;
     return SALVO_OK;
+}
+
+salvo_status stream_open_pending_locked(stream_engine *st, bool may_wait)
+{
+    if (st->open || !st->pending_wait_count)
+        return SALVO_OK;
+    if (!may_wait && st->slots[st->cur].state == SLOT_IN_FLIGHT)
+        return SALVO_OK;
+    return stream_open_locked(st);
 }
 
 /* One range a launch or copy touches. */
@@ -512,7 +534,10 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
         memcpy(msg, st->deferred_msg, SALVO_ERROR_MAX);
         st->deferred = SALVO_OK;
     }
-    salvo_status r = stream_submit_locked(st, true);
+    /* Waits asked for with no batch open are part of the stream's work. */
+    salvo_status r = stream_open_pending_locked(st, true);
+    if (r == SALVO_OK)
+        r = stream_submit_locked(st, true);
     if (r != SALVO_OK && first == SALVO_OK) {
         first = r;
         memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);

@@ -59,6 +59,7 @@ struct stream_engine {
      * the next batch of the stream begins with them. */
     uint32_t pending_wait_count;
     slot_dep pending_waits[SLOT_MAX_WAITS];
+    uint64_t pending_serial; /* [lock] the serial their batch will take */
     batch_log log;        /* [lock] what the open batch holds, for cancel */
     uint32_t number;      /* [lock] 1, 2, ... by creation: its threads in a trace */
     trace_stream *trace;  /* [lock] its trace records from when it was first traced, or NULL */
@@ -85,6 +86,9 @@ salvo_status stream_submit_locked(stream_engine *st, bool report);
  * already recorded are submitted first, so only later ones wait. Never
  * waits itself. */
 salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w);
+/* Open the batch that pending waits are kept for, if there are any and no
+ * batch is open; without may_wait only when its slot is free. */
+salvo_status stream_open_pending_locked(stream_engine *st, bool may_wait);
 /* Withdraw the launches of st's open batch logged before offset: record
  * the batch again with only the ones after. A failure withdraws nothing
  * (or, where even that cannot be recorded, drops the batch and keeps the

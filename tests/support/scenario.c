@@ -416,7 +416,7 @@ enum {
 };
 
 /* What each operation can return in Vulkan (the calls behind it in
- * accel_vulkan.c). Skipped, because Vulkan cannot return them:
+ * accel/vulkan/). Skipped, because Vulkan cannot return them:
  *   VK_TIMEOUT        everywhere but fence_wait and timeline_wait: only
  *                     vkWaitForFences and vkWaitSemaphores take a timeout;
  *   VK_ERROR_DEVICE_LOST from enumerate (vkCreateInstance,
@@ -528,7 +528,17 @@ static void sweep_case(sweep_backend *b, const char *op, uint64_t calls, accel_r
         scenario_fault fault = {.op = op, .n = n, .result = result, .flags = flags};
         scenario_fault_text(&fault);
         scenario_result r;
-        scenario_watchdog(b->watchdog_s, fault.text);
+        char what[400];
+        snprintf(what, sizeof what,
+                 "[%s] SALVO_FAULT=%s: %s call %llu (of %llu in a clean run) returns %s, %s; "
+                 "device flags 0x%x, %s",
+                 b->name, fault.text, op, (unsigned long long)n, (unsigned long long)calls,
+                 accel_result_name(result),
+                 flags & FAULT_LOST     ? "and the device is lost from then on"
+                 : flags & FAULT_ALWAYS ? "and every later call too"
+                                        : "once",
+                 (unsigned)cfg.flags, probe ? "with probes" : "without probes");
+        scenario_watchdog(b->watchdog_s, what);
         scenario_run(&cfg, &fault, &r);
         scenario_watchdog(0, NULL);
         bool fired = b->fired ? b->fired(cfg.user, &fault, &r) : default_fired(&fault, &r);
@@ -548,8 +558,7 @@ static void sweep_case(sweep_backend *b, const char *op, uint64_t calls, accel_r
         }
         if (!ok) {
             ot->failed++;
-            fprintf(stderr, "FAIL [%s] %s%s: %s\n", b->name, fault.text, probe ? "" : " (no probe)",
-                    why);
+            fprintf(stderr, "FAIL %s: %s\n", what, why);
         }
         if (!fired)
             return;
@@ -562,6 +571,7 @@ void sweep_run(sweep_backend *b, const sweep_calls *calls, sweep_totals *t)
     double t0 = now_s();
     printf("%-16s %6s %7s %6s %8s %6s %7s\n", "operation", "calls", "points", "runs", "absorbed",
            "failed", "seconds");
+    fflush(stdout);
     for (int i = 0; accel_fault_ops[i]; i++) {
         const char *op = accel_fault_ops[i];
         unsigned can = can_return(op);
@@ -633,21 +643,77 @@ void sweep_run(sweep_backend *b, const sweep_calls *calls, sweep_totals *t)
 }
 
 /* ------------------------------------------------------------------ */
-/* Watchdog                                                            */
+/* Watchdog, and what a process that ends in the middle of a run says   */
 /* ------------------------------------------------------------------ */
 
-static char watchdog_what[200];
+/* The run in progress (scenario_watchdog(_, what) to scenario_watchdog(_,
+ * NULL)): a sweep's output is a table of totals, so a process that dies
+ * inside a run would otherwise leave no trace of which one. Read from
+ * signal handlers and atexit: written only between runs. */
+static char watchdog_what[400];
 static size_t watchdog_len;
+static volatile sig_atomic_t run_active;
+
+/* Only async-signal-safe calls: these run from signal handlers. */
+static void say(const char *text)
+{
+    ssize_t ignored = write(STDERR_FILENO, text, strlen(text));
+    (void)ignored;
+}
+
+static void say_run(const char *head)
+{
+    say(head);
+    if (run_active) {
+        say(" during run: ");
+        ssize_t ignored = write(STDERR_FILENO, watchdog_what, watchdog_len);
+        (void)ignored;
+    } else {
+        say(" (no scenario run in progress)");
+    }
+    say("\n");
+}
 
 static void on_alarm(int sig)
 {
     (void)sig;
-    static const char head[] = "\nwatchdog: a run did not finish in time: ";
-    ssize_t ignored = write(STDERR_FILENO, head, sizeof head - 1);
-    ignored = write(STDERR_FILENO, watchdog_what, watchdog_len);
-    ignored = write(STDERR_FILENO, "\n", 1);
-    (void)ignored;
+    say_run("\nwatchdog: a run did not finish in time");
     abort();
+}
+
+/* The signals that end a process with no word of their own. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT};
+enum { FATAL_SIGNALS = sizeof fatal_signals / sizeof fatal_signals[0] };
+static struct sigaction saved_fatal[FATAL_SIGNALS];
+
+/* Say which run, then die of the signal: a crash stays a crash. cmocka's
+ * own handler (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGSYS) keeps its state per
+ * thread: on a thread that is not the test's (lavapipe's queue thread, a
+ * worker) it finds no test to fail and calls exit(-1), its message still
+ * in that thread's buffer, so the process ends with status 255 and not a
+ * word. */
+static void on_fatal(int sig)
+{
+    const char *name = sig == SIGSEGV   ? "SIGSEGV"
+                       : sig == SIGBUS  ? "SIGBUS"
+                       : sig == SIGILL  ? "SIGILL"
+                       : sig == SIGFPE  ? "SIGFPE"
+                       : sig == SIGABRT ? "SIGABRT"
+                       : sig == SIGTERM ? "SIGTERM"
+                                        : "SIGINT";
+    say("\nscenario: killed by ");
+    say_run(name);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* exit() from inside a run (a driver, LLVM, a stray test assertion off the
+ * test's thread: cmocka exits with -1 when no test can take the failure)
+ * ends the process with only an exit status. */
+static void on_exit_during_run(void)
+{
+    if (run_active)
+        say_run("\nscenario: the process called exit()");
 }
 
 void scenario_watchdog(unsigned seconds, const char *what)
@@ -659,11 +725,27 @@ void scenario_watchdog(unsigned seconds, const char *what)
         sa.sa_handler = on_alarm;
         sigemptyset(&sa.sa_mask);
         sigaction(SIGALRM, &sa, NULL);
+        atexit(on_exit_during_run);
         installed = true;
     }
     if (what) {
+        alarm(0); /* nothing reads the text while it changes */
+        run_active = 0;
         snprintf(watchdog_what, sizeof watchdog_what, "%s", what);
         watchdog_len = strlen(watchdog_what);
+        /* Around each run only: cmocka installs its handlers at each test
+         * start and puts back what it found at the end. */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal;
+        sigemptyset(&sa.sa_mask);
+        for (int i = 0; i < FATAL_SIGNALS; i++)
+            sigaction(fatal_signals[i], &sa, &saved_fatal[i]);
+        run_active = 1;
+    } else if (run_active) {
+        run_active = 0;
+        for (int i = 0; i < FATAL_SIGNALS; i++)
+            sigaction(fatal_signals[i], &saved_fatal[i], NULL);
     }
     alarm(seconds);
 }

@@ -174,8 +174,11 @@ void sweep_run(sweep_backend *b, const sweep_calls *calls, sweep_totals *t);
  * buffer, overwritten by the next call. */
 bool scenario_fault_parse(const char *text, scenario_fault *f);
 
-/* Print a watchdog message and abort if a run takes longer than seconds
- * (0 disarms). */
+/* Around each run: what (non-NULL) says a run begins, described by what;
+ * NULL says it is over. While a run is in progress, a process that ends
+ * in it (a fatal signal, an exit() from anywhere) first prints what to
+ * stderr; and when the run takes longer than seconds (0: no limit), the
+ * watchdog prints it and aborts. */
 void scenario_watchdog(unsigned seconds, const char *what);
 
 /* Built with AddressSanitizer or ThreadSanitizer: a run costs several

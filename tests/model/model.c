@@ -1,0 +1,2642 @@
+/*
+ * model_random: a model-based random tester of salvo's public API.
+ *
+ * From a seed it opens a device (lavapipe with the validation layer in CI),
+ * generates a random program of public calls and checks every outcome
+ * against a CPU model of the buffers: each status against what the API
+ * promises, and every value read back against the model, element by
+ * element. The generated programs are race-free (a buffer last touched on
+ * another stream is ordered by an event wait, a synchronize or a host
+ * transfer first), so applying the calls to the model in issue order is a
+ * valid linearisation of what the device did.
+ *
+ * Failures print the seed, the configuration and the trace of calls, one
+ * line per call, which --replay FILE executes again with the same checks.
+ *
+ *   model_random                       what ctest runs (MODEL_* env below)
+ *   model_random --seed S [--ops M]    one seed
+ *   model_random --seeds N --first S   N seeds from S
+ *   model_random --threads N           each seed on N threads (2..4)
+ *   model_random --seconds T           seeds until T seconds are up
+ *   model_random --sync                also synchronization validation
+ *   model_random --replay FILE         execute a trace (single-thread)
+ *   model_random --trace FILE          write the failing trace there too
+ *
+ * The long run (about ten minutes, every configuration, plus threads):
+ *
+ *   build/tests/model/model_random --seconds 600 --sync --mix-threads
+ *
+ * Environment: MODEL_SEEDS, MODEL_THREAD_SEEDS, MODEL_OPS, MODEL_SECONDS
+ * (the default run's size), MODEL_SYNC=1 (as --sync), MODEL_WATCHDOG
+ * (seconds per seed before the watchdog aborts, default 120).
+ */
+#define _GNU_SOURCE /* pthread_cond_timedwait with CLOCK_MONOTONIC helpers */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "salvo/salvo.h"
+
+#include "add.spv.h"
+#include "copy.spv.h"
+
+#define SKIP_EXIT 77
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MODEL_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define MODEL_SANITIZED 1
+#endif
+#endif
+#ifndef MODEL_SANITIZED
+#define MODEL_SANITIZED 0
+#endif
+
+enum {
+    MAX_STREAMS = 4,  /* live stream slots per thread */
+    MAX_BUFS = 6,
+    MAX_EVENTS = 4,
+    MAX_GATES = 2,
+    MAX_KERNELS = 4,  /* k0/k2 add, k1/k3 copy */
+    MAX_SID = 48,     /* streams created per seed and thread (ids never reused) */
+    MAX_THREADS = 4,
+    MAX_ARGS = 10,
+    RAISE_QUEUE = 512,
+    LOST_TAIL = 15    /* calls issued after a loss, to see they fail fast */
+};
+
+/* ------------------------------------------------------------------ */
+/* Operations: one text line each, so a trace replays                  */
+/* ------------------------------------------------------------------ */
+
+#define OPS(X)                                                                                     \
+    X(STREAM_CREATE, "stream_create", "s fb")                                                      \
+    X(STREAM_DESTROY, "stream_destroy", "s")                                                       \
+    X(BUFFER_CREATE, "buffer_create", "b dom n")                                                   \
+    X(BUFFER_DESTROY, "buffer_destroy", "b")                                                       \
+    X(KERNEL_CREATE, "kernel_create", "k kind local")                                              \
+    X(KERNEL_DESTROY, "kernel_destroy", "k")                                                       \
+    X(EVENT_CREATE, "event_create", "e")                                                           \
+    X(EVENT_DESTROY, "event_destroy", "e")                                                         \
+    X(GATE_CREATE, "gate_create", "g")                                                             \
+    X(GATE_DESTROY, "gate_destroy", "g drop")                                                      \
+    X(LAUNCH_ADD, "launch_add", "s k b off sz n v extra")                                          \
+    X(LAUNCH_COPY, "launch_copy", "s k src soff ssz dst doff dsz n add")                           \
+    X(COPY, "copy", "s src soff dst doff n")                                                       \
+    X(WRITE, "write", "b off n seed")                                                              \
+    X(READ, "read", "b off n")                                                                     \
+    X(MAP_WRITE, "map_write", "b off n seed")                                                      \
+    X(MAP_READ, "map_read", "b off n")                                                             \
+    X(FLUSH, "flush", "s")                                                                         \
+    X(SYNC, "sync", "s")                                                                           \
+    X(DSYNC, "device_sync", "")                                                                    \
+    X(EV_RECORD, "event_record", "e s")                                                            \
+    X(EV_QUERY, "event_query", "e")                                                                \
+    X(EV_SYNC, "event_sync", "e")                                                                  \
+    X(EV_CANCEL, "event_cancel", "e")                                                              \
+    X(WAIT_EVENT, "wait_event", "s e")                                                             \
+    X(WAIT_GATE, "wait_gate", "s g v delay_us")                                                    \
+    X(STATS, "stats", "")                                                                          \
+    X(BAD, "bad", "what s b k e g")                                                                \
+    X(END_CHECK, "end_check", "")
+
+enum op_kind {
+#define X(id, name, keys) OP_##id,
+    OPS(X)
+#undef X
+        OP_COUNT
+};
+
+static const char *const op_names[] = {
+#define X(id, name, keys) name,
+    OPS(X)
+#undef X
+};
+static const char *const op_keys[] = {
+#define X(id, name, keys) keys,
+    OPS(X)
+#undef X
+};
+
+typedef struct op {
+    enum op_kind kind;
+    int64_t a[MAX_ARGS];
+} op;
+
+/* Deliberately bad calls: each must return SALVO_ERROR_INVALID_ARGUMENT
+ * and change nothing. */
+enum bad_kind {
+    BAD_LAUNCH_NULL_STREAM,
+    BAD_LAUNCH_NULL_KERNEL,
+    BAD_LAUNCH_NO_BINDINGS,
+    BAD_LAUNCH_PUSH_SIZE,
+    BAD_LAUNCH_RANGE,
+    BAD_LAUNCH_UNALIGNED,
+    BAD_COPY_OVERLAP,
+    BAD_COPY_RANGE,
+    BAD_WRITE_RANGE,
+    BAD_READ_RANGE,
+    BAD_WRITE_NULL,
+    BAD_MAP_DEVICE,
+    BAD_BUFFER_ZERO,
+    BAD_RECORD_NULL,
+    BAD_WAIT_NULL,
+    BAD_GATE_LOWER,
+    BAD_KERNEL_SIZE,
+    BAD_COUNT
+};
+
+/* ------------------------------------------------------------------ */
+/* Configuration and process-wide state                                */
+/* ------------------------------------------------------------------ */
+
+typedef struct config {
+    uint32_t batch;
+    bool staging;
+    double timeout_s;
+    char fault[96]; /* "" none */
+    bool sync_validation;
+    int threads;    /* 1: single */
+    int ops;        /* generated calls per thread */
+} config;
+
+static config g_cfg;
+static salvo_device *g_dev;
+static uint32_t g_align_elems = 1;
+static bool g_may_timeout; /* the config can make waits expire */
+static bool g_errors_ok;   /* ... or calls fail (an injected fault) */
+static bool g_lost_ok;     /* ... or lose the device */
+static _Atomic uint64_t g_validation;
+static _Atomic uint64_t g_injected;
+static uint64_t g_seed;
+static bool g_verbose;
+static bool g_strict_layer;
+/* MODEL_AVOID=gate_destroy: destroy gates only after every stream, to look
+ * past a failure of destroying a gate that a stream still waits on. */
+static bool g_avoid_gate_destroy;
+static _Atomic uint64_t g_layer_timeouts, g_layer_timeouts_total;
+/* What the run exercised, for the summary. */
+static _Atomic uint64_t g_n_cancelled, g_n_timeouts, g_n_errors;
+static char g_trace_path[512];
+
+/* Kernels are shared by every thread of a seed (created by the main
+ * thread; destroyed and recreated only in single-thread runs). */
+typedef struct mkernel {
+    salvo_kernel *h;
+    int kind; /* 0 add, 1 copy */
+    uint32_t local;
+} mkernel;
+static mkernel g_kern[MAX_KERNELS];
+
+/* The last warnings and errors the library logged, printed with a failure. */
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char g_log_ring[8][256];
+static unsigned g_log_next;
+
+static void log_cb(void *user, salvo_log_level level, const char *file, int line,
+                   const char *message)
+{
+    (void)user;
+    (void)line;
+    if (file && strcmp(file, "validation") == 0) {
+        /* Under synchronization validation the layer's own queue tracker
+         * gives up on work held by a gate that the host raises from
+         * another thread, and says it is most likely a validation bug.
+         * Counted apart (MODEL_STRICT_LAYER=1 counts them as failures). */
+        if (strstr(message, "-state-timeout") && !g_strict_layer) {
+            atomic_fetch_add(&g_layer_timeouts, 1);
+            atomic_fetch_add(&g_layer_timeouts_total, 1);
+            return;
+        }
+        atomic_fetch_add(&g_validation, 1);
+        fprintf(stderr, "VALIDATION: %s\n", message);
+        return;
+    }
+    if (strstr(message, "fault injected"))
+        atomic_fetch_add(&g_injected, 1);
+    if (level >= SALVO_LOG_WARNING) {
+        pthread_mutex_lock(&g_log_mu);
+        snprintf(g_log_ring[g_log_next++ % 8], sizeof g_log_ring[0], "%s:%d: %s",
+                 file ? file : "?", line, message);
+        pthread_mutex_unlock(&g_log_mu);
+    }
+}
+
+/* Counts live host blocks: the device must give every one back. */
+typedef union block_head {
+    size_t size;
+    max_align_t align;
+} block_head;
+static _Atomic int64_t g_live_blocks;
+
+static void *count_alloc(void *user, size_t size)
+{
+    (void)user;
+    block_head *h = malloc(sizeof *h + size);
+    if (!h)
+        return NULL;
+    h->size = size;
+    atomic_fetch_add(&g_live_blocks, 1);
+    return h + 1;
+}
+
+static void count_free(void *user, void *ptr)
+{
+    (void)user;
+    if (!ptr)
+        return;
+    atomic_fetch_sub(&g_live_blocks, 1);
+    free((block_head *)ptr - 1);
+}
+
+static const salvo_allocator g_alloc = {count_alloc, count_free, NULL};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------------ */
+/* The model of one thread                                             */
+/* ------------------------------------------------------------------ */
+
+/* A range a stream's unsubmitted-for-certain work wrote: what a cancel
+ * could withdraw. */
+typedef struct wentry {
+    uint32_t seq;
+    int buf;
+    uint32_t gen;
+    uint32_t lo, hi;
+} wentry;
+
+/* Per stream id. Sequence numbers count the stream's launches and copies;
+ * seq is the last one issued. */
+typedef struct sinfo {
+    bool live;
+    uint32_t seq;
+    uint32_t completed; /* known to have finished (host saw it) */
+    uint32_t boundary;  /* known to have been submitted: no cancel can reach it */
+    uint32_t vc[MAX_SID]; /* per other stream: last op this stream is ordered after */
+    wentry *win;
+    size_t nwin, capwin;
+} sinfo;
+
+typedef struct mbuf {
+    salvo_buffer *h;
+    uint32_t gen;
+    salvo_domain dom;
+    uint32_t n;
+    uint32_t *val;
+    uint8_t *known;
+    /* Streams whose not yet confirmed work went into the element (directly
+     * or through copies): when one of them reports a failure, the element
+     * is unknown. */
+    uint64_t *risk;
+    uint32_t acc[MAX_SID]; /* per stream id: seq of its last use, 0 none since idle */
+    uint32_t *map;
+} mbuf;
+
+enum { ES_NORMAL, ES_CANCELLED, ES_UNCERTAIN };
+
+typedef struct mevent {
+    salvo_event *h;
+    bool recorded;
+    int sid;
+    uint32_t point;
+    uint32_t vc[MAX_SID];
+    int state;
+} mevent;
+
+typedef struct mgate {
+    salvo_gate *h;
+    uint64_t scheduled; /* highest value a raise was scheduled for */
+    _Atomic uint64_t raising; /* set before each raise call */
+    _Atomic uint64_t raised;  /* set after it returned */
+    int pending;              /* raises queued (raiser lock) */
+    double last_due;
+} mgate;
+
+typedef struct ctx {
+    int tid;
+    uint64_t rng;
+    bool replay;
+    salvo_stream *sh[MAX_STREAMS];
+    int ssid[MAX_STREAMS];
+    sinfo sid[MAX_SID];
+    int next_sid;
+    mbuf buf[MAX_BUFS];
+    uint32_t next_gen;
+    mevent ev[MAX_EVENTS];
+    mgate gate[MAX_GATES];
+    bool lost;
+    int after_lost;
+    bool failed;
+    char why[4096];
+    char *trace;
+    size_t tlen, tcap;
+    uint64_t ops;
+    uint64_t counts[OP_COUNT];
+} ctx;
+
+static ctx *g_ctx[MAX_THREADS];
+static int g_nctx;
+
+static void trace_add(ctx *c, const char *line)
+{
+    size_t n = strlen(line);
+    if (c->tlen + n + 2 > c->tcap) {
+        size_t cap = c->tcap ? c->tcap * 2 : 65536;
+        while (cap < c->tlen + n + 2)
+            cap *= 2;
+        char *t = realloc(c->trace, cap);
+        if (!t)
+            abort();
+        c->trace = t;
+        c->tcap = cap;
+    }
+    memcpy(c->trace + c->tlen, line, n);
+    c->tlen += n;
+    c->trace[c->tlen++] = '\n';
+    c->trace[c->tlen] = 0;
+}
+
+static void fail(ctx *c, const char *fmt, ...)
+{
+    if (c->failed)
+        return;
+    c->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(c->why, sizeof c->why, fmt, ap);
+    va_end(ap);
+    if (n > 0 && (size_t)n < sizeof c->why)
+        snprintf(c->why + n, sizeof c->why - (size_t)n, " [last error: %s]", salvo_last_error());
+}
+
+static uint64_t rnd64(ctx *c)
+{
+    uint64_t z = (c->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint32_t rnd(ctx *c, uint32_t n)
+{
+    return n ? (uint32_t)(rnd64(c) % n) : 0;
+}
+
+static uint32_t data_word(uint64_t seed, uint32_t i)
+{
+    uint64_t z = seed * 0x9e3779b97f4a7c15ull + i * 0xbf58476d1ce4e5b9ull + 1;
+    z ^= z >> 31;
+    z *= 0x94d049bb133111ebull;
+    return (uint32_t)(z >> 32) & 0xffffff; /* small: sums never wrap in a run */
+}
+
+/* ------------------------------------------------------------------ */
+/* Gate raiser: gated streams must not deadlock a single-threaded      */
+/* program, so another thread raises each gate shortly after the wait. */
+/* ------------------------------------------------------------------ */
+
+typedef struct raise_req {
+    mgate *g;
+    uint64_t value;
+    double due;
+    uint64_t order; /* ties in due keep the order scheduled */
+} raise_req;
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    raise_req q[RAISE_QUEUE];
+    int n;
+    uint64_t next_order;
+    bool stop;
+    char error[512];
+    pthread_t thread;
+} R = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void *raiser_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&R.mu);
+    while (!R.stop) {
+        int best = -1;
+        for (int i = 0; i < R.n; i++)
+            if (best < 0 || R.q[i].due < R.q[best].due ||
+                (R.q[i].due == R.q[best].due && R.q[i].order < R.q[best].order))
+                best = i;
+        if (best < 0) {
+            pthread_cond_wait(&R.cv, &R.mu);
+            continue;
+        }
+        double wait = R.q[best].due - now_s();
+        if (wait > 0) {
+            pthread_mutex_unlock(&R.mu);
+            usleep((useconds_t)(wait * 1e6) + 1);
+            pthread_mutex_lock(&R.mu);
+            continue;
+        }
+        raise_req rq = R.q[best];
+        R.q[best] = R.q[--R.n];
+        /* Raised with the lock held, so that a gate is never destroyed
+         * under a raise. salvo_gate_raise takes no device lock. */
+        atomic_store(&rq.g->raising, rq.value);
+        salvo_status st = salvo_gate_raise(rq.g->h, rq.value);
+        if (st == SALVO_OK)
+            atomic_store(&rq.g->raised, rq.value);
+        else
+            atomic_store(&rq.g->raising, atomic_load(&rq.g->raised)); /* not raised */
+        bool lost = st == SALVO_ERROR_DEVICE_LOST && salvo_device_is_lost(g_dev);
+        if (st != SALVO_OK && !lost && !R.error[0])
+            snprintf(R.error, sizeof R.error, "gate_raise(%" PRIu64 ") returned %s: %s", rq.value,
+                     salvo_status_string(st), salvo_last_error());
+        rq.g->pending--;
+        pthread_cond_broadcast(&R.cv);
+    }
+    pthread_mutex_unlock(&R.mu);
+    return NULL;
+}
+
+static void raiser_schedule(mgate *g, uint64_t value, uint32_t delay_us)
+{
+    pthread_mutex_lock(&R.mu);
+    while (R.n == RAISE_QUEUE)
+        pthread_cond_wait(&R.cv, &R.mu);
+    double due = now_s() + delay_us * 1e-6;
+    if (due < g->last_due)
+        due = g->last_due; /* per gate in order: raises are monotonic */
+    g->last_due = due;
+    R.q[R.n++] = (raise_req){g, value, due, R.next_order++};
+    g->pending++;
+    pthread_cond_broadcast(&R.cv);
+    pthread_mutex_unlock(&R.mu);
+}
+
+/* Wait until every raise scheduled for g ran (g NULL: every raise). */
+static void raiser_drain(mgate *g)
+{
+    pthread_mutex_lock(&R.mu);
+    while (g ? g->pending > 0 : R.n > 0)
+        pthread_cond_wait(&R.cv, &R.mu);
+    pthread_mutex_unlock(&R.mu);
+}
+
+/* Drop the raises still queued for g: its destroy must release the work. */
+static void raiser_withdraw(mgate *g)
+{
+    pthread_mutex_lock(&R.mu);
+    for (int i = 0; i < R.n;) {
+        if (R.q[i].g == g) {
+            R.q[i] = R.q[--R.n];
+            g->pending--;
+        } else {
+            i++;
+        }
+    }
+    pthread_cond_broadcast(&R.cv);
+    pthread_mutex_unlock(&R.mu);
+}
+
+static void raiser_check(ctx *c)
+{
+    pthread_mutex_lock(&R.mu);
+    if (R.error[0]) {
+        fail(c, "raiser: %s", R.error);
+        R.error[0] = 0;
+    }
+    pthread_mutex_unlock(&R.mu);
+}
+
+/* ------------------------------------------------------------------ */
+/* Model updates                                                       */
+/* ------------------------------------------------------------------ */
+
+static void buf_unknown(mbuf *b, uint32_t lo, uint32_t hi)
+{
+    for (uint32_t i = lo; i < hi && i < b->n; i++) {
+        b->known[i] = 0;
+        b->risk[i] = 0;
+    }
+}
+
+static void all_unknown(ctx *c)
+{
+    for (int i = 0; i < MAX_BUFS; i++)
+        if (c->buf[i].h)
+            buf_unknown(&c->buf[i], 0, c->buf[i].n);
+}
+
+static void note_lost(ctx *c)
+{
+    if (!c->lost) {
+        c->lost = true;
+        all_unknown(c);
+    }
+}
+
+/* A failure was reported for stream sid: whatever its unconfirmed work
+ * wrote is unknown. */
+static void stream_error(ctx *c, int sid)
+{
+    uint64_t bit = 1ull << sid;
+    for (int i = 0; i < MAX_BUFS; i++) {
+        mbuf *b = &c->buf[i];
+        if (!b->h)
+            continue;
+        for (uint32_t j = 0; j < b->n; j++)
+            if (b->risk[j] & bit) {
+                b->known[j] = 0;
+                b->risk[j] = 0;
+            }
+    }
+}
+
+static void stream_confirmed(ctx *c, int sid)
+{
+    uint64_t bit = 1ull << sid;
+    for (int i = 0; i < MAX_BUFS; i++) {
+        mbuf *b = &c->buf[i];
+        if (b->h)
+            for (uint32_t j = 0; j < b->n; j++)
+                b->risk[j] &= ~bit;
+    }
+}
+
+static void set_boundary(ctx *c, int sid, uint32_t point)
+{
+    sinfo *s = &c->sid[sid];
+    if (point <= s->boundary)
+        return;
+    s->boundary = point;
+    size_t k = 0;
+    for (size_t i = 0; i < s->nwin; i++)
+        if (s->win[i].seq > point)
+            s->win[k++] = s->win[i];
+    s->nwin = k;
+}
+
+static void win_add(ctx *c, int sid, int bi, uint32_t lo, uint32_t hi)
+{
+    sinfo *s = &c->sid[sid];
+    if (s->nwin == s->capwin) {
+        size_t cap = s->capwin ? s->capwin * 2 : 64;
+        wentry *w = realloc(s->win, cap * sizeof *w);
+        if (!w)
+            abort();
+        s->win = w;
+        s->capwin = cap;
+    }
+    s->win[s->nwin++] = (wentry){s->seq, bi, c->buf[bi].gen, lo, hi};
+}
+
+/* The new op of sid (seq already advanced) used buffer bi. */
+static void note_use(ctx *c, int sid, int bi)
+{
+    c->buf[bi].acc[sid] = c->sid[sid].seq;
+}
+
+/* Is stream sid ordered after every earlier use of buffer bi? */
+static bool ordered(ctx *c, int sid, int bi, int *blocker)
+{
+    mbuf *b = &c->buf[bi];
+    for (int t = 0; t < c->next_sid; t++) {
+        if (t == sid || b->acc[t] == 0)
+            continue;
+        uint32_t seen = c->sid[sid].vc[t];
+        if (c->sid[t].completed > seen)
+            seen = c->sid[t].completed;
+        if (seen < b->acc[t]) {
+            if (blocker)
+                *blocker = t;
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool idle(ctx *c, int bi, int *blocker)
+{
+    mbuf *b = &c->buf[bi];
+    for (int t = 0; t < c->next_sid; t++)
+        if (b->acc[t] > c->sid[t].completed) {
+            if (blocker)
+                *blocker = t;
+            return false;
+        }
+    return true;
+}
+
+static void apply_add(ctx *c, int sid, int bi, uint32_t off, uint32_t n, uint32_t v)
+{
+    mbuf *b = &c->buf[bi];
+    c->sid[sid].seq++;
+    for (uint32_t i = off; i < off + n; i++) {
+        b->val[i] += v;
+        b->risk[i] |= 1ull << sid;
+    }
+    note_use(c, sid, bi);
+    win_add(c, sid, bi, off, off + n);
+}
+
+static void apply_copy(ctx *c, int sid, int si, uint32_t soff, int di, uint32_t doff, uint32_t n,
+                       uint32_t add)
+{
+    mbuf *s = &c->buf[si], *d = &c->buf[di];
+    c->sid[sid].seq++;
+    uint32_t *v = malloc(n * sizeof *v);
+    uint8_t *k = malloc(n);
+    uint64_t *r = malloc(n * sizeof *r);
+    if (!v || !k || !r)
+        abort();
+    for (uint32_t i = 0; i < n; i++) {
+        v[i] = s->val[soff + i] + add;
+        k[i] = s->known[soff + i];
+        r[i] = s->risk[soff + i] | (1ull << sid);
+    }
+    memcpy(d->val + doff, v, n * sizeof *v);
+    memcpy(d->known + doff, k, n);
+    memcpy(d->risk + doff, r, n * sizeof *r);
+    free(v);
+    free(k);
+    free(r);
+    note_use(c, sid, si);
+    note_use(c, sid, di);
+    win_add(c, sid, di, doff, doff + n);
+}
+
+/* An op that failed may or may not have run: its target is unknown. */
+static void advance_unknown(ctx *c, int sid, int bi, uint32_t lo, uint32_t hi)
+{
+    c->sid[sid].seq++;
+    buf_unknown(&c->buf[bi], lo, hi);
+    note_use(c, sid, bi);
+    win_add(c, sid, bi, lo, hi);
+}
+
+static void host_wrote(ctx *c, int bi, uint32_t off, uint32_t n, uint64_t seed)
+{
+    mbuf *b = &c->buf[bi];
+    for (uint32_t i = 0; i < n; i++) {
+        b->val[off + i] = data_word(seed, i);
+        b->known[off + i] = 1;
+        b->risk[off + i] = 0;
+    }
+}
+
+/* Compare what the device gave with the model. */
+static void check_values(ctx *c, int bi, uint32_t off, uint32_t n, const uint32_t *got,
+                         const char *what)
+{
+    mbuf *b = &c->buf[bi];
+    bool faults = atomic_load(&g_injected) > 0;
+    uint32_t bad = 0, first = 0;
+    char detail[512] = "";
+    size_t dl = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t j = off + i;
+        if (!b->known[j] || (faults && b->risk[j]))
+            continue;
+        if (got[i] != b->val[j]) {
+            if (bad++ == 0)
+                first = j;
+            if (bad <= 6 && dl < sizeof detail - 64)
+                dl += (size_t)snprintf(detail + dl, sizeof detail - dl, " [%u] got %u want %u", j,
+                                       got[i], b->val[j]);
+        }
+    }
+    if (bad)
+        fail(c, "%s b%d: %u of %u elements differ from the model (first at %u):%s", what, bi, bad,
+             n, first, detail);
+}
+
+/* ------------------------------------------------------------------ */
+/* Status expectations                                                 */
+/* ------------------------------------------------------------------ */
+
+enum {
+    F_DEVICE = 1,    /* needs the device: DEVICE_LOST once it is lost */
+    F_PTIMEOUT = 2,  /* may return SALVO_TIMEOUT (done, a wait expired) */
+    F_NTIMEOUT = 4,  /* may return SALVO_ERROR_TIMEOUT (nothing done) */
+    F_ERR = 8,       /* may fail when a fault is injected */
+    F_LENIENT = 16   /* after loss: LOST or success */
+};
+
+enum outcome { OUT_OK, OUT_PTIMEOUT, OUT_NTIMEOUT, OUT_LOST, OUT_ERROR, OUT_OTHER };
+
+static enum outcome outcome(ctx *c, const char *what, salvo_status st, unsigned flags,
+                            bool lost_before)
+{
+    if (lost_before && (flags & F_DEVICE) && st != SALVO_ERROR_DEVICE_LOST) {
+        if (!((flags & F_LENIENT) && st >= 0))
+            fail(c, "%s on a lost device returned %s, expected SALVO_ERROR_DEVICE_LOST", what,
+                 salvo_status_string(st));
+    }
+    switch ((int)st) {
+    case SALVO_OK:
+        return OUT_OK;
+    case SALVO_ERROR_DEVICE_LOST:
+        if (!salvo_device_is_lost(g_dev))
+            fail(c, "%s returned SALVO_ERROR_DEVICE_LOST but salvo_device_is_lost is false", what);
+        else if (!g_lost_ok && !lost_before)
+            fail(c, "%s returned SALVO_ERROR_DEVICE_LOST without a fault that loses the device",
+                 what);
+        note_lost(c);
+        return OUT_LOST;
+    case SALVO_TIMEOUT:
+        atomic_fetch_add(&g_n_timeouts, 1);
+        if (!(flags & F_PTIMEOUT))
+            fail(c, "%s returned SALVO_TIMEOUT, which it never should", what);
+        else if (!g_may_timeout)
+            fail(c, "%s returned SALVO_TIMEOUT with no timeout configured", what);
+        return OUT_PTIMEOUT;
+    case SALVO_ERROR_TIMEOUT:
+        atomic_fetch_add(&g_n_timeouts, 1);
+        if (!(flags & F_NTIMEOUT))
+            fail(c, "%s returned SALVO_ERROR_TIMEOUT, which it never should", what);
+        else if (!g_may_timeout)
+            fail(c, "%s returned SALVO_ERROR_TIMEOUT with no timeout configured", what);
+        return OUT_NTIMEOUT;
+    case SALVO_ERROR_INVALID_ARGUMENT:
+        fail(c, "%s: a valid call returned SALVO_ERROR_INVALID_ARGUMENT", what);
+        return OUT_ERROR;
+    default:
+        if (st > 0)
+            return OUT_OTHER;
+        atomic_fetch_add(&g_n_errors, 1);
+        if (!(flags & F_ERR) || !(g_errors_ok || lost_before))
+            fail(c, "%s returned %s", what, salvo_status_string(st));
+        return OUT_ERROR;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Executing one op                                                    */
+/* ------------------------------------------------------------------ */
+
+static int slot_sid(ctx *c, int s)
+{
+    return (s >= 0 && s < MAX_STREAMS && c->sh[s]) ? c->ssid[s] : -1;
+}
+
+static bool buf_ok(ctx *c, int64_t b)
+{
+    return b >= 0 && b < MAX_BUFS && c->buf[b].h;
+}
+
+static void buf_free_model(mbuf *b)
+{
+    free(b->val);
+    free(b->known);
+    free(b->risk);
+    memset(b, 0, sizeof *b);
+}
+
+static void event_complete(ctx *c, mevent *e)
+{
+    for (int t = 0; t < c->next_sid; t++)
+        if (e->vc[t] > c->sid[t].completed)
+            c->sid[t].completed = e->vc[t];
+    set_boundary(c, e->sid, e->point);
+}
+
+static void exec_bad(ctx *c, const op *o, bool lost_before);
+
+static void exec_launch_add(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0], k = (int)o->a[1], bi = (int)o->a[2];
+    int sid = slot_sid(c, s);
+    if (sid < 0 || !buf_ok(c, bi) || k < 0 || k >= MAX_KERNELS || !g_kern[k].h) {
+        fail(c, "trace names a missing object");
+        return;
+    }
+    uint32_t off = (uint32_t)o->a[3], sz = (uint32_t)o->a[4], n = (uint32_t)o->a[5];
+    uint32_t v = (uint32_t)o->a[6], extra = (uint32_t)o->a[7];
+    if (c->replay && !ordered(c, sid, bi, NULL))
+        fprintf(stderr, "note: replayed launch_add is not ordered after another stream's use\n");
+    const salvo_binding bind = {.binding = 0, .buffer = c->buf[bi].h, .offset = off * 4ull,
+                                .size = sz * 4ull};
+    uint32_t local = g_kern[k].local;
+    const uint32_t groups[3] = {(n + local - 1) / local + extra, 1, 1};
+    const uint32_t push[2] = {n, v};
+    salvo_status st = salvo_launch(c->sh[s], g_kern[k].h, groups, &bind, 1, push, sizeof push);
+    switch (outcome(c, "launch", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR, lost_before)) {
+    case OUT_OK:
+    case OUT_PTIMEOUT:
+        apply_add(c, sid, bi, off, n, v);
+        if (g_cfg.batch == 1)
+            set_boundary(c, sid, c->sid[sid].seq);
+        break;
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        advance_unknown(c, sid, bi, off, off + n);
+        stream_error(c, sid);
+        break;
+    }
+}
+
+static void exec_launch_copy(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0], k = (int)o->a[1], si = (int)o->a[2], di = (int)o->a[5];
+    int sid = slot_sid(c, s);
+    if (sid < 0 || !buf_ok(c, si) || !buf_ok(c, di) || k < 0 || k >= MAX_KERNELS ||
+        !g_kern[k].h) {
+        fail(c, "trace names a missing object");
+        return;
+    }
+    uint32_t soff = (uint32_t)o->a[3], ssz = (uint32_t)o->a[4], doff = (uint32_t)o->a[6];
+    uint32_t dsz = (uint32_t)o->a[7], n = (uint32_t)o->a[8], add = (uint32_t)o->a[9];
+    const salvo_binding bind[2] = {
+        {.binding = 0, .buffer = c->buf[si].h, .offset = soff * 4ull, .size = ssz * 4ull},
+        {.binding = 1, .buffer = c->buf[di].h, .offset = doff * 4ull, .size = dsz * 4ull}};
+    uint32_t local = g_kern[k].local;
+    const uint32_t groups[3] = {(n + local - 1) / local, 1, 1};
+    const uint32_t push[2] = {n, add};
+    salvo_status st = salvo_launch(c->sh[s], g_kern[k].h, groups, bind, 2, push, sizeof push);
+    switch (outcome(c, "launch(copy)", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
+                    lost_before)) {
+    case OUT_OK:
+    case OUT_PTIMEOUT:
+        apply_copy(c, sid, si, soff, di, doff, n, add);
+        if (g_cfg.batch == 1)
+            set_boundary(c, sid, c->sid[sid].seq);
+        break;
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        advance_unknown(c, sid, di, doff, doff + n);
+        note_use(c, sid, si);
+        stream_error(c, sid);
+        break;
+    }
+}
+
+static void exec_copy(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0], si = (int)o->a[1], di = (int)o->a[3];
+    int sid = slot_sid(c, s);
+    if (sid < 0 || !buf_ok(c, si) || !buf_ok(c, di)) {
+        fail(c, "trace names a missing object");
+        return;
+    }
+    uint32_t soff = (uint32_t)o->a[2], doff = (uint32_t)o->a[4], n = (uint32_t)o->a[5];
+    salvo_status st = salvo_copy(c->sh[s], c->buf[si].h, soff * 4ull, c->buf[di].h, doff * 4ull,
+                                 n * 4ull);
+    switch (outcome(c, "copy", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR, lost_before)) {
+    case OUT_OK:
+    case OUT_PTIMEOUT:
+        apply_copy(c, sid, si, soff, di, doff, n, 0);
+        if (g_cfg.batch == 1)
+            set_boundary(c, sid, c->sid[sid].seq);
+        break;
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        advance_unknown(c, sid, di, doff, doff + n);
+        note_use(c, sid, si);
+        stream_error(c, sid);
+        break;
+    }
+}
+
+static void exec_sync(ctx *c, int sid, salvo_status st, bool lost_before, const char *what)
+{
+    sinfo *s = &c->sid[sid];
+    switch (outcome(c, what, st, F_DEVICE | F_PTIMEOUT | F_ERR, lost_before)) {
+    case OUT_OK:
+        s->completed = s->seq;
+        set_boundary(c, sid, s->seq);
+        stream_confirmed(c, sid);
+        break;
+    case OUT_PTIMEOUT:
+        set_boundary(c, sid, s->seq);
+        break;
+    default:
+        set_boundary(c, sid, s->seq);
+        stream_error(c, sid);
+        break;
+    }
+}
+
+static void exec_op(ctx *c, const op *o)
+{
+    bool lost_before = salvo_device_is_lost(g_dev);
+    if (lost_before)
+        note_lost(c);
+    const int64_t *a = o->a;
+    salvo_status st;
+    switch (o->kind) {
+    case OP_STREAM_CREATE: {
+        int s = (int)a[0];
+        if (s < 0 || s >= MAX_STREAMS || c->sh[s] || c->next_sid >= MAX_SID) {
+            fail(c, "trace: bad stream slot");
+            return;
+        }
+        salvo_stream_desc d = {.first_batch = (uint32_t)a[1]};
+        salvo_stream *h = NULL;
+        st = salvo_stream_create(g_dev, &d, &h);
+        if (outcome(c, "stream_create", st, F_DEVICE | F_ERR, lost_before) == OUT_OK) {
+            if (!h) {
+                fail(c, "stream_create: SALVO_OK and no stream");
+                return;
+            }
+            int sid = c->next_sid++;
+            c->sh[s] = h;
+            c->ssid[s] = sid;
+            memset(&c->sid[sid], 0, sizeof c->sid[sid]);
+            c->sid[sid].live = true;
+        } else if (h) {
+            fail(c, "stream_create failed but set *out");
+        }
+        break;
+    }
+    case OP_STREAM_DESTROY: {
+        int s = (int)a[0], sid = slot_sid(c, s);
+        if (sid < 0)
+            return;
+        salvo_stream_destroy(c->sh[s]);
+        c->sh[s] = NULL;
+        sinfo *si = &c->sid[sid];
+        si->live = false;
+        /* Failures of its pending work are only logged from now on. */
+        if (g_errors_ok && si->seq > si->completed)
+            stream_error(c, sid);
+        break;
+    }
+    case OP_BUFFER_CREATE: {
+        int bi = (int)a[0];
+        if (bi < 0 || bi >= MAX_BUFS || c->buf[bi].h) {
+            fail(c, "trace: bad buffer slot");
+            return;
+        }
+        uint32_t n = (uint32_t)a[2];
+        salvo_buffer *h = NULL;
+        st = salvo_buffer_create(g_dev, n * 4ull, (salvo_domain)a[1], &h);
+        if (outcome(c, "buffer_create", st, F_DEVICE | F_ERR, lost_before) != OUT_OK) {
+            if (h)
+                fail(c, "buffer_create failed but set *out");
+            return;
+        }
+        mbuf *b = &c->buf[bi];
+        memset(b, 0, sizeof *b);
+        b->h = h;
+        b->gen = ++c->next_gen;
+        b->dom = (salvo_domain)a[1];
+        b->n = n;
+        b->val = calloc(n, sizeof *b->val);
+        b->known = calloc(n, 1); /* contents undefined until written */
+        b->risk = calloc(n, sizeof *b->risk);
+        if (!b->val || !b->known || !b->risk)
+            abort();
+        if (salvo_buffer_size(h) != n * 4ull)
+            fail(c, "buffer_size %" PRIu64 ", created with %u", salvo_buffer_size(h), n * 4);
+        if (b->dom != SALVO_DOMAIN_DEVICE) {
+            void *p = NULL;
+            st = salvo_buffer_map(h, &p);
+            if (st != SALVO_OK || !p)
+                fail(c, "buffer_map of a %s buffer returned %s",
+                     b->dom == SALVO_DOMAIN_HOST ? "HOST" : "SHARED", salvo_status_string(st));
+            b->map = p;
+        }
+        break;
+    }
+    case OP_BUFFER_DESTROY: {
+        int bi = (int)a[0];
+        if (!buf_ok(c, bi))
+            return;
+        salvo_buffer_destroy(c->buf[bi].h);
+        buf_free_model(&c->buf[bi]);
+        break;
+    }
+    case OP_KERNEL_CREATE: {
+        int k = (int)a[0];
+        if (k < 0 || k >= MAX_KERNELS || g_kern[k].h) {
+            fail(c, "trace: bad kernel slot");
+            return;
+        }
+        int kind = (int)a[1];
+        uint32_t local = (uint32_t)a[2];
+        const salvo_spec_constant spec = {0, local};
+        salvo_kernel_desc d = kind == 0
+            ? (salvo_kernel_desc){.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
+                                  .spec_constants = &spec, .spec_constant_count = 1}
+            : (salvo_kernel_desc){.spirv = copy_spv, .spirv_size = sizeof copy_spv,
+                                  .name = "copy"};
+        salvo_kernel *h = NULL;
+        st = salvo_kernel_create(g_dev, &d, &h);
+        if (outcome(c, "kernel_create", st, F_DEVICE | F_ERR, lost_before) == OUT_OK) {
+            g_kern[k] = (mkernel){h, kind, kind == 0 ? local : 64};
+            salvo_kernel_info info;
+            if (salvo_kernel_info_get(h, &info) != SALVO_OK ||
+                info.binding_count != (kind == 0 ? 1u : 2u) || info.push_constant_size != 8)
+                fail(c, "kernel_info of %s: %u bindings, push %u", d.name, info.binding_count,
+                     info.push_constant_size);
+        }
+        break;
+    }
+    case OP_KERNEL_DESTROY: {
+        int k = (int)a[0];
+        if (k < 0 || k >= MAX_KERNELS || !g_kern[k].h)
+            return;
+        salvo_kernel_destroy(g_kern[k].h);
+        g_kern[k].h = NULL;
+        break;
+    }
+    case OP_EVENT_CREATE: {
+        int e = (int)a[0];
+        if (e < 0 || e >= MAX_EVENTS || c->ev[e].h) {
+            fail(c, "trace: bad event slot");
+            return;
+        }
+        salvo_event *h = NULL;
+        st = salvo_event_create(g_dev, &h);
+        if (outcome(c, "event_create", st, F_DEVICE | F_ERR, lost_before) == OUT_OK) {
+            memset(&c->ev[e], 0, sizeof c->ev[e]);
+            c->ev[e].h = h;
+        }
+        break;
+    }
+    case OP_EVENT_DESTROY: {
+        int e = (int)a[0];
+        if (e < 0 || e >= MAX_EVENTS || !c->ev[e].h)
+            return;
+        salvo_event_destroy(c->ev[e].h);
+        memset(&c->ev[e], 0, sizeof c->ev[e]);
+        break;
+    }
+    case OP_GATE_CREATE: {
+        int g = (int)a[0];
+        if (g < 0 || g >= MAX_GATES || c->gate[g].h) {
+            fail(c, "trace: bad gate slot");
+            return;
+        }
+        salvo_gate *h = NULL;
+        st = salvo_gate_create(g_dev, &h);
+        if (outcome(c, "gate_create", st, F_DEVICE | F_ERR, lost_before) == OUT_OK) {
+            mgate *m = &c->gate[g];
+            m->h = h;
+            m->scheduled = 0;
+            atomic_store(&m->raising, 0);
+            atomic_store(&m->raised, 0);
+            m->pending = 0;
+            m->last_due = 0;
+            if (salvo_gate_value(h) != 0)
+                fail(c, "a new gate reads %" PRIu64, salvo_gate_value(h));
+        }
+        break;
+    }
+    case OP_GATE_DESTROY: {
+        int g = (int)a[0];
+        if (g < 0 || g >= MAX_GATES || !c->gate[g].h)
+            return;
+        if (a[1])
+            raiser_withdraw(&c->gate[g]); /* the destroy releases the waiting work */
+        else
+            raiser_drain(&c->gate[g]);
+        salvo_gate_destroy(c->gate[g].h);
+        c->gate[g].h = NULL;
+        break;
+    }
+    case OP_LAUNCH_ADD:
+        exec_launch_add(c, o, lost_before);
+        break;
+    case OP_LAUNCH_COPY:
+        exec_launch_copy(c, o, lost_before);
+        break;
+    case OP_COPY:
+        exec_copy(c, o, lost_before);
+        break;
+    case OP_WRITE:
+    case OP_MAP_WRITE: {
+        int bi = (int)a[0];
+        if (!buf_ok(c, bi)) {
+            fail(c, "trace names a missing buffer");
+            return;
+        }
+        uint32_t off = (uint32_t)a[1], n = (uint32_t)a[2];
+        uint64_t seed = (uint64_t)a[3];
+        uint32_t *src = malloc(n * sizeof *src);
+        if (!src)
+            abort();
+        for (uint32_t i = 0; i < n; i++)
+            src[i] = data_word(seed, i);
+        if (o->kind == OP_MAP_WRITE) {
+            if (!c->buf[bi].map) {
+                fail(c, "trace: map_write of an unmapped buffer");
+            } else {
+                if (c->replay && !idle(c, bi, NULL))
+                    fprintf(stderr, "note: replayed map_write of a buffer in use\n");
+                memcpy(c->buf[bi].map + off, src, n * sizeof *src);
+                host_wrote(c, bi, off, n, seed);
+            }
+            free(src);
+            break;
+        }
+        st = salvo_buffer_write(c->buf[bi].h, off * 4ull, src, n * 4ull);
+        free(src);
+        switch (outcome(c, "buffer_write", st, F_DEVICE | F_NTIMEOUT | F_PTIMEOUT | F_ERR,
+                        lost_before)) {
+        case OUT_OK:
+        case OUT_PTIMEOUT:
+            host_wrote(c, bi, off, n, seed);
+            memset(c->buf[bi].acc, 0, sizeof c->buf[bi].acc);
+            break;
+        case OUT_NTIMEOUT:
+            break;
+        default:
+            buf_unknown(&c->buf[bi], off, off + n);
+            break;
+        }
+        break;
+    }
+    case OP_READ:
+    case OP_MAP_READ: {
+        int bi = (int)a[0];
+        if (!buf_ok(c, bi)) {
+            fail(c, "trace names a missing buffer");
+            return;
+        }
+        uint32_t off = (uint32_t)a[1], n = (uint32_t)a[2];
+        uint32_t *dst = malloc(n * sizeof *dst);
+        if (!dst)
+            abort();
+        if (o->kind == OP_MAP_READ) {
+            if (!c->buf[bi].map) {
+                fail(c, "trace: map_read of an unmapped buffer");
+            } else {
+                if (c->replay && !idle(c, bi, NULL))
+                    fprintf(stderr, "note: replayed map_read of a buffer in use\n");
+                memcpy(dst, c->buf[bi].map + off, n * sizeof *dst);
+                check_values(c, bi, off, n, dst, "map_read");
+            }
+            free(dst);
+            break;
+        }
+        memset(dst, 0xee, n * sizeof *dst);
+        st = salvo_buffer_read(c->buf[bi].h, off * 4ull, dst, n * 4ull);
+        switch (outcome(c, "buffer_read", st, F_DEVICE | F_NTIMEOUT | F_PTIMEOUT | F_ERR,
+                        lost_before)) {
+        case OUT_OK:
+        case OUT_PTIMEOUT:
+            check_values(c, bi, off, n, dst, st == SALVO_OK ? "read" : "read (SALVO_TIMEOUT)");
+            memset(c->buf[bi].acc, 0, sizeof c->buf[bi].acc);
+            break;
+        default:
+            break;
+        }
+        free(dst);
+        break;
+    }
+    case OP_FLUSH: {
+        int sid = slot_sid(c, (int)a[0]);
+        if (sid < 0)
+            return;
+        st = salvo_stream_flush(c->sh[a[0]]);
+        switch (outcome(c, "flush", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
+                        lost_before)) {
+        case OUT_OK:
+        case OUT_PTIMEOUT:
+            set_boundary(c, sid, c->sid[sid].seq);
+            break;
+        case OUT_NTIMEOUT:
+            break;
+        default:
+            stream_error(c, sid);
+            break;
+        }
+        break;
+    }
+    case OP_SYNC: {
+        int sid = slot_sid(c, (int)a[0]);
+        if (sid < 0)
+            return;
+        exec_sync(c, sid, salvo_stream_synchronize(c->sh[a[0]]), lost_before,
+                  "stream_synchronize");
+        break;
+    }
+    case OP_DSYNC: {
+        st = salvo_device_synchronize(g_dev);
+        enum outcome r = outcome(c, "device_synchronize", st, F_DEVICE | F_PTIMEOUT | F_ERR,
+                                 lost_before);
+        for (int t = 0; t < c->next_sid; t++) {
+            sinfo *s = &c->sid[t];
+            set_boundary(c, t, s->seq);
+            if (r == OUT_OK || (r != OUT_PTIMEOUT && !s->live))
+                s->completed = s->seq;
+            if (r == OUT_OK && s->live)
+                stream_confirmed(c, t);
+            else if (r != OUT_OK && r != OUT_PTIMEOUT && s->live)
+                stream_error(c, t);
+        }
+        if (r == OUT_OK && g_nctx == 1) {
+            salvo_stats stats;
+            if (salvo_device_stats(g_dev, &stats) != SALVO_OK)
+                fail(c, "device_stats failed");
+            else if (stats.launches_pending != 0)
+                fail(c, "launches_pending %" PRIu64 " after device_synchronize returned SALVO_OK",
+                     stats.launches_pending);
+        }
+        break;
+    }
+    case OP_EV_RECORD: {
+        int e = (int)a[0], sid = slot_sid(c, (int)a[1]);
+        if (e < 0 || e >= MAX_EVENTS || !c->ev[e].h || sid < 0) {
+            fail(c, "trace names a missing object");
+            return;
+        }
+        mevent *m = &c->ev[e];
+        st = salvo_event_record(m->h, c->sh[a[1]]);
+        m->recorded = true;
+        m->sid = sid;
+        m->point = c->sid[sid].seq;
+        memcpy(m->vc, c->sid[sid].vc, sizeof m->vc);
+        m->vc[sid] = m->point;
+        m->state = ES_NORMAL;
+        if (outcome(c, "event_record", st, F_DEVICE | F_ERR, lost_before) != OUT_OK)
+            m->state = ES_UNCERTAIN;
+        break;
+    }
+    case OP_EV_QUERY:
+    case OP_EV_SYNC: {
+        int e = (int)a[0];
+        if (e < 0 || e >= MAX_EVENTS || !c->ev[e].h)
+            return;
+        mevent *m = &c->ev[e];
+        bool q = o->kind == OP_EV_QUERY;
+        st = q ? salvo_event_query(m->h) : salvo_event_synchronize(m->h);
+        const char *what = q ? "event_query" : "event_synchronize";
+        if (lost_before && m->recorded) {
+            outcome(c, what, st, F_DEVICE | F_LENIENT | F_ERR, true);
+            break;
+        }
+        if (!m->recorded) {
+            if (st != SALVO_OK)
+                fail(c, "%s of an event never recorded returned %s, expected SALVO_OK", what,
+                     salvo_status_string(st));
+            break;
+        }
+        if (m->state == ES_CANCELLED) {
+            if (st != SALVO_CANCELLED)
+                fail(c, "%s of a cancelled event returned %s, expected SALVO_CANCELLED", what,
+                     salvo_status_string(st));
+            break;
+        }
+        if (st == SALVO_CANCELLED) {
+            if (m->state != ES_UNCERTAIN)
+                fail(c, "%s returned SALVO_CANCELLED for an event not cancelled", what);
+            break;
+        }
+        if (st == SALVO_NOT_READY) {
+            if (!q)
+                fail(c, "event_synchronize returned SALVO_NOT_READY");
+            set_boundary(c, m->sid, m->point);
+            break;
+        }
+        enum outcome r = outcome(c, what, st, F_DEVICE | (q ? 0 : F_PTIMEOUT) | F_ERR, false);
+        if (r == OUT_OK && m->state == ES_NORMAL)
+            event_complete(c, m);
+        else if (r == OUT_PTIMEOUT)
+            set_boundary(c, m->sid, m->point);
+        break;
+    }
+    case OP_EV_CANCEL: {
+        int e = (int)a[0];
+        if (e < 0 || e >= MAX_EVENTS || !c->ev[e].h)
+            return;
+        mevent *m = &c->ev[e];
+        st = salvo_event_cancel(m->h);
+        if (lost_before) {
+            outcome(c, "event_cancel", st, F_DEVICE, true);
+            break;
+        }
+        if (!m->recorded) {
+            if (st != SALVO_ERROR_INVALID_STATE)
+                fail(c, "event_cancel of an event never recorded returned %s, expected "
+                        "SALVO_ERROR_INVALID_STATE", salvo_status_string(st));
+            break;
+        }
+        if (m->state == ES_CANCELLED) {
+            if (st != SALVO_OK)
+                fail(c, "event_cancel of a cancelled event returned %s, expected SALVO_OK",
+                     salvo_status_string(st));
+            break;
+        }
+        sinfo *si = &c->sid[m->sid];
+        bool submitted = m->point <= si->boundary;
+        if (st == SALVO_ERROR_INVALID_STATE)
+            break; /* nothing withdrawn */
+        if (st != SALVO_OK) {
+            /* A failed cancel withdraws nothing: the launches still run. */
+            if (st == SALVO_ERROR_DEVICE_LOST)
+                outcome(c, "event_cancel", st, F_DEVICE, false);
+            else if (!g_errors_ok)
+                fail(c, "event_cancel returned %s", salvo_status_string(st));
+            break;
+        }
+        if (submitted && m->state == ES_NORMAL) {
+            fail(c, "event_cancel returned SALVO_OK though the work before the event was "
+                    "submitted (point %u, submitted up to %u)", m->point, si->boundary);
+            break;
+        }
+        /* Withdrawn: the stream's work since its last submission up to the
+         * event. Which part of the window that is the model cannot know
+         * exactly, nor what later work of the window read from it. */
+        for (size_t i = 0; i < si->nwin; i++) {
+            wentry *w = &si->win[i];
+            if (c->buf[w->buf].h && c->buf[w->buf].gen == w->gen)
+                buf_unknown(&c->buf[w->buf], w->lo, w->hi);
+        }
+        for (int j = 0; j < MAX_EVENTS; j++) {
+            mevent *o2 = &c->ev[j];
+            if (j != e && o2->h && o2->recorded && o2->sid == m->sid &&
+                o2->point > si->boundary && o2->point <= m->point && o2->state == ES_NORMAL)
+                o2->state = ES_UNCERTAIN;
+        }
+        m->state = ES_CANCELLED;
+        atomic_fetch_add(&g_n_cancelled, 1);
+        break;
+    }
+    case OP_WAIT_EVENT: {
+        int sid = slot_sid(c, (int)a[0]), e = (int)a[1];
+        if (sid < 0 || e < 0 || e >= MAX_EVENTS || !c->ev[e].h) {
+            fail(c, "trace names a missing object");
+            return;
+        }
+        mevent *m = &c->ev[e];
+        st = salvo_stream_wait_event(c->sh[a[0]], m->h);
+        enum outcome r = outcome(c, "stream_wait_event", st, F_DEVICE | F_ERR | F_LENIENT,
+                                 lost_before);
+        if (r == OUT_OK && m->recorded && m->state == ES_NORMAL) {
+            for (int t = 0; t < c->next_sid; t++)
+                if (m->vc[t] > c->sid[sid].vc[t])
+                    c->sid[sid].vc[t] = m->vc[t];
+            set_boundary(c, m->sid, m->point);
+        } else if (r == OUT_ERROR) {
+            stream_error(c, sid);
+            if (m->recorded)
+                stream_error(c, m->sid);
+        }
+        break;
+    }
+    case OP_WAIT_GATE: {
+        int sid = slot_sid(c, (int)a[0]), g = (int)a[1];
+        if (sid < 0 || g < 0 || g >= MAX_GATES || !c->gate[g].h) {
+            fail(c, "trace names a missing object");
+            return;
+        }
+        uint64_t v = (uint64_t)a[2];
+        st = salvo_stream_wait_gate(c->sh[a[0]], c->gate[g].h, v);
+        if (outcome(c, "stream_wait_gate", st, F_DEVICE | F_ERR | F_LENIENT, lost_before) ==
+            OUT_ERROR)
+            stream_error(c, sid);
+        if (v > c->gate[g].scheduled)
+            c->gate[g].scheduled = v;
+        raiser_schedule(&c->gate[g], v, (uint32_t)a[3]);
+        break;
+    }
+    case OP_STATS: {
+        salvo_stats s;
+        st = salvo_device_stats(g_dev, &s);
+        if (st != SALVO_OK)
+            fail(c, "device_stats returned %s", salvo_status_string(st));
+        else if (s.validation_messages !=
+                 atomic_load(&g_validation) + atomic_load(&g_layer_timeouts))
+            fail(c, "validation_messages %" PRIu64 ", the log callback saw %" PRIu64,
+                 s.validation_messages,
+                 atomic_load(&g_validation) + atomic_load(&g_layer_timeouts));
+        for (int g = 0; g < MAX_GATES; g++) {
+            mgate *m = &c->gate[g];
+            if (!m->h)
+                continue;
+            uint64_t lo = atomic_load(&m->raised);
+            uint64_t v = salvo_gate_value(m->h);
+            uint64_t hi = atomic_load(&m->raising);
+            if (v < lo || v > hi)
+                fail(c, "gate g%d reads %" PRIu64 ", raised only to %" PRIu64 "..%" PRIu64, g, v,
+                     lo, hi);
+        }
+        if (salvo_device_is_lost(g_dev) && !g_lost_ok)
+            fail(c, "device lost with no fault that loses it");
+        break;
+    }
+    case OP_BAD:
+        exec_bad(c, o, lost_before);
+        break;
+    case OP_END_CHECK: {
+        /* Everything is destroyed: drain, then every live counter is 0. */
+        if (salvo_device_is_lost(g_dev))
+            break;
+        for (int i = 0; i < 50; i++) {
+            st = salvo_device_synchronize(g_dev);
+            if (st != SALVO_TIMEOUT)
+                break;
+        }
+        salvo_stats s;
+        if (salvo_device_stats(g_dev, &s) != SALVO_OK) {
+            fail(c, "device_stats failed");
+            break;
+        }
+        if (s.live_buffers || s.live_kernels || s.live_streams || s.live_events ||
+            s.live_gates || s.live_buffer_bytes)
+            fail(c, "after destroying everything: live buffers %" PRIu64 " kernels %" PRIu64
+                    " streams %" PRIu64 " events %" PRIu64 " gates %" PRIu64 " bytes %" PRIu64,
+                 s.live_buffers, s.live_kernels, s.live_streams, s.live_events, s.live_gates,
+                 s.live_buffer_bytes);
+        else if (st == SALVO_OK && s.launches_pending)
+            fail(c, "launches_pending %" PRIu64 " at the end", s.launches_pending);
+        break;
+    }
+    case OP_COUNT:
+        break;
+    }
+}
+
+static void exec_bad(ctx *c, const op *o, bool lost_before)
+{
+    const int64_t *a = o->a;
+    int what = (int)a[0], s = (int)a[1], bi = (int)a[2], k = (int)a[3], e = (int)a[4];
+    int g = (int)a[5];
+    salvo_stream *sh = (s >= 0 && s < MAX_STREAMS) ? c->sh[s] : NULL;
+    salvo_buffer *bh = buf_ok(c, bi) ? c->buf[bi].h : NULL;
+    uint64_t bsize = bh ? c->buf[bi].n * 4ull : 0;
+    salvo_kernel *kh = (k >= 0 && k < MAX_KERNELS) ? g_kern[k].h : NULL;
+    uint32_t push[2] = {1, 1};
+    uint32_t groups[3] = {1, 1, 1};
+    salvo_binding bind = {.binding = 0, .buffer = bh};
+    salvo_status st = SALVO_ERROR_INVALID_ARGUMENT;
+    uint32_t word = 0;
+    switch (what) {
+    case BAD_LAUNCH_NULL_STREAM:
+        st = salvo_launch(NULL, kh, groups, &bind, 1, push, sizeof push);
+        break;
+    case BAD_LAUNCH_NULL_KERNEL:
+        st = salvo_launch(sh, NULL, groups, &bind, 1, push, sizeof push);
+        break;
+    case BAD_LAUNCH_NO_BINDINGS:
+        st = salvo_launch(sh, kh, groups, NULL, 0, push, sizeof push);
+        break;
+    case BAD_LAUNCH_PUSH_SIZE:
+        st = salvo_launch(sh, kh, groups, &bind, 1, push, 4);
+        break;
+    case BAD_LAUNCH_RANGE:
+        bind.offset = (bsize + 4096) & ~4095ull;
+        bind.size = 64;
+        st = salvo_launch(sh, kh, groups, &bind, 1, push, sizeof push);
+        break;
+    case BAD_LAUNCH_UNALIGNED:
+        bind.offset = 4; /* generated only where the alignment is larger */
+        bind.size = 16;
+        st = salvo_launch(sh, kh, groups, &bind, 1, push, sizeof push);
+        break;
+    case BAD_COPY_OVERLAP:
+        st = salvo_copy(sh, bh, 0, bh, 4, bsize - 4);
+        break;
+    case BAD_COPY_RANGE:
+        st = salvo_copy(sh, bh, 0, bh, bsize / 2, bsize / 2 + 8);
+        break;
+    case BAD_WRITE_RANGE:
+        st = salvo_buffer_write(bh, bsize - 4, &push, 8);
+        break;
+    case BAD_READ_RANGE:
+        st = salvo_buffer_read(bh, bsize, &word, 4);
+        break;
+    case BAD_WRITE_NULL:
+        st = salvo_buffer_write(bh, 0, NULL, 4);
+        break;
+    case BAD_MAP_DEVICE: {
+        void *p = &word;
+        st = salvo_buffer_map(bh, &p);
+        break;
+    }
+    case BAD_BUFFER_ZERO: {
+        salvo_buffer *nb = NULL;
+        st = salvo_buffer_create(g_dev, 0, SALVO_DOMAIN_DEVICE, &nb);
+        if (nb) {
+            fail(c, "buffer_create of 0 bytes gave a buffer");
+            salvo_buffer_destroy(nb);
+        }
+        break;
+    }
+    case BAD_RECORD_NULL:
+        st = salvo_event_record(NULL, sh);
+        break;
+    case BAD_WAIT_NULL:
+        st = salvo_stream_wait_event(sh, NULL);
+        break;
+    case BAD_GATE_LOWER:
+        st = (g >= 0 && g < MAX_GATES && c->gate[g].h)
+                 ? salvo_gate_raise(c->gate[g].h, 0) /* generated once it is above 0 */
+                 : salvo_gate_raise(NULL, 1);
+        break;
+    case BAD_KERNEL_SIZE: {
+        salvo_kernel *nk = NULL;
+        salvo_kernel_desc d = {.spirv = add_spv, .spirv_size = sizeof add_spv - 2};
+        st = salvo_kernel_create(g_dev, &d, &nk);
+        if (nk) {
+            fail(c, "kernel_create of a truncated module gave a kernel");
+            salvo_kernel_destroy(nk);
+        }
+        break;
+    }
+    default:
+        fail(c, "trace: unknown bad call %d", what);
+        return;
+    }
+    (void)e;
+    if (st != SALVO_ERROR_INVALID_ARGUMENT &&
+        !(lost_before && st == SALVO_ERROR_DEVICE_LOST))
+        fail(c, "bad call %d returned %s, expected SALVO_ERROR_INVALID_ARGUMENT", what,
+             salvo_status_string(st));
+}
+
+/* ------------------------------------------------------------------ */
+/* Issuing: log the line, then execute                                 */
+/* ------------------------------------------------------------------ */
+
+static void op_format(const op *o, char *line, size_t size)
+{
+    size_t n = (size_t)snprintf(line, size, "%s", op_names[o->kind]);
+    const char *k = op_keys[o->kind];
+    for (int i = 0; *k && i < MAX_ARGS && n < size; i++) {
+        const char *sp = strchr(k, ' ');
+        int len = sp ? (int)(sp - k) : (int)strlen(k);
+        n += (size_t)snprintf(line + n, size - n, " %.*s=%" PRId64, len, k, o->a[i]);
+        k += len;
+        while (*k == ' ')
+            k++;
+    }
+}
+
+static bool op_parse(const char *line, op *o)
+{
+    char name[64];
+    int used = 0;
+    memset(o, 0, sizeof *o);
+    if (sscanf(line, "%63s%n", name, &used) != 1)
+        return false;
+    int kind = -1;
+    for (int i = 0; i < OP_COUNT; i++)
+        if (strcmp(op_names[i], name) == 0)
+            kind = i;
+    if (kind < 0)
+        return false;
+    o->kind = (enum op_kind)kind;
+    const char *p = line + used;
+    for (int i = 0; i < MAX_ARGS; i++) {
+        const char *eq = strchr(p, '=');
+        if (!eq)
+            break;
+        char *end;
+        o->a[i] = strtoll(eq + 1, &end, 10);
+        p = end;
+    }
+    return true;
+}
+
+static void issue(ctx *c, const op *o)
+{
+    if (c->failed)
+        return;
+    char line[256];
+    op_format(o, line, sizeof line);
+    trace_add(c, line);
+    c->ops++;
+    c->counts[o->kind]++;
+    uint64_t v0 = atomic_load(&g_validation);
+    exec_op(c, o);
+    if (atomic_load(&g_validation) != v0)
+        fail(c, "validation layer message(s) during %s", line);
+    raiser_check(c);
+    if (c->lost)
+        c->after_lost++;
+}
+
+#define ISSUE(c, kind_, ...)                                                                       \
+    do {                                                                                           \
+        op o_ = {.kind = (kind_), .a = {__VA_ARGS__}};                                             \
+        issue((c), &o_);                                                                           \
+    } while (0)
+
+/* ------------------------------------------------------------------ */
+/* Generating                                                          */
+/* ------------------------------------------------------------------ */
+
+static int pick_stream(ctx *c)
+{
+    int live[MAX_STREAMS], n = 0;
+    for (int s = 0; s < MAX_STREAMS; s++)
+        if (c->sh[s])
+            live[n++] = s;
+    if (n == 0) {
+        for (int s = 0; s < MAX_STREAMS; s++)
+            if (c->next_sid < MAX_SID) {
+                ISSUE(c, OP_STREAM_CREATE, s, rnd(c, 3) ? 0 : 1 + rnd(c, 4));
+                return c->sh[s] ? s : -1;
+            }
+        return -1;
+    }
+    return live[rnd(c, (uint32_t)n)];
+}
+
+static uint32_t buf_elems(ctx *c)
+{
+    /* A few hundred, sometimes not a multiple of the alignment. */
+    return 64 + rnd(c, 540);
+}
+
+static int pick_buf(ctx *c)
+{
+    int live[MAX_BUFS], n = 0;
+    for (int b = 0; b < MAX_BUFS; b++)
+        if (c->buf[b].h)
+            live[n++] = b;
+    if (n == 0) {
+        ISSUE(c, OP_BUFFER_CREATE, 0, rnd(c, 3), buf_elems(c));
+        if (c->buf[0].h)
+            ISSUE(c, OP_WRITE, 0, 0, c->buf[0].n, rnd64(c) >> 16);
+        return c->buf[0].h ? 0 : -1;
+    }
+    return live[rnd(c, (uint32_t)n)];
+}
+
+static int pick_kernel(ctx *c, int kind)
+{
+    int cand[MAX_KERNELS], n = 0;
+    for (int k = 0; k < MAX_KERNELS; k++)
+        if (g_kern[k].h && g_kern[k].kind == kind)
+            cand[n++] = k;
+    if (n)
+        return cand[rnd(c, (uint32_t)n)];
+    if (g_nctx > 1)
+        return -1;
+    int k = kind == 0 ? (g_kern[0].h ? 2 : 0) : (g_kern[1].h ? 3 : 1);
+    if (g_kern[k].h)
+        return -1;
+    static const uint32_t locals[] = {64, 32, 1, 128};
+    ISSUE(c, OP_KERNEL_CREATE, k, kind, kind == 0 ? locals[rnd(c, 4)] : 64);
+    return g_kern[k].h ? k : -1;
+}
+
+static int pick_event(ctx *c, bool create)
+{
+    int live[MAX_EVENTS], n = 0, free_slot = -1;
+    for (int e = 0; e < MAX_EVENTS; e++) {
+        if (c->ev[e].h)
+            live[n++] = e;
+        else if (free_slot < 0)
+            free_slot = e;
+    }
+    if ((n == 0 || (create && free_slot >= 0 && rnd(c, 4) == 0)) && free_slot >= 0) {
+        ISSUE(c, OP_EVENT_CREATE, free_slot);
+        if (c->ev[free_slot].h)
+            return free_slot;
+    }
+    return n ? live[rnd(c, (uint32_t)n)] : -1;
+}
+
+/* Order stream s after every earlier use of buffer bi on other streams:
+ * the generated program must be race-free. False when that failed. */
+static bool resolve(ctx *c, int s, int bi)
+{
+    int sid = c->ssid[s];
+    for (int tries = 0; tries < 8; tries++) {
+        int t = -1;
+        if (ordered(c, sid, bi, &t))
+            return true;
+        if (c->failed || c->lost)
+            return c->lost;
+        int ts = -1;
+        for (int x = 0; x < MAX_STREAMS; x++)
+            if (c->sh[x] && c->ssid[x] == t)
+                ts = x;
+        uint32_t r = rnd(c, 10);
+        if (ts >= 0 && r < 6 && tries < 4) {
+            int e = pick_event(c, true);
+            if (e < 0)
+                continue;
+            ISSUE(c, OP_EV_RECORD, e, ts);
+            ISSUE(c, OP_WAIT_EVENT, s, e);
+        } else if (ts >= 0 && r < 9 && tries < 4) {
+            ISSUE(c, OP_SYNC, ts);
+        } else if (g_nctx == 1 && r == 9 && tries < 4) {
+            ISSUE(c, OP_DSYNC, 0);
+        } else {
+            /* A host read waits for every use of the buffer. */
+            ISSUE(c, OP_READ, bi, 0, c->buf[bi].n);
+        }
+    }
+    return ordered(c, sid, bi, NULL);
+}
+
+/* A binding's range: offset aligned, size 0 (to the end) or a length. */
+static void pick_range(ctx *c, uint32_t n, uint32_t *off, uint32_t *sz, uint32_t *len)
+{
+    if (rnd(c, 3) == 0) {
+        *off = 0;
+        *sz = 0;
+        *len = n;
+    } else {
+        uint32_t slots = (n - 1) / g_align_elems + 1;
+        *off = rnd(c, slots) * g_align_elems;
+        if (*off >= n)
+            *off = 0;
+        *len = 1 + rnd(c, n - *off);
+        *sz = rnd(c, 2) ? 0 : *len;
+        if (*sz == 0)
+            *len = n - *off;
+    }
+}
+
+static void gen_launch_add(ctx *c)
+{
+    int s = pick_stream(c), bi = pick_buf(c), k = pick_kernel(c, 0);
+    if (s < 0 || bi < 0 || k < 0 || !resolve(c, s, bi))
+        return;
+    uint32_t off, sz, len;
+    pick_range(c, c->buf[bi].n, &off, &sz, &len);
+    uint32_t n = rnd(c, 4) ? len : 1 + rnd(c, len);
+    ISSUE(c, OP_LAUNCH_ADD, s, k, bi, off, sz, n, 1 + rnd(c, 1000), rnd(c, 4) == 0);
+}
+
+static void gen_launch_copy(ctx *c)
+{
+    int s = pick_stream(c), si = pick_buf(c), di = pick_buf(c), k = pick_kernel(c, 1);
+    if (s < 0 || si < 0 || di < 0 || k < 0 || si == di)
+        return;
+    if (!resolve(c, s, si) || !resolve(c, s, di))
+        return;
+    uint32_t soff, ssz, slen, doff, dsz, dlen;
+    pick_range(c, c->buf[si].n, &soff, &ssz, &slen);
+    pick_range(c, c->buf[di].n, &doff, &dsz, &dlen);
+    uint32_t n = slen < dlen ? slen : dlen;
+    if (rnd(c, 3) == 0)
+        n = 1 + rnd(c, n);
+    ISSUE(c, OP_LAUNCH_COPY, s, k, si, soff, ssz, di, doff, dsz, n, rnd(c, 3) ? rnd(c, 100) : 0);
+}
+
+static void gen_copy(ctx *c)
+{
+    int s = pick_stream(c), si = pick_buf(c), di = pick_buf(c);
+    if (s < 0 || si < 0 || di < 0)
+        return;
+    if (!resolve(c, s, si) || !resolve(c, s, di))
+        return;
+    uint32_t sn = c->buf[si].n, dn = c->buf[di].n;
+    uint32_t soff, doff, n;
+    if (si == di) {
+        /* Two disjoint ranges of one buffer. */
+        uint32_t half = sn / 2;
+        n = 1 + rnd(c, half);
+        uint32_t a = rnd(c, half - n + 1), b = half + rnd(c, sn - half - n + 1);
+        if (rnd(c, 2)) {
+            soff = a;
+            doff = b;
+        } else {
+            soff = b;
+            doff = a;
+        }
+    } else {
+        uint32_t m = sn < dn ? sn : dn;
+        n = rnd(c, 3) == 0 ? m : 1 + rnd(c, m);
+        soff = rnd(c, sn - n + 1);
+        doff = rnd(c, dn - n + 1);
+    }
+    ISSUE(c, OP_COPY, s, si, soff, di, doff, n);
+}
+
+static void host_range(ctx *c, uint32_t n, uint32_t *off, uint32_t *len)
+{
+    if (rnd(c, 2)) {
+        *off = 0;
+        *len = n;
+    } else {
+        *off = rnd(c, n);
+        *len = 1 + rnd(c, n - *off);
+    }
+}
+
+/* Synchronize what stands between the host and a mapped access. */
+static bool make_idle(ctx *c, int bi)
+{
+    for (int tries = 0; tries < 6; tries++) {
+        int t = -1;
+        if (idle(c, bi, &t))
+            return true;
+        if (c->failed || c->lost)
+            return false;
+        int ts = -1;
+        for (int x = 0; x < MAX_STREAMS; x++)
+            if (c->sh[x] && c->ssid[x] == t)
+                ts = x;
+        if (ts >= 0 && rnd(c, 4))
+            ISSUE(c, OP_SYNC, ts);
+        else if (g_nctx == 1)
+            ISSUE(c, OP_DSYNC, 0);
+        else
+            return false; /* a destroyed stream's work: only a read orders it */
+    }
+    return idle(c, bi, NULL);
+}
+
+static void gen_host(ctx *c)
+{
+    int bi = pick_buf(c);
+    if (bi < 0)
+        return;
+    mbuf *b = &c->buf[bi];
+    uint32_t off, len;
+    host_range(c, b->n, &off, &len);
+    uint32_t r = rnd(c, 10);
+    if (r < 4) {
+        ISSUE(c, OP_WRITE, bi, off, len, rnd64(c) >> 16);
+    } else if (r < 8 || !b->map) {
+        ISSUE(c, OP_READ, bi, off, len);
+    } else if (make_idle(c, bi)) {
+        if (rnd(c, 2))
+            ISSUE(c, OP_MAP_WRITE, bi, off, len, rnd64(c) >> 16);
+        else
+            ISSUE(c, OP_MAP_READ, bi, off, len);
+    }
+}
+
+static void gen_event(ctx *c)
+{
+    int e = pick_event(c, true);
+    if (e < 0)
+        return;
+    uint32_t r = rnd(c, 12);
+    int s;
+    if (r < 3 || !c->ev[e].recorded) {
+        if ((s = pick_stream(c)) >= 0)
+            ISSUE(c, OP_EV_RECORD, e, s);
+    } else if (r < 5) {
+        ISSUE(c, OP_EV_QUERY, e);
+    } else if (r < 6) {
+        ISSUE(c, OP_EV_SYNC, e);
+    } else if (r < 9) {
+        /* Most useful right after a record with launches before it. */
+        ISSUE(c, OP_EV_CANCEL, e);
+    } else if (r < 11) {
+        if ((s = pick_stream(c)) >= 0)
+            ISSUE(c, OP_WAIT_EVENT, s, e);
+    } else {
+        ISSUE(c, OP_EVENT_DESTROY, e);
+    }
+}
+
+static void gen_record_cancel(ctx *c)
+{
+    /* launches, record, (more launches), cancel: the cancel can succeed. */
+    int s = pick_stream(c), e = pick_event(c, false);
+    if (s < 0 || e < 0)
+        return;
+    ISSUE(c, OP_EV_RECORD, e, s);
+    if (rnd(c, 2))
+        ISSUE(c, OP_STATS, 0);
+    ISSUE(c, OP_EV_CANCEL, e);
+    if (rnd(c, 2))
+        ISSUE(c, rnd(c, 2) ? OP_EV_QUERY : OP_EV_SYNC, e);
+}
+
+static void gen_gate(ctx *c)
+{
+    int g = -1;
+    for (int i = 0; i < MAX_GATES; i++)
+        if (c->gate[i].h && (g < 0 || rnd(c, 2)))
+            g = i;
+    if (g < 0 || rnd(c, 8) == 0) {
+        for (int i = 0; i < MAX_GATES; i++)
+            if (!c->gate[i].h) {
+                ISSUE(c, OP_GATE_CREATE, i);
+                g = c->gate[i].h ? i : g;
+                break;
+            }
+    }
+    if (g < 0)
+        return;
+    if (rnd(c, 10) == 0) {
+        if (!g_avoid_gate_destroy)
+            ISSUE(c, OP_GATE_DESTROY, g, rnd(c, 2));
+        return;
+    }
+    int s = pick_stream(c);
+    if (s < 0)
+        return;
+    uint64_t v = c->gate[g].scheduled + (rnd(c, 3) == 0 ? 0 : 1 + rnd(c, 2));
+    ISSUE(c, OP_WAIT_GATE, s, g, v, rnd(c, 2001));
+}
+
+static void gen_lifetime(ctx *c)
+{
+    uint32_t r = rnd(c, 10);
+    if (r < 4) {
+        int live = 0;
+        for (int s = 0; s < MAX_STREAMS; s++)
+            live += c->sh[s] != NULL;
+        int s = rnd(c, MAX_STREAMS);
+        if (c->sh[s] && live > 1) {
+            if (rnd(c, 2)) {
+                /* An event after its last work keeps it reachable for waits. */
+                int e = pick_event(c, true);
+                if (e >= 0)
+                    ISSUE(c, OP_EV_RECORD, e, s);
+            }
+            ISSUE(c, OP_STREAM_DESTROY, s);
+        } else if (!c->sh[s] && c->next_sid < MAX_SID) {
+            ISSUE(c, OP_STREAM_CREATE, s, rnd(c, 3) ? 0 : 1 + rnd(c, 4));
+        }
+    } else if (r < 8) {
+        int bi = rnd(c, MAX_BUFS);
+        int live = 0;
+        for (int b = 0; b < MAX_BUFS; b++)
+            live += c->buf[b].h != NULL;
+        if (c->buf[bi].h && live > 2) {
+            ISSUE(c, OP_BUFFER_DESTROY, bi);
+        } else if (!c->buf[bi].h) {
+            ISSUE(c, OP_BUFFER_CREATE, bi, rnd(c, 3), buf_elems(c));
+            if (c->buf[bi].h)
+                ISSUE(c, OP_WRITE, bi, 0, c->buf[bi].n, rnd64(c) >> 16);
+        }
+    } else if (g_nctx == 1) {
+        int k = rnd(c, MAX_KERNELS);
+        if (g_kern[k].h)
+            ISSUE(c, OP_KERNEL_DESTROY, k);
+    }
+}
+
+static void gen_bad(ctx *c)
+{
+    int s = pick_stream(c), bi = pick_buf(c);
+    int k = pick_kernel(c, 0);
+    if (s < 0 || bi < 0 || k < 0)
+        return;
+    int what = (int)rnd(c, BAD_COUNT);
+    int g = -1;
+    if (what == BAD_LAUNCH_UNALIGNED && g_align_elems == 1)
+        what = BAD_LAUNCH_RANGE;
+    if (what == BAD_MAP_DEVICE && c->buf[bi].dom != SALVO_DOMAIN_DEVICE)
+        what = BAD_READ_RANGE;
+    if (what == BAD_COPY_OVERLAP || what == BAD_COPY_RANGE || what == BAD_WRITE_RANGE) {
+        if (c->buf[bi].n < 4)
+            what = BAD_READ_RANGE;
+    }
+    if (what == BAD_GATE_LOWER) {
+        /* Only once every raise of the gate ran: then it is above 0. */
+        for (int i = 0; i < MAX_GATES; i++)
+            if (c->gate[i].h && c->gate[i].scheduled > 0)
+                g = i;
+        if (g >= 0)
+            raiser_drain(&c->gate[g]);
+    }
+    ISSUE(c, OP_BAD, what, s, bi, k, -1, g);
+}
+
+static void gen_step(ctx *c)
+{
+    uint32_t r = rnd(c, 100);
+    if (r < 22)
+        gen_launch_add(c);
+    else if (r < 30)
+        gen_launch_copy(c);
+    else if (r < 38)
+        gen_copy(c);
+    else if (r < 52)
+        gen_host(c);
+    else if (r < 57) {
+        int s = pick_stream(c);
+        if (s >= 0)
+            ISSUE(c, OP_FLUSH, s);
+    } else if (r < 62) {
+        int s = pick_stream(c);
+        if (s >= 0)
+            ISSUE(c, OP_SYNC, s);
+    } else if (r < 64) {
+        if (g_nctx == 1)
+            ISSUE(c, OP_DSYNC, 0);
+    } else if (r < 73)
+        gen_event(c);
+    else if (r < 77)
+        gen_record_cancel(c);
+    else if (r < 82)
+        gen_gate(c);
+    else if (r < 89)
+        gen_lifetime(c);
+    else if (r < 93)
+        ISSUE(c, OP_STATS, 0);
+    else
+        gen_bad(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* A seed                                                              */
+/* ------------------------------------------------------------------ */
+
+static void ctx_init(ctx *c, int tid, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    c->tid = tid;
+    c->rng = seed * 0x2545f4914f6cdd1dull + (uint64_t)tid * 0x9e3779b97f4a7c15ull + 12345;
+    for (int s = 0; s < MAX_STREAMS; s++)
+        c->ssid[s] = -1;
+}
+
+static void ctx_free(ctx *c)
+{
+    for (int b = 0; b < MAX_BUFS; b++)
+        buf_free_model(&c->buf[b]);
+    for (int s = 0; s < MAX_SID; s++)
+        free(c->sid[s].win);
+    free(c->trace);
+    c->trace = NULL;
+}
+
+static void setup_objects(ctx *c)
+{
+    int streams = 2 + (int)rnd(c, 3), bufs = 3 + (int)rnd(c, 4);
+    for (int s = 0; s < streams; s++)
+        ISSUE(c, OP_STREAM_CREATE, s, rnd(c, 3) ? 0 : 1 + rnd(c, 4));
+    for (int b = 0; b < bufs; b++) {
+        ISSUE(c, OP_BUFFER_CREATE, b, rnd(c, 3), buf_elems(c));
+        if (c->buf[b].h)
+            ISSUE(c, OP_WRITE, b, 0, c->buf[b].n, rnd64(c) >> 16);
+    }
+    ISSUE(c, OP_EVENT_CREATE, 0);
+}
+
+/* Synchronize, read everything back, destroy everything. */
+static void finish(ctx *c)
+{
+    for (int s = 0; s < MAX_STREAMS; s++)
+        for (int i = 0; c->sh[s] && i < 20; i++) {
+            ISSUE(c, OP_SYNC, s);
+            sinfo *si = &c->sid[c->ssid[s]];
+            if (c->failed || si->completed == si->seq || c->lost)
+                break;
+        }
+    if (g_nctx == 1)
+        ISSUE(c, OP_DSYNC, 0);
+    for (int b = 0; b < MAX_BUFS; b++)
+        if (c->buf[b].h)
+            ISSUE(c, OP_READ, b, 0, c->buf[b].n);
+    for (int e = 0; e < MAX_EVENTS; e++)
+        if (c->ev[e].h)
+            ISSUE(c, OP_EVENT_DESTROY, e);
+    for (int g = 0; g < MAX_GATES; g++)
+        if (c->gate[g].h && !g_avoid_gate_destroy)
+            ISSUE(c, OP_GATE_DESTROY, g, 0);
+    for (int s = 0; s < MAX_STREAMS; s++)
+        if (c->sh[s])
+            ISSUE(c, OP_STREAM_DESTROY, s);
+    for (int b = 0; b < MAX_BUFS; b++)
+        if (c->buf[b].h)
+            ISSUE(c, OP_BUFFER_DESTROY, b);
+    for (int g = 0; g < MAX_GATES; g++)
+        if (c->gate[g].h)
+            ISSUE(c, OP_GATE_DESTROY, g, 0);
+}
+
+/* Destroy whatever a failed run left, without checking anything. */
+static void teardown(ctx *c)
+{
+    for (int g = 0; g < MAX_GATES; g++)
+        if (c->gate[g].h) {
+            raiser_drain(&c->gate[g]);
+            salvo_gate_destroy(c->gate[g].h);
+            c->gate[g].h = NULL;
+        }
+    for (int e = 0; e < MAX_EVENTS; e++)
+        if (c->ev[e].h) {
+            salvo_event_destroy(c->ev[e].h);
+            c->ev[e].h = NULL;
+        }
+    for (int s = 0; s < MAX_STREAMS; s++)
+        if (c->sh[s]) {
+            salvo_stream_destroy(c->sh[s]);
+            c->sh[s] = NULL;
+        }
+    for (int b = 0; b < MAX_BUFS; b++)
+        if (c->buf[b].h) {
+            salvo_buffer_destroy(c->buf[b].h);
+            c->buf[b].h = NULL;
+        }
+}
+
+static void run_thread_ops(ctx *c, int ops)
+{
+    setup_objects(c);
+    while (!c->failed && c->ops < (uint64_t)ops && c->after_lost < LOST_TAIL)
+        gen_step(c);
+    if (!c->failed)
+        finish(c);
+}
+
+static void *thread_main(void *arg)
+{
+    ctx *c = arg;
+    run_thread_ops(c, g_cfg.ops);
+    return NULL;
+}
+
+static const struct {
+    const char *op;
+    unsigned max_n;
+    const char *results[4];
+} fault_table[] = {
+    {"submit", 12, {"device_lost", "oom_device", "oom_host", "lost"}},
+    {"cmd_dispatch", 120, {"oom_device", "oom_host", "device_lost", NULL}},
+    {"fence_wait", 20, {"timeout", "device_lost", NULL, NULL}},
+    {"cmd_begin", 10, {"oom_host", "oom_device", NULL, NULL}},
+    {"cmd_end", 10, {"oom_host", "device_lost", NULL, NULL}},
+    {"timeline_signal", 3, {"device_lost", NULL, NULL, NULL}},
+    {"descpool_reset", 3, {"device_lost", NULL, NULL, NULL}},
+    {"buffer_create", 14, {"oom_device", "oom_host", NULL, NULL}},
+    {"fence_status", 20, {"device_lost", "timeout", NULL, NULL}},
+    {"cmd_reset", 8, {"oom_host", NULL, NULL, NULL}},
+    {"queue_wait_idle", 3, {"device_lost", NULL, NULL, NULL}},
+};
+
+static void config_from_seed(uint64_t seed, config *cfg)
+{
+    ctx tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.rng = seed ^ 0x5a5a5a5a12345678ull;
+    ctx *c = &tmp;
+    static const uint32_t batches[] = {1, 2, 3, 16, 128, 0, 16, 4};
+    cfg->batch = batches[rnd(c, 8)];
+    cfg->staging = rnd(c, 4) == 0;
+    static const double timeouts[] = {0.0005, 0.002, 0.02};
+    cfg->timeout_s = rnd(c, 7) == 0 ? timeouts[rnd(c, 3)] : 0;
+    cfg->fault[0] = 0;
+    if (rnd(c, 3) == 0) {
+        unsigned i = rnd(c, sizeof fault_table / sizeof fault_table[0]);
+        unsigned nres = 0;
+        while (nres < 4 && fault_table[i].results[nres])
+            nres++;
+        const char *res = fault_table[i].results[rnd(c, nres)];
+        bool always = strcmp(res, "lost") != 0 && rnd(c, 8) == 0;
+        snprintf(cfg->fault, sizeof cfg->fault, "%s:%u:%s%s", fault_table[i].op,
+                 1 + rnd(c, fault_table[i].max_n), res, always ? ":always" : "");
+    }
+}
+
+static void config_line(const config *cfg, char *line, size_t size)
+{
+    snprintf(line, size, "config batch=%u staging=%d timeout=%g fault=%s sync=%d threads=%d",
+             cfg->batch, cfg->staging, cfg->timeout_s, cfg->fault[0] ? cfg->fault : "-",
+             cfg->sync_validation, cfg->threads);
+}
+
+static bool config_parse(const char *line, config *cfg)
+{
+    char fault[96];
+    int staging, sync, threads;
+    if (sscanf(line, "config batch=%u staging=%d timeout=%lf fault=%95s sync=%d threads=%d",
+               &cfg->batch, &staging, &cfg->timeout_s, fault, &sync, &threads) != 6)
+        return false;
+    cfg->staging = staging;
+    cfg->sync_validation = sync || cfg->sync_validation;
+    cfg->threads = threads;
+    snprintf(cfg->fault, sizeof cfg->fault, "%s", strcmp(fault, "-") ? fault : "");
+    return true;
+}
+
+static void print_failure(const char *why_extra)
+{
+    char cl[256];
+    config_line(&g_cfg, cl, sizeof cl);
+    FILE *tf = g_trace_path[0] ? fopen(g_trace_path, "w") : NULL;
+    fprintf(stderr, "\n===== FAILURE: seed %" PRIu64 "\n%s\n", g_seed, cl);
+    if (why_extra)
+        fprintf(stderr, "%s\n", why_extra);
+    for (int t = 0; t < g_nctx; t++) {
+        ctx *c = g_ctx[t];
+        if (c->failed)
+            fprintf(stderr, "thread %d: %s\n", t, c->why);
+    }
+    pthread_mutex_lock(&g_log_mu);
+    for (unsigned i = 0; i < 8; i++) {
+        const char *m = g_log_ring[(g_log_next + i) % 8];
+        if (m[0])
+            fprintf(stderr, "  log: %s\n", m);
+    }
+    pthread_mutex_unlock(&g_log_mu);
+    if (tf)
+        fprintf(tf, "# seed %" PRIu64 "\n", g_seed);
+    for (int t = 0; t < g_nctx; t++) {
+        ctx *c = g_ctx[t];
+        fprintf(stderr, "--- trace (thread %d, %" PRIu64 " calls)\n%s%s", t, c->ops,
+                c->trace ? c->trace : "", c->failed ? "^^^ failed here\n" : "");
+        if (tf && c->trace) {
+            if (g_nctx > 1)
+                fprintf(tf, "# thread %d\n", t);
+            fputs(c->trace, tf);
+        }
+    }
+    if (tf)
+        fclose(tf);
+    fprintf(stderr, "===== replay: model_random --replay FILE (trace written with --trace FILE)\n");
+}
+
+/* A hang (SIGALRM) or a crash: print what a failure prints, from what is
+ * in memory, with write() only where it matters, then die. */
+static void fatal_signal(int sig)
+{
+    const char *what = sig == SIGALRM ? "\n===== WATCHDOG: the seed ran too long (a hang)\n"
+                                      : "\n===== CRASH: fatal signal\n";
+    if (write(2, what, strlen(what)) < 0)
+        _exit(3);
+    char cl[256];
+    config_line(&g_cfg, cl, sizeof cl);
+    char head[400];
+    int n = snprintf(head, sizeof head, "seed %" PRIu64 " signal %d\n%s\n", g_seed, sig, cl);
+    if (write(2, head, (size_t)n) < 0)
+        _exit(3);
+    for (int t = 0; t < g_nctx; t++) {
+        ctx *c = g_ctx[t];
+        n = snprintf(head, sizeof head, "--- trace (thread %d)\n", t);
+        if (write(2, head, (size_t)n) < 0 || (c->trace && write(2, c->trace, c->tlen) < 0))
+            _exit(3);
+    }
+    if (g_trace_path[0]) {
+        FILE *tf = fopen(g_trace_path, "w");
+        if (tf) {
+            fprintf(tf, "# seed %" PRIu64 "\n", g_seed);
+            if (g_nctx == 1 && g_ctx[0]->trace)
+                fputs(g_ctx[0]->trace, tf);
+            fclose(tf);
+        }
+    }
+    signal(SIGABRT, SIG_DFL);
+    abort();
+}
+
+static unsigned g_watchdog_s = 120;
+
+static bool open_device(void)
+{
+    salvo_device_desc d = {
+        .batch_size = g_cfg.batch,
+        .fence_timeout_s = g_cfg.timeout_s,
+        .log = log_cb,
+        .allocator = &g_alloc,
+        .flags = SALVO_DEVICE_VALIDATION | (g_cfg.staging ? SALVO_DEVICE_FORCE_STAGING : 0) |
+                 (g_cfg.sync_validation ? SALVO_DEVICE_SYNC_VALIDATION : 0),
+        .fault = g_cfg.fault[0] ? g_cfg.fault : NULL,
+    };
+    g_may_timeout = g_cfg.timeout_s > 0 || strstr(g_cfg.fault, "timeout");
+    g_errors_ok = g_cfg.fault[0] && !strstr(g_cfg.fault, "timeout");
+    g_lost_ok = strstr(g_cfg.fault, "lost") != NULL;
+    atomic_store(&g_injected, 0);
+    atomic_store(&g_validation, 0);
+    atomic_store(&g_layer_timeouts, 0);
+    memset(g_kern, 0, sizeof g_kern);
+    salvo_status st = salvo_device_create(&d, &g_dev);
+    if (st != SALVO_OK) {
+        g_dev = NULL;
+        return false;
+    }
+    salvo_device_info info;
+    if (salvo_device_info_get(g_dev, &info) == SALVO_OK) {
+        uint64_t al = info.min_storage_buffer_offset_alignment;
+        g_align_elems = al > 4 ? (uint32_t)(al / 4) : 1;
+    }
+    return true;
+}
+
+/* Close the device; false (with the reason printed) when it kept host
+ * memory or saw validation messages. */
+static bool close_device(ctx *c)
+{
+    salvo_device_destroy(g_dev);
+    g_dev = NULL;
+    raiser_check(c);
+    if (atomic_load(&g_validation) != 0)
+        fail(c, "%" PRIu64 " validation messages", atomic_load(&g_validation));
+    int64_t live = atomic_load(&g_live_blocks);
+    if (live != 0)
+        fail(c, "%" PRId64 " host blocks still allocated after salvo_device_destroy", live);
+    return !c->failed;
+}
+
+typedef struct totals {
+    uint64_t seeds, ops, failures, faulted, lost;
+    uint64_t counts[OP_COUNT];
+} totals;
+
+static void add_counts(totals *t, const ctx *c)
+{
+    t->ops += c->ops;
+    for (int i = 0; i < OP_COUNT; i++)
+        t->counts[i] += c->counts[i];
+}
+
+static bool run_seed(uint64_t seed, int threads, int ops, bool sync, totals *t)
+{
+    g_seed = seed;
+    config_from_seed(seed, &g_cfg);
+    g_cfg.sync_validation = sync;
+    g_cfg.threads = threads;
+    g_cfg.ops = ops;
+    memset(g_log_ring, 0, sizeof g_log_ring);
+    static ctx ctxs[MAX_THREADS];
+    g_nctx = threads;
+    for (int i = 0; i < threads; i++) {
+        ctx_init(&ctxs[i], i, seed);
+        g_ctx[i] = &ctxs[i];
+    }
+    ctx *c0 = &ctxs[0];
+    char cl[256];
+    config_line(&g_cfg, cl, sizeof cl);
+    trace_add(c0, cl);
+    alarm(g_watchdog_s);
+    t->seeds++;
+    if (!open_device()) {
+        /* Only a fault may keep the device from opening. */
+        if (!g_cfg.fault[0])
+            fail(c0, "device_create failed: %s", salvo_last_error());
+    } else if (threads == 1) {
+        ISSUE(c0, OP_KERNEL_CREATE, 0, 0, 64);
+        ISSUE(c0, OP_KERNEL_CREATE, 1, 1, 64);
+        run_thread_ops(c0, ops);
+        if (!c0->failed) {
+            for (int k = 0; k < MAX_KERNELS; k++)
+                if (g_kern[k].h)
+                    ISSUE(c0, OP_KERNEL_DESTROY, k);
+            raiser_drain(NULL);
+            ISSUE(c0, OP_END_CHECK, 0);
+        }
+    } else {
+        ISSUE(c0, OP_KERNEL_CREATE, 0, 0, 64);
+        ISSUE(c0, OP_KERNEL_CREATE, 1, 1, 64);
+        ISSUE(c0, OP_KERNEL_CREATE, 2, 0, 32);
+        pthread_t th[MAX_THREADS];
+        for (int i = 1; i < threads; i++)
+            if (pthread_create(&th[i], NULL, thread_main, &ctxs[i]) != 0)
+                abort();
+        thread_main(c0);
+        for (int i = 1; i < threads; i++)
+            pthread_join(th[i], NULL);
+        bool any = false;
+        for (int i = 0; i < threads; i++)
+            any |= ctxs[i].failed;
+        raiser_drain(NULL);
+        if (!any) {
+            for (int k = 0; k < MAX_KERNELS; k++)
+                if (g_kern[k].h)
+                    ISSUE(c0, OP_KERNEL_DESTROY, k);
+            ISSUE(c0, OP_END_CHECK, 0);
+        }
+    }
+    bool failed = false;
+    for (int i = 0; i < threads; i++)
+        failed |= ctxs[i].failed;
+    bool lost = g_dev && salvo_device_is_lost(g_dev);
+    uint64_t injected = atomic_load(&g_injected);
+    t->lost += lost;
+    t->faulted += injected > 0;
+    if (g_verbose)
+        fprintf(stderr, "seed %" PRIu64 ": %s: %" PRIu64 " calls, %" PRIu64
+                        " injected%s%s\n", seed, cl, c0->ops, injected, lost ? ", lost" : "",
+                failed ? ", FAILED" : "");
+    if (g_dev) {
+        if (failed)
+            for (int i = 0; i < threads; i++)
+                teardown(&ctxs[i]);
+        raiser_drain(NULL);
+        close_device(c0);
+    }
+    alarm(0);
+    for (int i = 0; i < threads; i++) {
+        failed |= ctxs[i].failed;
+        add_counts(t, &ctxs[i]);
+    }
+    if (failed) {
+        t->failures++;
+        print_failure(NULL);
+    }
+    atomic_store(&g_live_blocks, 0);
+    for (int i = 0; i < threads; i++)
+        ctx_free(&ctxs[i]);
+    return !failed;
+}
+
+static int replay(const char *path, bool sync, totals *t)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return 2;
+    }
+    static ctx c;
+    ctx_init(&c, 0, 0);
+    c.replay = true;
+    g_ctx[0] = &c;
+    g_nctx = 1;
+    g_cfg.sync_validation = sync;
+    char line[512];
+    bool have_config = false;
+    alarm(g_watchdog_s);
+    t->seeds++;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#')
+            continue;
+        if (!have_config) {
+            if (!config_parse(line, &g_cfg)) {
+                fprintf(stderr, "%s: the first line must be the config line\n", path);
+                fclose(f);
+                return 2;
+            }
+            trace_add(&c, line);
+            have_config = true;
+            if (!open_device()) {
+                fprintf(stderr, "device_create failed: %s\n", salvo_last_error());
+                fclose(f);
+                return g_cfg.fault[0] ? 0 : 1;
+            }
+            continue;
+        }
+        op o;
+        if (!op_parse(line, &o)) {
+            fprintf(stderr, "%s: cannot parse: %s\n", path, line);
+            continue;
+        }
+        issue(&c, &o);
+        if (c.failed)
+            break;
+    }
+    fclose(f);
+    if (!have_config) {
+        fprintf(stderr, "%s: no config line\n", path);
+        return 2;
+    }
+    if (c.failed)
+        teardown(&c);
+    for (int k = 0; k < MAX_KERNELS; k++)
+        if (c.failed && g_kern[k].h)
+            salvo_kernel_destroy(g_kern[k].h);
+    raiser_drain(NULL);
+    close_device(&c);
+    alarm(0);
+    add_counts(t, &c);
+    if (c.failed) {
+        t->failures++;
+        print_failure(NULL);
+    }
+    ctx_free(&c);
+    return c.failed ? 1 : 0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: model_random [--seed S | --seeds N [--first S] | --seconds T] [--ops M]\n"
+            "                    [--threads N | --mix-threads] [--sync] [--trace FILE] [-v]\n"
+            "       model_random --replay FILE [--sync]\n");
+}
+
+static uint64_t env_u64(const char *name, uint64_t def)
+{
+    const char *v = getenv(name);
+    return (v && *v) ? strtoull(v, NULL, 10) : def;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t first = 1, seeds = 0;
+    int ops = (int)env_u64("MODEL_OPS", 300), threads = 1;
+    double seconds = 0;
+    bool sync = env_u64("MODEL_SYNC", 0) != 0, mix = false, explicit_run = false;
+    const char *replay_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--seed") == 0 && v) {
+            first = strtoull(v, NULL, 0);
+            seeds = 1;
+            explicit_run = true;
+            i++;
+        } else if (strcmp(a, "--seeds") == 0 && v) {
+            seeds = strtoull(v, NULL, 0);
+            explicit_run = true;
+            i++;
+        } else if (strcmp(a, "--first") == 0 && v) {
+            first = strtoull(v, NULL, 0);
+            i++;
+        } else if (strcmp(a, "--ops") == 0 && v) {
+            ops = atoi(v);
+            i++;
+        } else if (strcmp(a, "--threads") == 0 && v) {
+            threads = atoi(v);
+            if (threads < 1 || threads > MAX_THREADS) {
+                usage();
+                return 2;
+            }
+            i++;
+        } else if (strcmp(a, "--mix-threads") == 0) {
+            mix = true;
+        } else if (strcmp(a, "--seconds") == 0 && v) {
+            seconds = atof(v);
+            explicit_run = true;
+            i++;
+        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+            g_verbose = true;
+        } else if (strcmp(a, "--sync") == 0) {
+            sync = true;
+        } else if (strcmp(a, "--replay") == 0 && v) {
+            replay_path = v;
+            i++;
+        } else if (strcmp(a, "--trace") == 0 && v) {
+            snprintf(g_trace_path, sizeof g_trace_path, "%s", v);
+            i++;
+        } else {
+            usage();
+            return 2;
+        }
+    }
+    g_watchdog_s = (unsigned)env_u64("MODEL_WATCHDOG", 120);
+    g_strict_layer = env_u64("MODEL_STRICT_LAYER", 0) != 0;
+    g_avoid_gate_destroy = getenv("MODEL_AVOID") && strstr(getenv("MODEL_AVOID"), "gate_destroy");
+    signal(SIGALRM, fatal_signal);
+    if (!MODEL_SANITIZED) { /* sanitizers print their own reports */
+        signal(SIGSEGV, fatal_signal);
+        signal(SIGBUS, fatal_signal);
+    }
+
+    uint32_t ndev = 0;
+    if (salvo_device_enumerate(NULL, &ndev) != SALVO_OK || ndev == 0) {
+        fprintf(stderr, "no Vulkan device: skipped\n");
+        return SKIP_EXIT;
+    }
+    if (pthread_create(&R.thread, NULL, raiser_main, NULL) != 0)
+        return 2;
+
+    totals t;
+    memset(&t, 0, sizeof t);
+    double t0 = now_s();
+    int rc = 0;
+    if (replay_path) {
+        rc = replay(replay_path, sync, &t);
+    } else if (!explicit_run) {
+        /* The ctest run: single-threaded seeds, then a few threaded ones. */
+        uint64_t n1 = env_u64("MODEL_SEEDS", 120), n2 = env_u64("MODEL_THREAD_SEEDS", 10);
+        double limit = (double)env_u64("MODEL_SECONDS", 0);
+        first = env_u64("MODEL_FIRST", 1);
+        for (uint64_t i = 0; i < n1 && (limit == 0 || now_s() - t0 < limit); i++)
+            run_seed(first + i, 1, ops, sync, &t);
+        for (uint64_t i = 0; i < n2 && (limit == 0 || now_s() - t0 < limit); i++)
+            run_seed(first + 100000 + i, 2 + (int)(i % 3), ops / 2, sync, &t);
+    } else if (seconds > 0 && seeds == 0) {
+        for (uint64_t s = first; now_s() - t0 < seconds; s++) {
+            int th = mix ? ((s % 4 == 3) ? 2 + (int)(s / 4 % 3) : 1) : threads;
+            run_seed(s, th, th > 1 ? ops / 2 : ops, sync, &t);
+        }
+    } else {
+        for (uint64_t i = 0; i < seeds; i++) {
+            if (seconds > 0 && now_s() - t0 >= seconds)
+                break;
+            uint64_t s = first + i;
+            int th = mix ? ((s % 4 == 3) ? 2 + (int)(s / 4 % 3) : 1) : threads;
+            run_seed(s, th, th > 1 ? ops / 2 : ops, sync, &t);
+        }
+    }
+
+    pthread_mutex_lock(&R.mu);
+    R.stop = true;
+    pthread_cond_broadcast(&R.cv);
+    pthread_mutex_unlock(&R.mu);
+    pthread_join(R.thread, NULL);
+
+    printf("model_random: %" PRIu64 " seeds, %" PRIu64 " calls, %" PRIu64 " failures, %.1f s\n",
+           t.seeds, t.ops, t.failures, now_s() - t0);
+    printf("  seeds where a fault fired: %" PRIu64 ", device lost: %" PRIu64
+           "; timeouts: %" PRIu64 ", failing statuses: %" PRIu64 ", successful cancels: %" PRIu64
+           "\n", t.faulted, t.lost, atomic_load(&g_n_timeouts), atomic_load(&g_n_errors),
+           atomic_load(&g_n_cancelled));
+    if (atomic_load(&g_layer_timeouts_total))
+        printf("  validation layer state-timeout messages (not counted): %" PRIu64 "\n",
+               atomic_load(&g_layer_timeouts_total));
+    printf("  calls by kind:");
+    for (int i = 0; i < OP_COUNT; i++)
+        if (t.counts[i])
+            printf(" %s=%" PRIu64, op_names[i], t.counts[i]);
+    printf("\n");
+    if (replay_path)
+        return rc;
+    return t.failures ? 1 : 0;
+}
