@@ -480,6 +480,19 @@ static void test_loss_where_unchecked_is_sticky(void **state)
 /* 6: a cancel whose re-recording fails                                */
 /* ------------------------------------------------------------------ */
 
+/* Launches adding 1, 10 and 100 to buffer 0, with ev recorded after the
+ * first. */
+static salvo_event *three_launches_around_event(fx *f)
+{
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(f->dev, &ev), SALVO_OK);
+    assert_int_equal(add(f, 0, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, f->st[0]), SALVO_OK);
+    assert_int_equal(add(f, 0, 0, 10), SALVO_OK);
+    assert_int_equal(add(f, 0, 0, 100), SALVO_OK);
+    return ev;
+}
+
 /* Launches adding 1, 10 and 100 with an event after the first; the cancel
  * records 10 and 100 again and the first of those dispatches fails. The
  * cancel reports it and withdraws nothing: all three run. */
@@ -489,12 +502,7 @@ static void test_failed_cancel_withdraws_nothing(void **state)
     NAME_TEST();
     fx f;
     fx_open(&f, (fx_opts){.batch_size = 100, .fault = "cmd_dispatch:4:oom_host"});
-    salvo_event *ev = NULL;
-    assert_int_equal(salvo_event_create(f.dev, &ev), SALVO_OK);
-    assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
-    assert_int_equal(salvo_event_record(ev, f.st[0]), SALVO_OK);
-    assert_int_equal(add(&f, 0, 0, 10), SALVO_OK);
-    assert_int_equal(add(&f, 0, 0, 100), SALVO_OK);
+    salvo_event *ev = three_launches_around_event(&f);
     assert_int_equal(salvo_event_cancel(ev), SALVO_ERROR_OUT_OF_HOST_MEMORY);
     assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
     assert_int_equal(salvo_event_query(ev), SALVO_OK);
@@ -511,12 +519,7 @@ static void test_failed_cancel_reports_dropped_launches(void **state)
     NAME_TEST();
     fx f;
     fx_open(&f, (fx_opts){.batch_size = 100, .fault = "cmd_dispatch:4:oom_host:always"});
-    salvo_event *ev = NULL;
-    assert_int_equal(salvo_event_create(f.dev, &ev), SALVO_OK);
-    assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
-    assert_int_equal(salvo_event_record(ev, f.st[0]), SALVO_OK);
-    assert_int_equal(add(&f, 0, 0, 10), SALVO_OK);
-    assert_int_equal(add(&f, 0, 0, 100), SALVO_OK);
+    salvo_event *ev = three_launches_around_event(&f);
     assert_int_equal(salvo_event_cancel(ev), SALVO_ERROR_OUT_OF_HOST_MEMORY);
     assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_ERROR_BATCH_FAILED);
     assert_non_null(strstr(salvo_last_error(), "dropped"));

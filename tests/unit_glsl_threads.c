@@ -25,33 +25,7 @@
 #include "add.spv.h"
 #include "saxpy.spv.h"
 
-/* shaders/add.comp, as text. */
-static const char ADD_COMP[] =
-    "#version 450\n"
-    "layout(local_size_x_id = 0) in;\n"
-    "layout(std430, set = 0, binding = 0) buffer Data { uint data[]; };\n"
-    "layout(push_constant) uniform Push { uint n; uint value; } pc;\n"
-    "void main()\n"
-    "{\n"
-    "    uint i = gl_GlobalInvocationID.x;\n"
-    "    if (i < pc.n)\n"
-    "        data[i] += pc.value;\n"
-    "}\n";
-
-/* shaders/saxpy.comp, as text. */
-static const char SAXPY_COMP[] =
-    "#version 450\n"
-    "layout(local_size_x_id = 0) in;\n"
-    "layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };\n"
-    "layout(std430, set = 0, binding = 1) buffer Y { float y[]; };\n"
-    "layout(push_constant) uniform Push { float a; uint n; } pc;\n"
-    "void main()\n"
-    "{\n"
-    "    uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x +\n"
-    "             gl_LocalInvocationID.x;\n"
-    "    if (i < pc.n)\n"
-    "        y[i] = pc.a * x[i] + y[i];\n"
-    "}\n";
+#include "support/glsl_text.h"
 
 /* Refused by the parser: the failure path must be as safe as success. */
 static const char UNDECLARED[] = "#version 450\n"
