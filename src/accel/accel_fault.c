@@ -101,10 +101,15 @@ static accel_result decide(fault_accel *f, enum fault_op op, bool *after)
         if (r->op != op || n < r->n || (n != r->n && !(r->flags & (FAULT_ALWAYS | FAULT_LOST))))
             continue;
         atomic_fetch_add(&f->injected, 1);
-        if (r->flags & FAULT_LOST || r->result == ACCEL_ERROR_DEVICE_LOST) {
-            /* A lost device stays lost: what the core may have absorbed
-             * (descpool_reset) is seen at its next call, and no later
-             * signal reaches the inner device behind a lost one. */
+        /* vkResetDescriptorPool cannot fail: a result injected there once
+         * is returned and ignored, and says nothing about the device
+         * (":lost" still loses it from that call on). */
+        bool says_lost = (r->flags & FAULT_LOST) ||
+                         (r->result == ACCEL_ERROR_DEVICE_LOST && op != OP_descpool_reset);
+        if (says_lost) {
+            /* A lost device stays lost, as a real one does: every later
+             * call says so, and no later signal reaches the inner device
+             * behind a lost one. */
             atomic_store(&f->loss_injected, true);
             atomic_store(&f->lost, true);
             release_gated(f);
