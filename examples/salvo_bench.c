@@ -10,7 +10,10 @@
  *  - one launch + synchronize round trip, and the CPU time it costs;
  *  - saxpy GB/s (3 x array bytes per run);
  *  - explicit transfer GB/s (write and read of a DEVICE buffer);
- *  - host gate latency (raise -> the gated launch seen complete).
+ *  - host gate latency (raise -> the gated launch seen complete);
+ *  - streams side by side: two streams of long single-workgroup kernels
+ *    (both together / one alone), and a large copy on one stream beside
+ *    kernels on another (0: fully overlapped, 1: one after the other).
  * Every figure is the median of --repeats runs (default 5). Results of the
  * kernels are checked; a wrong value exits 1.
  *
@@ -32,6 +35,7 @@
 
 #include "add.spv.h"
 #include "saxpy.spv.h"
+#include "spin.spv.h"
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \
@@ -456,6 +460,110 @@ static void bench_gate(bench *b, const opts *o)
     salvo_gate_destroy(g);
 }
 
+/* Seconds for k spin kernels (one workgroup each) on st, launched and
+ * waited for. */
+static void spin(salvo_stream *st, salvo_kernel *k, salvo_buffer *out, uint32_t iterations,
+                 int count)
+{
+    salvo_binding bd = {.binding = 0, .buffer = out};
+    uint32_t groups[3] = {1, 1, 1};
+    for (int i = 0; i < count; i++)
+        CHECK(salvo_launch(st, k, groups, &bd, 1, &iterations, sizeof iterations));
+}
+
+static double spin_alone(salvo_stream *st, salvo_kernel *k, salvo_buffer *out,
+                         uint32_t iterations, int count)
+{
+    double t0 = now_s();
+    spin(st, k, out, iterations, count);
+    CHECK(salvo_stream_synchronize(st));
+    return now_s() - t0;
+}
+
+static void bench_streams(bench *b, const opts *o)
+{
+    salvo_kernel_desc kd = {.spirv = spin_spv, .spirv_size = sizeof spin_spv, .name = "spin"};
+    salvo_kernel *k = NULL;
+    CHECK(salvo_kernel_create(b->dev, &kd, &k));
+    salvo_stream *st[2];
+    salvo_buffer *out[2];
+    for (int i = 0; i < 2; i++) {
+        CHECK(salvo_stream_create(b->dev, NULL, &st[i]));
+        CHECK(salvo_buffer_create(b->dev, 64 * sizeof(uint32_t), SALVO_DOMAIN_DEVICE, &out[i]));
+    }
+    /* Kernels of about 2 ms: double the loop until four take 8 ms (the
+     * first run also builds what the driver builds lazily). */
+    spin_alone(st[0], k, out[0], 1, 1);
+    uint32_t it = 1024;
+    while (it < (1u << 30) && spin_alone(st[0], k, out[0], it, 4) < 8e-3)
+        it *= 2;
+    const int count = 8;
+    double one[32], two[32];
+    for (int r = 0; r < o->repeats; r++) {
+        one[r] = spin_alone(st[0], k, out[0], it, count);
+        double t0 = now_s();
+        for (int i = 0; i < count; i++) {
+            spin(st[0], k, out[0], it, 1);
+            spin(st[1], k, out[1], it, 1);
+        }
+        CHECK(salvo_stream_flush(st[0]));
+        CHECK(salvo_stream_flush(st[1]));
+        CHECK(salvo_stream_synchronize(st[0]));
+        CHECK(salvo_stream_synchronize(st[1]));
+        two[r] = now_s() - t0;
+    }
+    double ratio = median(two, o->repeats) / median(one, o->repeats);
+    printf("two streams of %d kernels of %.1f ms (one workgroup): both together / one alone "
+           "%.2f (1.00: side by side, 2.00: one after the other), %u queue(s)\n",
+           count, median(one, o->repeats) / count * 1e3, ratio, b->info.queue_count);
+    metric(b, "two_streams_ratio", ratio, "x");
+
+    /* A copy beside kernels of about its length. */
+    uint64_t bytes = (b->cpu && !o->full ? 32ull : 256ull) << 20;
+    salvo_buffer *host = NULL, *dev = NULL;
+    CHECK(salvo_buffer_create(b->dev, bytes, SALVO_DOMAIN_HOST, &host));
+    CHECK(salvo_buffer_create(b->dev, bytes, SALVO_DOMAIN_DEVICE, &dev));
+    double tc[32], tk[32], tb[32];
+    double t0 = 0, copy_s = 0;
+    for (int warm = 0; warm < 2; warm++) { /* the first copy also maps the pages */
+        t0 = now_s();
+        CHECK(salvo_copy(st[0], host, 0, dev, 0, bytes));
+        CHECK(salvo_stream_synchronize(st[0]));
+        copy_s = now_s() - t0;
+    }
+    double kernel_s = spin_alone(st[1], k, out[1], it, 4) / 4;
+    int kernels = copy_s / kernel_s < 1 ? 1 : (int)(copy_s / kernel_s + 0.5);
+    for (int r = 0; r < o->repeats; r++) {
+        t0 = now_s();
+        CHECK(salvo_copy(st[0], host, 0, dev, 0, bytes));
+        CHECK(salvo_stream_synchronize(st[0]));
+        tc[r] = now_s() - t0;
+        tk[r] = spin_alone(st[1], k, out[1], it, kernels);
+        t0 = now_s();
+        CHECK(salvo_copy(st[0], host, 0, dev, 0, bytes));
+        spin(st[1], k, out[1], it, kernels);
+        CHECK(salvo_stream_flush(st[0]));
+        CHECK(salvo_stream_flush(st[1]));
+        CHECK(salvo_stream_synchronize(st[0]));
+        CHECK(salvo_stream_synchronize(st[1]));
+        tb[r] = now_s() - t0;
+    }
+    double c = median(tc, o->repeats), kk = median(tk, o->repeats), both = median(tb, o->repeats);
+    double longer = c > kk ? c : kk, shorter = c > kk ? kk : c;
+    double serial = (both - longer) / shorter;
+    printf("copy %llu MiB (%.1f ms) beside %d kernels (%.1f ms) on another stream: %.2f of the "
+           "way from overlapped (0) to serial (1)\n",
+           (unsigned long long)(bytes >> 20), c * 1e3, kernels, kk * 1e3, serial);
+    metric(b, "copy_beside_kernels_serial_fraction", serial, "fraction");
+    salvo_buffer_destroy(host);
+    salvo_buffer_destroy(dev);
+    for (int i = 0; i < 2; i++) {
+        salvo_buffer_destroy(out[i]);
+        salvo_stream_destroy(st[i]);
+    }
+    salvo_kernel_destroy(k);
+}
+
 static const char *type_name(salvo_device_type t)
 {
     switch (t) {
@@ -513,6 +621,7 @@ int main(int argc, char **argv)
     bench_saxpy(&b, &o);
     bench_transfer(&b, &o);
     bench_gate(&b, &o);
+    bench_streams(&b, &o);
     if (b.json) {
         fprintf(b.json, "\n  }\n}\n");
         fclose(b.json);

@@ -250,6 +250,10 @@ typedef struct salvo_device_info {
     bool host_import;
     uint64_t host_import_alignment; /* 0 when host_import is false */
     bool push_descriptors;      /* the device offers them */
+    /* Hardware queues salvo runs streams on (streams take them in turn, so
+     * streams on different queues run side by side); 1 where the device
+     * has one, or no timeline semaphores. */
+    uint32_t queue_count;
     bool push_descriptors_used; /* launches bind through them */
     uint32_t memory_heap_count;
     salvo_memory_heap memory_heaps[16];

@@ -94,7 +94,12 @@ typedef struct accel_caps {
     double timestamp_period_ns;
     bool timestamps;
     uint32_t timestamp_valid_bits;
+    /* Hardware queues opened (1..ACCEL_MAX_QUEUES), all of one family that
+     * can compute: submissions to different ones may run side by side. */
+    uint32_t queue_count;
 } accel_caps;
+
+enum { ACCEL_MAX_QUEUES = 8 };
 
 typedef struct accel_buffer_desc {
     uint64_t size;
@@ -152,6 +157,7 @@ typedef struct accel_sem_op {
 } accel_sem_op;
 
 typedef struct accel_submit_desc {
+    uint32_t queue; /* which of caps.queue_count */
     accel_cmd *cmd;
     accel_fence *fence; /* signalled when the command buffer completes */
     const accel_sem_op *waits;   /* timeline waits before it starts */
@@ -168,7 +174,7 @@ typedef struct accel_vtable {
     accel_result (*device_open)(void *self, const accel_open_options *opt, accel_device **out,
                                 accel_caps *caps);
     void (*device_close)(void *self, accel_device *dev);
-    /* Wait until the queue has no work. */
+    /* Wait until every queue has no work. */
     accel_result (*queue_wait_idle)(void *self, accel_device *dev);
 
     /* Buffers: create allocates, binds and (where host-visible) maps. */
@@ -214,7 +220,7 @@ typedef struct accel_vtable {
     accel_result (*fence_wait)(void *self, accel_device *dev, accel_fence *fence,
                                uint64_t timeout_ns);
 
-    /* Submit one command buffer to the device's queue. */
+    /* Submit one command buffer to one of the device's queues. */
     accel_result (*submit)(void *self, accel_device *dev, const accel_submit_desc *desc);
 
     /* Timeline semaphores (only where caps.info.timeline_semaphores). */

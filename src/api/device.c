@@ -232,6 +232,15 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     if (st == SALVO_OK) {
         q->adev = dev->adev;
         q->host_import = dev->caps.info.host_import;
+        /* Streams on queues of their own order each other through timeline
+         * semaphores; $SALVO_QUEUES caps how many are used. */
+        uint64_t cap = env_positive("SALVO_QUEUES");
+        q->hw_queues = dev->caps.queue_count ? dev->caps.queue_count : 1;
+        if (!dev->caps.info.timeline_semaphores)
+            q->hw_queues = 1;
+        if (cap && cap < q->hw_queues)
+            q->hw_queues = (uint32_t)cap;
+        dev->caps.info.queue_count = q->hw_queues;
         q->host_import_alignment = dev->caps.info.host_import_alignment;
         st = queue_init(q);
         if (st != SALVO_OK)

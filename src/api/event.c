@@ -135,16 +135,9 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
         /* Never recorded, withdrawn, already over, or the same stream (in
          * order anyway). */
     } else {
-        /* One queue serves every stream, and every batch opens with a
-         * barrier over all work submitted before it. Submitting the event's
-         * batch now therefore orders every batch this stream submits later
-         * after it, on the device, with no host thread blocking. Doing it
-         * now (not when the waiting batch is submitted) keeps waits from
-         * ever pointing at batches still recording, so waits between
-         * streams cannot form a cycle. */
-        queue_submit_batch_locked(&dev->q, ev->serial);
-        if (device_is_lost(dev))
-            r = device_lost_error(dev);
+        /* A device-side wait: no host thread blocks. */
+        stream_engine *owner = queue_batch_owner_locked(&dev->q, ev->serial, NULL);
+        r = owner ? stream_wait_batch_locked(&st->e, owner, ev->serial) : SALVO_OK;
     }
     pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)

@@ -46,14 +46,15 @@ void queue_settle_for_destroy_locked(queue *q)
 
 void queue_release_all_locked(queue *q)
 {
-    if (queue_is_lost(q)) {
+    /* Streams first: freeing one queues the release of its timeline. */
+    if (queue_is_lost(q))
         queue_mark_lost_locked(q);
-        retire_abandon(&q->retire);
-    } else {
-        retire_drain(&q->retire);
-    }
     while (q->streams)
         stream_free_locked(q->streams);
+    if (queue_is_lost(q))
+        retire_abandon(&q->retire);
+    else
+        retire_drain(&q->retire);
 }
 
 void queue_fini_locked(queue *q)
@@ -366,7 +367,8 @@ static bool slot_gated_locked(queue *q, const slot *s)
     for (uint32_t w = 0; w < s->wait_count; w++) {
         const slot_dep *d = &s->waits[w];
         uint64_t value = 0;
-        if (d->op.timeline &&
+        /* Host gates only (serial 0): another stream's batch ends by itself. */
+        if (d->op.timeline && d->serial == 0 &&
             (q->acc->vt->timeline_value(q->acc->self, q->adev, d->op.timeline, &value) !=
                  ACCEL_SUCCESS ||
              value < d->op.value))

@@ -80,6 +80,9 @@ typedef struct queue {
     uint64_t spin_ns;          /* polling before a blocking fence wait */
     uint64_t release_max_count;
     uint64_t release_max_bytes;
+    /* Hardware queues streams take in turn (1..ACCEL_MAX_QUEUES); more
+     * than one only with timeline semaphores, which order streams then. */
+    uint32_t hw_queues;
 
     pthread_mutex_t lock;         /* the batch lock; see the top of this file */
     pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left, or a

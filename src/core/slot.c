@@ -211,6 +211,7 @@ salvo_status slot_submit(slot *s, const slot_env *env)
         for (uint32_t i = 0; i < s->wait_count; i++)
             waits[i] = s->waits[i].op;
         accel_submit_desc d = {
+            .queue = s->queue,
             .cmd = s->cmd,
             .fence = s->fence,
             .waits = waits,

@@ -96,6 +96,7 @@ typedef struct slot {
     uint32_t wait_count;
     slot_dep waits[SLOT_MAX_WAITS];
     accel_sem_op signal;
+    uint32_t queue; /* the hardware queue it is submitted to */
 } slot;
 
 /* Create the slot's handles; IDLE on success. On failure nothing is left

@@ -9,6 +9,24 @@
 #define VT(q) ((q)->acc->vt)
 #define SELF(q) ((q)->acc->self)
 
+/* A stream's timeline, apart from the stream so that it can outlive it
+ * in the retire queue (allocated with the stream: freeing needs no
+ * memory). */
+struct stream_timeline {
+    retire_entry release;
+    queue *q;
+    accel_timeline *t;
+};
+
+static void timeline_release(retire_entry *e, bool abandoned)
+{
+    (void)abandoned;
+    struct stream_timeline *tl = (struct stream_timeline *)e;
+    queue *q = tl->q;
+    q->acc->vt->timeline_destroy(q->acc->self, q->adev, tl->t);
+    salvo_mem_free(q->alloc, tl);
+}
+
 static void barrier(queue *q, slot *s, accel_barrier kind)
 {
     VT(q)->cmd_barrier(SELF(q), q->adev, s->cmd, kind);
@@ -38,6 +56,9 @@ void stream_free_locked(stream_engine *st)
         SALVO_LOG(q->log, SALVO_LOG_ERROR, "failure on a destroyed stream: %s",
                   st->deferred_msg);
     trace_stream_destroy(st->trace, &q->env);
+    /* Other streams' batches may still wait on its timeline. */
+    if (st->timeline)
+        retire_push(&q->retire, &st->timeline->release, atomic_load(&q->next_serial));
     for (int i = 0; i < STREAM_SLOTS; i++)
         slot_destroy(&st->slots[i], &q->env);
     batch_log_free(&st->log);
@@ -110,11 +131,11 @@ salvo_status stream_open_locked(stream_engine *st)
         pthread_cond_wait(&q->slot_cv, &q->lock);
     if (queue_is_lost(q) || s->state == SLOT_ABANDONED)
         return queue_lost_error(q);
-    accel_sem_op none = {NULL, 0};
     /* Pending waits reserved the batch's serial when they were asked for. */
     uint64_t serial = st->pending_wait_count ? st->pending_serial
                                              : atomic_fetch_add(&q->next_serial, 1);
-    salvo_status r = slot_begin(s, &q->env, serial, none);
+    accel_sem_op signal = {st->timeline ? st->timeline->t : NULL, serial};
+    salvo_status r = slot_begin(s, &q->env, serial, signal);
     if (r != SALVO_OK) {
         if (queue_noted(q, r) == SALVO_ERROR_DEVICE_LOST)
             queue_mark_lost_locked(q);
@@ -159,7 +180,8 @@ salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
      * kept, as the slot does. */
     for (uint32_t i = 0; i < st->pending_wait_count; i++) {
         slot_dep *p = &st->pending_waits[i];
-        if (p->op.timeline == w->op.timeline && p->serial == w->serial) {
+        if (w->op.timeline ? p->op.timeline == w->op.timeline
+                           : !p->op.timeline && p->serial == w->serial) {
             if (w->op.value > p->op.value)
                 p->op.value = w->op.value;
             return SALVO_OK;
@@ -174,6 +196,23 @@ salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
         st->pending_serial = atomic_fetch_add(&st->q->next_serial, 1);
     st->pending_waits[st->pending_wait_count++] = *w;
     return SALVO_OK;
+}
+
+salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, uint64_t serial)
+{
+    queue *q = st->q;
+    slot *s = NULL;
+    /* Submitted now, the batch cannot end up waiting for one that waits
+     * for it: waits between streams never form a cycle. */
+    if (queue_batch_owner_locked(q, serial, &s) == owner && s->state == SLOT_RECORDING)
+        stream_submit_locked(owner, false);
+    if (queue_is_lost(q))
+        return queue_lost_error(q);
+    if (owner == st || owner->hwq == st->hwq || !owner->timeline ||
+        queue_batch_owner_locked(q, serial, NULL) != owner)
+        return SALVO_OK; /* in order on one queue, or over already */
+    slot_dep w = {.op = {owner->timeline->t, serial}, .serial = serial, .owner = owner};
+    return stream_add_wait_locked(st, &w);
 }
 
 salvo_status stream_open_pending_locked(stream_engine *st, bool may_wait)
@@ -321,8 +360,8 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
     COUNTER_SUB(&q->n, launches_pending, s->launches);
     slot_discard(s, &q->env);
     st->open = NULL;
-    accel_sem_op none = {NULL, 0};
-    salvo_status r = slot_begin(s, &q->env, serial, none);
+    accel_sem_op signal = {st->timeline ? st->timeline->t : NULL, serial};
+    salvo_status r = slot_begin(s, &q->env, serial, signal);
     if (r != SALVO_OK) {
         if (queue_noted(q, r) == SALVO_ERROR_DEVICE_LOST)
             queue_mark_lost_locked(q);
@@ -436,11 +475,28 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
     uint32_t per_set = POOL_BINDINGS_PER_SET;
     if (sets * per_set < SALVO_MAX_BINDINGS)
         per_set = (SALVO_MAX_BINDINGS + sets - 1) / sets;
+    if (q->hw_queues > 1) {
+        st->timeline = salvo_mem_calloc(q->alloc, 1, sizeof *st->timeline);
+        if (!st->timeline)
+            return QUEUE_FAIL(q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                              "stream_create: out of host memory");
+        st->timeline->q = q;
+        st->timeline->release.fn = timeline_release;
+        accel_result ar = q->acc->vt->timeline_create(q->acc->self, q->adev, 0, &st->timeline->t);
+        if (ar != ACCEL_SUCCESS) {
+            salvo_mem_free(q->alloc, st->timeline);
+            st->timeline = NULL;
+            return QUEUE_FAIL(q, salvo_status_from_accel(ar), "stream_create: timeline: %s",
+                              accel_result_name(ar));
+        }
+    }
     for (int i = 0; i < STREAM_SLOTS; i++) {
         salvo_status r = queue_noted(q, slot_init(&st->slots[i], &q->env, sets, per_set));
         if (r != SALVO_OK) {
             for (int j = 0; j < i; j++)
                 slot_destroy(&st->slots[j], &q->env);
+            if (st->timeline)
+                timeline_release(&st->timeline->release, false);
             return r;
         }
     }
@@ -450,6 +506,10 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
         q->streams->prev = st;
     q->streams = st;
     st->number = ++q->stream_count;
+    /* Queues in turn, by creation. */
+    st->hwq = (st->number - 1) % (q->hw_queues ? q->hw_queues : 1);
+    for (int i = 0; i < STREAM_SLOTS; i++)
+        st->slots[i].queue = st->hwq;
     stream_trace_attach_locked(st);
     pthread_mutex_unlock(&q->lock);
     COUNTER_ADD(&q->n, live_streams, 1);

@@ -62,6 +62,12 @@ struct stream_engine {
     uint64_t pending_serial; /* [lock] the serial their batch will take */
     batch_log log;        /* [lock] what the open batch holds, for cancel */
     uint32_t number;      /* [lock] 1, 2, ... by creation: its threads in a trace */
+    uint32_t hwq;         /* the hardware queue its batches go to */
+    /* Where streams have queues of their own: a timeline each batch
+     * signals with its serial when it completes, which other streams' waits
+     * (events) name. Freed through the retire queue, once no batch that
+     * may wait on it is left. NULL on one queue. */
+    struct stream_timeline *timeline;
     trace_stream *trace;  /* [lock] its trace records from when it was first traced, or NULL */
 };
 
@@ -89,6 +95,12 @@ salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w);
 /* Open the batch that pending waits are kept for, if there are any and no
  * batch is open; without may_wait only when its slot is free. */
 salvo_status stream_open_pending_locked(stream_engine *st, bool may_wait);
+/* Make st's next launches wait on the device for the batch with this
+ * serial of stream owner (another stream's, still active): through its
+ * timeline where the two are on different queues, else by submitting
+ * that batch first (one queue runs in order and every batch opens with a
+ * barrier over what came before). Never waits itself. */
+salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, uint64_t serial);
 /* Withdraw the launches of st's open batch logged before offset: record
  * the batch again with only the ones after. A failure withdraws nothing
  * (or, where even that cannot be recorded, drops the batch and keeps the

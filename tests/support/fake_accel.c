@@ -31,7 +31,7 @@
     X(wait_idle_deadlock) X(destroy_in_use) X(pool_reset_in_use) X(dispatch_mismatch)          \
     X(copy_out_of_range) X(bad_handle) X(bad_argument) X(close_with_children)                  \
     X(use_after_destroy) X(timeline_not_increasing) X(timeline_unsupported)                    \
-    X(query_not_reset)
+    X(query_not_reset) X(submit_bad_queue)
 
 typedef enum op_id {
 #define X(name, fallible) OP_##name,
@@ -185,6 +185,7 @@ typedef struct fake_semop {
 
 struct fake_sub {
     fake_sub *next;
+    uint32_t queue;
     fake_cmd *cmd;
     fake_fence *fence;
     uint32_t wait_count, signal_count;
@@ -220,6 +221,7 @@ struct fake_state {
     uint32_t pending;
     uint64_t memory_used;
     uint64_t dispatches_recorded, dispatches_completed, copy_bytes;
+    uint64_t queue_submits[ACCEL_MAX_QUEUES];
     uint64_t clock; /* the device's timestamp counter */
 };
 
@@ -411,21 +413,31 @@ static void sub_free(fake_sub *sub)
     free(sub);
 }
 
-static fake_sub *pop_head(fake_state *s)
+/* Take sub (after prev, NULL: the first) out of the list of pending
+ * submissions. */
+static fake_sub *unlink_sub(fake_state *s, fake_sub *prev, fake_sub *sub)
 {
-    fake_sub *sub = s->head;
-    s->head = sub->next;
-    if (!s->head)
-        s->tail = NULL;
+    if (prev)
+        prev->next = sub->next;
+    else
+        s->head = sub->next;
+    if (s->tail == sub)
+        s->tail = prev;
+    sub->next = NULL;
     s->pending--;
     return sub;
 }
 
-/* Run the oldest submission: what a device does between submit and the
- * fence signalling. */
-static void execute_head(fake_state *s)
+static fake_sub *pop_head(fake_state *s)
 {
-    fake_sub *sub = pop_head(s);
+    return unlink_sub(s, NULL, s->head);
+}
+
+/* Run a submission: what a device does between submit and the fence
+ * signalling. */
+static void execute(fake_state *s, fake_sub *prev, fake_sub *sub)
+{
+    unlink_sub(s, prev, sub);
     fake_cmd *c = sub->cmd;
     if (c) {
         for (size_t i = 0; i < c->rec_count; i++) {
@@ -474,12 +486,22 @@ static void execute_head(fake_state *s)
     sub_free(sub);
 }
 
+/* The oldest submission that is first on its queue and whose waits are
+ * met runs next. */
 static bool complete_next_locked(fake_state *s)
 {
-    if (s->lost || !s->head || !sub_ready(s->head))
+    if (s->lost)
         return false;
-    execute_head(s);
-    return true;
+    uint32_t blocked = 0; /* queues with an earlier submission not run */
+    for (fake_sub *prev = NULL, *sub = s->head; sub; prev = sub, sub = sub->next) {
+        uint32_t bit = 1u << (sub->queue % 32);
+        if (!(blocked & bit) && sub_ready(sub)) {
+            execute(s, prev, sub);
+            return true;
+        }
+        blocked |= bit;
+    }
+    return false;
 }
 
 static uint32_t complete_all_locked(fake_state *s)
@@ -669,6 +691,8 @@ static void fill_caps(const fake_accel *f, uint32_t index, accel_caps *caps)
     in->memory_heaps[0].device_local = true;
     caps->device_memory_host_visible = !f->device_not_mappable;
     caps->timestamps = f->timestamps;
+    caps->queue_count = f->queue_count ? f->queue_count : 1;
+    in->queue_count = caps->queue_count;
     caps->timestamp_period_ns = 1.0;
     caps->timestamp_valid_bits = f->timestamps ? 64 : 0;
 }
@@ -1275,6 +1299,11 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
     fake_fence *fe = desc->fence ? check(s, desc->fence, FAKE_FENCE, d, "submit") : NULL;
     if (!c || (desc->fence && !fe))
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (desc->queue >= (f->queue_count ? f->queue_count : 1)) {
+        note_illegal(s, IL_submit_bad_queue, "submit", "queue %u of %u", desc->queue,
+                     f->queue_count);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
     if (c->state != FAKE_CMD_EXECUTABLE) {
         note_illegal(s, IL_submit_not_executable, "submit", "state %d", (int)c->state);
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
@@ -1303,6 +1332,8 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
     }
     sub->wait_count = desc->wait_count;
     sub->signal_count = desc->signal_count;
+    sub->queue = desc->queue;
+    s->queue_submits[desc->queue]++;
     sub->cmd = c;
     sub->fence = fe;
     c->state = FAKE_CMD_PENDING;
@@ -1621,6 +1652,7 @@ fake_accel *fake_create(void)
     for (int i = 0; i < FAKE_MAX_DEVICES; i++)
         f->device_types[i] = SALVO_DEVICE_TYPE_OTHER;
     f->timeline_semaphores = true;
+    f->queue_count = 1;
     f->host_import = true;
     f->timestamps = true;
     f->complete = FAKE_COMPLETE_AUTO;
@@ -1796,6 +1828,11 @@ uint64_t fake_dispatches_completed(fake_accel *f)
 uint64_t fake_copy_bytes(fake_accel *f)
 {
     return read_u64(f, &f->state->copy_bytes);
+}
+
+uint64_t fake_queue_submits(fake_accel *f, uint32_t queue)
+{
+    return queue < ACCEL_MAX_QUEUES ? read_u64(f, &f->state->queue_submits[queue]) : 0;
 }
 
 int fake_opened_index(fake_accel *f)

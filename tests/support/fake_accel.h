@@ -13,8 +13,9 @@
  *    reset, ...) is counted as an "illegal" use under a name (see
  *    fake_illegal). Tests assert fake_illegal_total() == 0 to prove the
  *    library never relied on behaviour a real driver does not give.
- *  - The queue is strictly FIFO: a submission completes only after every
- *    earlier one, and only once its timeline waits are met. Completing a
+ *  - Each queue is strictly FIFO: a submission completes only after every
+ *    earlier one on its queue, and only once its timeline waits are met;
+ *    queues (queue_count) complete independently. Completing a
  *    submission runs its copies (so staged transfers really move bytes),
  *    counts its dispatches (which compute nothing), applies its timeline
  *    signals and signals its fence.
@@ -91,6 +92,9 @@ typedef struct fake_accel {
     bool timestamps;
     uint64_t device_memory_limit;/* 0 = unlimited; else bytes of live non-imported buffers */
     fake_complete_mode complete; /* FAKE_COMPLETE_AUTO */
+    /* 1: hardware queues offered (at most ACCEL_MAX_QUEUES). Each runs its
+     * submissions in order; queues run independently of each other. */
+    uint32_t queue_count;
 
     fake_state *state; /* everything else: read it through the functions below */
 } fake_accel;
@@ -176,6 +180,8 @@ uint64_t fake_dispatches_recorded(fake_accel *f);
 uint64_t fake_dispatches_completed(fake_accel *f);
 /* Bytes moved by completed copies. */
 uint64_t fake_copy_bytes(fake_accel *f);
+/* Submissions made to one queue. */
+uint64_t fake_queue_submits(fake_accel *f, uint32_t queue);
 /* Index device_open was last called with; -1 before any. */
 int fake_opened_index(fake_accel *f);
 

@@ -86,12 +86,23 @@ static VkResult device_make(accel_device *d, bool push_descriptor, bool host_imp
     if (d->timeline && !core12)
         names[name_count++] = VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME;
 
-    const float priority = 1.0f;
+    /* Several queues of the family where it has them, so that streams run
+     * side by side; streams order each other through timeline semaphores,
+     * so without them one queue serves all. */
+    VkQueueFamilyProperties fam[64];
+    uint32_t fam_count = 64;
+    vkGetPhysicalDeviceQueueFamilyProperties(d->phys, &fam_count, fam);
+    uint32_t count = d->queue_family < fam_count ? fam[d->queue_family].queueCount : 1;
+    if (count > ACCEL_MAX_QUEUES)
+        count = ACCEL_MAX_QUEUES;
+    if (!d->timeline || count == 0)
+        count = 1;
+    const float priorities[ACCEL_MAX_QUEUES] = {1, 1, 1, 1, 1, 1, 1, 1};
     VkDeviceQueueCreateInfo queue = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
         .queueFamilyIndex = d->queue_family,
-        .queueCount = 1,
-        .pQueuePriorities = &priority,
+        .queueCount = count,
+        .pQueuePriorities = priorities,
     };
     VkPhysicalDeviceTimelineSemaphoreFeatures enable_timeline = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
@@ -113,7 +124,9 @@ static VkResult device_make(accel_device *d, bool push_descriptor, bool host_imp
     d->device = device;
     /* volk resolves through the global vkGetDeviceProcAddr: still ours here. */
     volkLoadDeviceTable(&d->vk, d->device);
-    d->vk.vkGetDeviceQueue(d->device, d->queue_family, 0, &d->queue);
+    for (uint32_t i = 0; i < count; i++)
+        d->vk.vkGetDeviceQueue(d->device, d->queue_family, i, &d->queues[i]);
+    d->queue_count = count;
     return VK_SUCCESS;
 }
 
@@ -211,7 +224,8 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
     vkGetPhysicalDeviceMemoryProperties(d->phys, &d->mem);
     if (imp) {
         d->device = imp->device;
-        d->queue = imp->queue;
+        d->queues[0] = imp->queue;
+        d->queue_count = 1;
         volkLoadDeviceTable(&d->vk, d->device);
     } else {
         r = device_make(d, push_descriptor, host_import, portability, core12);
@@ -246,6 +260,8 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
     caps->timestamps = d->timestamp_bits > 0;
     caps->timestamp_period_ns = props.properties.limits.timestampPeriod;
     caps->timestamp_valid_bits = d->timestamp_bits;
+    caps->queue_count = d->queue_count;
+    caps->info.queue_count = d->queue_count;
     return VK_SUCCESS;
 }
 
@@ -281,7 +297,7 @@ static VkResult open_own(vk_self *self, const accel_open_options *opt, accel_dev
     }
     if (r == VK_SUCCESS) {
         d->phys = pd[opt->index];
-        d->queue_family = accel_vk_compute_family(d->phys);
+        d->queue_family = accel_vk_stream_family(d->phys);
         r = device_create(d, opt, caps);
     }
     salvo_mem_free(d->alloc, pd);

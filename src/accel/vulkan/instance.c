@@ -6,6 +6,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <stdlib.h>
+
 #include "accel/vulkan/vk_internal.h"
 
 #include <pthread.h>
@@ -216,6 +218,30 @@ uint32_t accel_vk_compute_family(VkPhysicalDevice pd)
         if (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
             return i;
     return UINT32_MAX;
+}
+
+uint32_t accel_vk_stream_family(VkPhysicalDevice pd)
+{
+    VkQueueFamilyProperties fam[64];
+    uint32_t n = 64;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, fam);
+    /* $SALVO_QUEUE_FAMILY: a family index to measure one against another. */
+    const char *env = getenv("SALVO_QUEUE_FAMILY");
+    if (env && *env) {
+        char *end = NULL;
+        unsigned long i = strtoul(env, &end, 10);
+        if (!*end && i < n && (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT))
+            return (uint32_t)i;
+    }
+    /* A family that computes and does not draw, with the most queues: the
+     * queues a GPU runs compute work on side by side. */
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        if ((fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT) &&
+            !(fam[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) && fam[i].queueCount > 1 &&
+            (best == UINT32_MAX || fam[i].queueCount > fam[best].queueCount))
+            best = i;
+    return best != UINT32_MAX ? best : accel_vk_compute_family(pd);
 }
 
 /* The devices we can use, in the loader's order: enumerate and device_open

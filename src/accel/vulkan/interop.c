@@ -19,7 +19,7 @@ accel_result accel_vk_native_handles(void *self, accel_device *d, accel_buffer *
         .instance = d->instance,
         .physical_device = d->phys,
         .device = d->device,
-        .queue = d->queue,
+        .queue = d->queues[0],
         .queue_family_index = d->queue_family,
         .api_version = d->api_version,
         .get_instance_proc_addr = d->get_instance_proc_addr,

@@ -1,5 +1,5 @@
 /*
- * The device's one queue: submits and idle waits, each under the
+ * The device's queues: submits and idle waits, each under the
  * application's queue lock where salvo shares the queue with it.
  */
 #include "accel/vulkan/vk_internal.h"
@@ -21,9 +21,12 @@ static void queue_unlock(accel_device *d)
 accel_result accel_vk_queue_wait_idle(void *self, accel_device *d)
 {
     (void)self;
-    queue_lock(d);
-    VkResult r = d->vk.vkQueueWaitIdle(d->queue);
-    queue_unlock(d);
+    VkResult r = VK_SUCCESS;
+    for (uint32_t i = 0; i < d->queue_count && r == VK_SUCCESS; i++) {
+        queue_lock(d);
+        r = d->vk.vkQueueWaitIdle(d->queues[i]);
+        queue_unlock(d);
+    }
     return r;
 }
 
@@ -80,7 +83,8 @@ accel_result accel_vk_submit(void *self, accel_device *d, const accel_submit_des
         .pSignalSemaphores = sems + waits,
     };
     queue_lock(d);
-    VkResult r = d->vk.vkQueueSubmit(d->queue, 1, &si,
+    VkResult r = d->vk.vkQueueSubmit(d->queues[desc->queue < d->queue_count ? desc->queue : 0], 1,
+                                     &si,
                                      desc->fence ? desc->fence->fence : VK_NULL_HANDLE);
     queue_unlock(d);
     salvo_mem_free(d->alloc, heap);

@@ -60,7 +60,8 @@ struct accel_device {
     PFN_vkGetInstanceProcAddr get_instance_proc_addr; /* for salvo_device_vk_handles */
     VkPhysicalDevice phys;
     VkDevice device;
-    VkQueue queue;
+    VkQueue queues[ACCEL_MAX_QUEUES]; /* of queue_family; [0] the application's when imported */
+    uint32_t queue_count;
     uint32_t queue_family;
     uint32_t api_version; /* min(device, instance) */
     VkPhysicalDeviceMemoryProperties mem;
@@ -147,6 +148,8 @@ bool accel_vk_has_extension(const VkExtensionProperties *p, uint32_t n, const ch
 VkResult accel_vk_instance_create(const salvo_allocator *alloc, const accel_open_options *opt,
                                   accel_device *d, VkInstance *out, uint32_t *api_out);
 uint32_t accel_vk_compute_family(VkPhysicalDevice pd);
+/* The family salvo's own device takes its queues from (see instance.c). */
+uint32_t accel_vk_stream_family(VkPhysicalDevice pd);
 VkResult accel_vk_compute_devices(const salvo_allocator *alloc, VkInstance instance,
                                   VkPhysicalDevice **out, uint32_t *count);
 salvo_device_type accel_vk_device_type(VkPhysicalDeviceType t);
