@@ -41,6 +41,10 @@ typedef struct fake_backend {
      * transfer is staged through the device) and waits that poll the
      * fence before blocking. */
     bool gpu;
+    /* Hardware queues offered: with 2, streams A and B of the scenario run
+     * on queues of their own and B's wait for the event is a timeline
+     * wait. */
+    uint32_t queues;
 } fake_backend;
 
 static salvo_status fake_open(void *user, const salvo_device_desc *desc,
@@ -56,6 +60,8 @@ static salvo_status fake_open(void *user, const salvo_device_desc *desc,
         fb->f->device_types[0] = SALVO_DEVICE_TYPE_DISCRETE;
         fb->f->device_not_mappable = true;
     }
+    if (fb->queues)
+        fb->f->queue_count = fb->queues;
     accel acc;
     if (!accel_fault_wrap(desc->allocator, fake_accel_get(fb->f), &acc, &fb->h))
         return SALVO_ERROR_OUT_OF_HOST_MEMORY;
@@ -139,7 +145,7 @@ static int clear_salvo_env(void **state)
 static sweep_backend fake_sweep_backend(fake_backend *fb)
 {
     return (sweep_backend){
-        .name = fb->gpu ? "fake as a GPU" : "fake",
+        .name = fb->queues > 1 ? "fake on 2 queues" : fb->gpu ? "fake as a GPU" : "fake",
         .cfg = {.open = fake_open,
                 .user = fb,
                 .before_destroy = fake_before_destroy,
@@ -215,9 +221,9 @@ static bool run_one(sweep_backend *b, bool gpu)
     return true;
 }
 
-static void sweep(bool gpu)
+static void sweep(bool gpu, uint32_t queues)
 {
-    fake_backend fb = {.gpu = gpu};
+    fake_backend fb = {.gpu = gpu, .queues = queues};
     sweep_calls calls = {0};
     fb.calls = &calls;
     sweep_backend b = fake_sweep_backend(&fb);
@@ -244,7 +250,16 @@ static void sweep(bool gpu)
 static void test_fault_sweep(void **state)
 {
     (void)state;
-    sweep(false);
+    sweep(false, 1);
+}
+
+/* The fake with two queues: streams on queues of their own, the event
+ * wait between them a timeline wait (timeline_create at stream create,
+ * signals and waits in the submits). */
+static void test_fault_sweep_queues(void **state)
+{
+    (void)state;
+    sweep(false, 2);
 }
 
 /* The fake as a discrete GPU: staged transfers (their buffer, command
@@ -253,7 +268,7 @@ static void test_fault_sweep(void **state)
 static void test_fault_sweep_gpu(void **state)
 {
     (void)state;
-    sweep(true);
+    sweep(true, 1);
 }
 
 /* Two faults at once, for the paths a single one cannot reach: what the
@@ -381,6 +396,7 @@ int main(void)
         cmocka_unit_test_setup(test_scenario_clean, clear_salvo_env),
         cmocka_unit_test_setup(test_fault_sweep, clear_salvo_env),
         cmocka_unit_test_setup(test_fault_sweep_gpu, clear_salvo_env),
+        cmocka_unit_test_setup(test_fault_sweep_queues, clear_salvo_env),
         cmocka_unit_test_setup(test_combined_faults, clear_salvo_env),
         cmocka_unit_test_setup(test_wait_failure_reported_once, clear_salvo_env),
     };

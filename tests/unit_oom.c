@@ -83,6 +83,7 @@ static void traced(oom_backend *b, oom_totals *t)
 typedef struct fake_backend {
     fake_accel *f;   /* this run's */
     bool timestamps; /* the fake writes GPU timestamps (for traces) */
+    uint32_t queues; /* hardware queues offered (0: the fake's one) */
 } fake_backend;
 
 static salvo_status fake_open(void *user, const salvo_device_desc *desc,
@@ -94,6 +95,8 @@ static salvo_status fake_open(void *user, const salvo_device_desc *desc,
     if (!fb->f)
         fail_msg("the fake itself is out of memory");
     fb->f->timestamps = fb->timestamps;
+    if (fb->queues)
+        fb->f->queue_count = fb->queues;
     return device_create_with_accel(desc, fake_accel_get(fb->f), out);
 }
 
@@ -146,6 +149,26 @@ static void test_oom_sweep(void **state)
     /* At least: device_create, both buffer_create, kernel_create, both
      * stream_create, event_create, a launch per stream (its batch log). */
     assert_true(t.calls >= 8);
+}
+
+/* On two queues: each stream's timeline holder is allocated too. */
+static void test_oom_sweep_queues(void **state)
+{
+    (void)state;
+    fake_backend fb = {.queues = 2};
+    oom_backend b = {
+        .name = "fake on 2 queues",
+        .cfg = {.open = fake_open, .user = &fb, .echo_log = getenv("SALVO_SWEEP_ECHO") != NULL},
+        .after_run = fake_after_run,
+        .watchdog_s = 20,
+    };
+    oom_totals t;
+    oom_sweep_run(&b, &t);
+    if (t.failed)
+        fail_msg("%llu of %llu runs failed their checks (see FAIL lines above)",
+                 (unsigned long long)t.failed, (unsigned long long)t.runs);
+    assert_int_equal(t.points, t.clean_allocs);
+    assert_true(t.clean_allocs > 11); /* two more than on one queue */
 }
 
 /* The same with every device tracing: the trace's own allocations too. */
@@ -502,6 +525,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_oom_sweep, clear_salvo_env),
+        cmocka_unit_test_setup(test_oom_sweep_queues, clear_salvo_env),
         cmocka_unit_test_setup(test_oom_sweep_traced, clear_salvo_env),
         cmocka_unit_test_setup(test_default_allocator, clear_salvo_env),
         cmocka_unit_test_setup(test_cancel_without_log, clear_salvo_env),
