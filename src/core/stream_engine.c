@@ -105,6 +105,24 @@ static void order_reset(stream_engine *st)
     st->compute_overflow = false;
 }
 
+/* Begin s as st's open batch with this serial: it signals st's timeline
+ * with it, and starts with a barrier, since earlier batches (and staged
+ * transfers) wrote what it may read. */
+static salvo_status begin_locked(stream_engine *st, slot *s, uint64_t serial)
+{
+    queue *q = st->q;
+    accel_sem_op signal = {st->timeline ? st->timeline->t : NULL, serial};
+    salvo_status r = slot_begin(s, &q->env, serial, signal);
+    if (r != SALVO_OK) {
+        if (queue_noted(q, r) == SALVO_ERROR_DEVICE_LOST)
+            queue_mark_lost_locked(q);
+        return r;
+    }
+    st->open = s;
+    barrier(q, s, ACCEL_BARRIER_WORK);
+    return SALVO_OK;
+}
+
 /* Make the stream's next slot ready to record: wait for its previous
  * submission if it is still in flight, then begin. */
 salvo_status stream_open_locked(stream_engine *st)
@@ -134,17 +152,9 @@ salvo_status stream_open_locked(stream_engine *st)
     /* Pending waits reserved the batch's serial when they were asked for. */
     uint64_t serial = st->pending_wait_count ? st->pending_serial
                                              : atomic_fetch_add(&q->next_serial, 1);
-    accel_sem_op signal = {st->timeline ? st->timeline->t : NULL, serial};
-    salvo_status r = slot_begin(s, &q->env, serial, signal);
-    if (r != SALVO_OK) {
-        if (queue_noted(q, r) == SALVO_ERROR_DEVICE_LOST)
-            queue_mark_lost_locked(q);
+    salvo_status r = begin_locked(st, s, serial);
+    if (r != SALVO_OK)
         return r;
-    }
-    st->open = s;
-    /* Earlier batches (and staged transfers) wrote what this one may read:
-     * order against everything submitted before. */
-    barrier(q, s, ACCEL_BARRIER_WORK);
     trace_batch_open(st->trace, slot_index(st, s), s->serial, q->trace, &q->env, s->cmd);
     order_reset(st);
     batch_log_clear(&st->log);
@@ -360,15 +370,9 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
     COUNTER_SUB(&q->n, launches_pending, s->launches);
     slot_discard(s, &q->env);
     st->open = NULL;
-    accel_sem_op signal = {st->timeline ? st->timeline->t : NULL, serial};
-    salvo_status r = slot_begin(s, &q->env, serial, signal);
-    if (r != SALVO_OK) {
-        if (queue_noted(q, r) == SALVO_ERROR_DEVICE_LOST)
-            queue_mark_lost_locked(q);
+    salvo_status r = begin_locked(st, s, serial);
+    if (r != SALVO_OK)
         return r;
-    }
-    st->open = s;
-    barrier(q, s, ACCEL_BARRIER_WORK);
     /* The trace keeps the host records of the launches that stay. */
     if (st->trace)
         trace_batch_reopen(st->trace, slot_index(st, s), withdrawn, &q->env, s->cmd);
