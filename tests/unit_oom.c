@@ -128,24 +128,35 @@ static bool fake_after_run(void *user, const scenario_result *r, char *why, size
     return true;
 }
 
-static void test_oom_sweep(void **state)
+/* Sweep the scenario on the fake fb (traced: with every device tracing)
+ * and check every run; the totals for the caller's own checks. */
+static oom_totals sweep_fake(fake_backend *fb, const char *name, bool with_trace)
 {
-    (void)state;
-    fake_backend fb = {0};
     oom_backend b = {
-        .name = "fake",
-        .cfg = {.open = fake_open, .user = &fb, .echo_log = getenv("SALVO_SWEEP_ECHO") != NULL},
+        .name = name,
+        .cfg = {.open = fake_open, .user = fb, .echo_log = getenv("SALVO_SWEEP_ECHO") != NULL},
         .after_run = fake_after_run,
         .watchdog_s = 20,
     };
     oom_totals t;
-    oom_sweep_run(&b, &t);
+    if (with_trace)
+        traced(&b, &t);
+    else
+        oom_sweep_run(&b, &t);
     if (t.failed)
         fail_msg("%llu of %llu runs failed their checks (see FAIL lines above)",
                  (unsigned long long)t.failed, (unsigned long long)t.runs);
     /* Every allocation of the run was refused once: the sweep is dense. */
-    assert_true(t.clean_allocs > 0);
     assert_int_equal(t.points, t.clean_allocs);
+    return t;
+}
+
+static void test_oom_sweep(void **state)
+{
+    (void)state;
+    fake_backend fb = {0};
+    oom_totals t = sweep_fake(&fb, "fake", false);
+    assert_true(t.clean_allocs > 0);
     /* At least: device_create, both buffer_create, kernel_create, both
      * stream_create, event_create, a launch per stream (its batch log). */
     assert_true(t.calls >= 8);
@@ -156,18 +167,7 @@ static void test_oom_sweep_queues(void **state)
 {
     (void)state;
     fake_backend fb = {.queues = 2};
-    oom_backend b = {
-        .name = "fake on 2 queues",
-        .cfg = {.open = fake_open, .user = &fb, .echo_log = getenv("SALVO_SWEEP_ECHO") != NULL},
-        .after_run = fake_after_run,
-        .watchdog_s = 20,
-    };
-    oom_totals t;
-    oom_sweep_run(&b, &t);
-    if (t.failed)
-        fail_msg("%llu of %llu runs failed their checks (see FAIL lines above)",
-                 (unsigned long long)t.failed, (unsigned long long)t.runs);
-    assert_int_equal(t.points, t.clean_allocs);
+    oom_totals t = sweep_fake(&fb, "fake on 2 queues", false);
     assert_true(t.clean_allocs > 11); /* two more than on one queue */
 }
 
@@ -176,18 +176,7 @@ static void test_oom_sweep_traced(void **state)
 {
     (void)state;
     fake_backend fb = {.timestamps = true};
-    oom_backend b = {
-        .name = "fake, traced",
-        .cfg = {.open = fake_open, .user = &fb, .echo_log = getenv("SALVO_SWEEP_ECHO") != NULL},
-        .after_run = fake_after_run,
-        .watchdog_s = 20,
-    };
-    oom_totals t;
-    traced(&b, &t);
-    if (t.failed)
-        fail_msg("%llu of %llu runs failed their checks (see FAIL lines above)",
-                 (unsigned long long)t.failed, (unsigned long long)t.runs);
-    assert_int_equal(t.points, t.clean_allocs);
+    oom_totals t = sweep_fake(&fb, "fake, traced", true);
     assert_true(t.clean_allocs > 11); /* more than the untraced run's */
 }
 
