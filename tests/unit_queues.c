@@ -3,6 +3,7 @@
  * a gate, an event wait across queues is a device-side timeline wait, a
  * stream's timeline outlives the batches that wait on it, and a lost
  * device abandons every queue's work. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -64,8 +65,29 @@ static salvo_status launch(env *e, int stream, int buffer)
     return salvo_launch(e->st[stream], e->k, groups, &b, 1, push, sizeof push);
 }
 
-/* Four streams on three queues: queues 0, 1, 2, 0 by creation. */
+/* Four streams on two queues: queues 0, 1, 0, 1 by creation. */
 static void test_streams_take_queues_in_turn(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, 2, FAKE_COMPLETE_AUTO);
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(e.dev, &info), SALVO_OK);
+    assert_int_equal(info.queue_count, 2);
+    assert_false(info.high_priority_queue); /* kept only from three queues on */
+    for (int s = 0; s < 4; s++) {
+        assert_int_equal(launch(&e, s, s), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(e.st[s]), SALVO_OK);
+    }
+    assert_int_equal(fake_queue_submits(e.f, 0), 2);
+    assert_int_equal(fake_queue_submits(e.f, 1), 2);
+    assert_int_equal(fake_dispatches_completed(e.f), 4);
+    close_env(&e);
+}
+
+/* Three queues: the last is kept for high-priority streams; the others
+ * share the first two; $SALVO_QUEUES below the count gives it up. */
+static void test_high_priority_queue(void **state)
 {
     (void)state;
     env e;
@@ -73,14 +95,36 @@ static void test_streams_take_queues_in_turn(void **state)
     salvo_device_info info;
     assert_int_equal(salvo_device_info_get(e.dev, &info), SALVO_OK);
     assert_int_equal(info.queue_count, 3);
+    assert_true(info.high_priority_queue);
+    salvo_stream *high = NULL;
+    salvo_stream_desc hd = {.priority = 1};
+    assert_int_equal(salvo_stream_create(e.dev, &hd, &high), SALVO_OK);
     for (int s = 0; s < 4; s++) {
         assert_int_equal(launch(&e, s, s), SALVO_OK);
         assert_int_equal(salvo_stream_synchronize(e.st[s]), SALVO_OK);
     }
+    salvo_binding b = {.binding = 0, .buffer = e.buf[0]};
+    uint32_t push[2] = {256, 1};
+    uint32_t groups[3] = {4, 1, 1};
+    assert_int_equal(salvo_launch(high, e.k, groups, &b, 1, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(high), SALVO_OK);
     assert_int_equal(fake_queue_submits(e.f, 0), 2);
-    assert_int_equal(fake_queue_submits(e.f, 1), 1);
+    assert_int_equal(fake_queue_submits(e.f, 1), 2);
     assert_int_equal(fake_queue_submits(e.f, 2), 1);
-    assert_int_equal(fake_dispatches_completed(e.f), 4);
+    salvo_stream_destroy(high);
+    close_env(&e);
+
+    setenv("SALVO_QUEUES", "2", 1);
+    open_env(&e, 3, FAKE_COMPLETE_AUTO);
+    unsetenv("SALVO_QUEUES");
+    assert_int_equal(salvo_device_info_get(e.dev, &info), SALVO_OK);
+    assert_int_equal(info.queue_count, 2);
+    assert_false(info.high_priority_queue);
+    assert_int_equal(salvo_stream_create(e.dev, &hd, &high), SALVO_OK);
+    assert_int_equal(salvo_launch(high, e.k, groups, &b, 1, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(high), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 2), 0);
+    salvo_stream_destroy(high);
     close_env(&e);
 }
 
@@ -223,6 +267,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_streams_take_queues_in_turn),
+        cmocka_unit_test(test_high_priority_queue),
         cmocka_unit_test(test_no_false_ordering),
         cmocka_unit_test(test_event_wait_across_queues),
         cmocka_unit_test(test_timeline_outlives_its_stream),

@@ -254,6 +254,9 @@ typedef struct salvo_device_info {
      * streams on different queues run side by side); 1 where the device
      * has one, or no timeline semaphores. */
     uint32_t queue_count;
+    /* The last of those queues is kept for streams that ask for a high
+     * priority (salvo_stream_desc.priority), at a higher queue priority. */
+    bool high_priority_queue;
     bool push_descriptors_used; /* launches bind through them */
     uint32_t memory_heap_count;
     salvo_memory_heap memory_heaps[16];
@@ -490,6 +493,13 @@ typedef struct salvo_stream_desc {
      * device starts early and long runs still get full batches.
      * 0 = the default (16); batch_size or more = full batches at once. */
     uint32_t first_batch;
+    /* 0: normal. Positive: high; the stream runs on the device's
+     * high-priority queue, which salvo keeps for such streams where it
+     * uses three queues or more (salvo_device_info.high_priority_queue):
+     * the queue is created with a higher priority than the others, which
+     * drivers may use to prefer its work. Where there is none, the stream
+     * runs as a normal one. Negative values are as 0. */
+    int32_t priority;
 } salvo_stream_desc;
 
 typedef struct salvo_binding {

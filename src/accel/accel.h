@@ -97,6 +97,8 @@ typedef struct accel_caps {
     /* Hardware queues opened (1..ACCEL_MAX_QUEUES), all of one family that
      * can compute: submissions to different ones may run side by side. */
     uint32_t queue_count;
+    /* The last queue (of three or more) runs at a higher priority. */
+    bool high_priority_queue;
 } accel_caps;
 
 enum { ACCEL_MAX_QUEUES = 8 };

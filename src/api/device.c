@@ -238,9 +238,14 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
         q->hw_queues = dev->caps.queue_count ? dev->caps.queue_count : 1;
         if (!dev->caps.info.timeline_semaphores)
             q->hw_queues = 1;
+        /* Capped, the queues used are the first ones: the high-priority
+         * one (the device's last) only when all are used. */
+        q->high_queue = dev->caps.high_priority_queue && q->hw_queues > 2 &&
+                        !(cap && cap < q->hw_queues);
         if (cap && cap < q->hw_queues)
             q->hw_queues = (uint32_t)cap;
         dev->caps.info.queue_count = q->hw_queues;
+        dev->caps.info.high_priority_queue = q->high_queue;
         q->host_import_alignment = dev->caps.info.host_import_alignment;
         st = queue_init(q);
         if (st != SALVO_OK)

@@ -21,7 +21,8 @@ salvo_status salvo_stream_create(salvo_device *dev, const salvo_stream_desc *des
     salvo_status r = stream_engine_init(&st->e, &dev->q,
                                         desc && desc->batch_size ? desc->batch_size
                                                                  : dev->batch_size,
-                                        desc ? desc->first_batch : 0);
+                                        desc ? desc->first_batch : 0,
+                                        desc && desc->priority > 0);
     if (r != SALVO_OK) {
         salvo_mem_free(dev->alloc, st);
         return r;

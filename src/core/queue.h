@@ -83,6 +83,9 @@ typedef struct queue {
     /* Hardware queues streams take in turn (1..ACCEL_MAX_QUEUES); more
      * than one only with timeline semaphores, which order streams then. */
     uint32_t hw_queues;
+    /* The last hardware queue is kept for high-priority streams (where
+     * hw_queues >= 3 and the device made it so). */
+    bool high_queue;
 
     pthread_mutex_t lock;         /* the batch lock; see the top of this file */
     pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left, or a

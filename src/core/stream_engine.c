@@ -465,7 +465,7 @@ void stream_defer_locked(stream_engine *st, salvo_status err)
 }
 
 salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
-                                uint32_t first_batch)
+                                uint32_t first_batch, bool high_priority)
 {
     st->q = q;
     batch_log_init(&st->log, q->alloc);
@@ -510,8 +510,13 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
         q->streams->prev = st;
     q->streams = st;
     st->number = ++q->stream_count;
-    /* Queues in turn, by creation. */
-    st->hwq = (st->number - 1) % (q->hw_queues ? q->hw_queues : 1);
+    /* Queues in turn, by creation; the high-priority one, where kept,
+     * only for the streams that ask for it. */
+    uint32_t shared = q->hw_queues ? q->hw_queues : 1;
+    if (q->high_queue && shared > 1)
+        shared--;
+    st->hwq = q->high_queue && high_priority && q->hw_queues > 1 ? q->hw_queues - 1
+                                                                   : (st->number - 1) % shared;
     for (int i = 0; i < STREAM_SLOTS; i++)
         st->slots[i].queue = st->hwq;
     stream_trace_attach_locked(st);

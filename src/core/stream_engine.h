@@ -73,9 +73,10 @@ struct stream_engine {
 
 /* Make the slots of a zeroed engine (no lock needed), then link it into
  * the queue (takes the lock). batch_size 0: default; first_batch 0:
- * FIRST_BATCH. On failure nothing is left allocated. */
+ * FIRST_BATCH; high_priority: on the queue's high-priority hardware queue
+ * where it has one. On failure nothing is left allocated. */
 salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
-                                uint32_t first_batch);
+                                uint32_t first_batch, bool high_priority);
 /* The free path: try-lock only, submit nothing. Work left is finished,
  * and the stream freed, by the next drain point. */
 void stream_engine_destroy(stream_engine *st);

@@ -81,7 +81,7 @@ enum {
 /* ------------------------------------------------------------------ */
 
 #define OPS(X)                                                                                     \
-    X(STREAM_CREATE, "stream_create", "s fb")                                                      \
+    X(STREAM_CREATE, "stream_create", "s fb pri")                                                  \
     X(STREAM_DESTROY, "stream_destroy", "s")                                                       \
     X(BUFFER_CREATE, "buffer_create", "b dom n")                                                   \
     X(BUFFER_DESTROY, "buffer_destroy", "b")                                                       \
@@ -947,7 +947,7 @@ static void exec_op(ctx *c, const op *o)
             fail(c, "trace: bad stream slot");
             return;
         }
-        salvo_stream_desc d = {.first_batch = (uint32_t)a[1]};
+        salvo_stream_desc d = {.first_batch = (uint32_t)a[1], .priority = (int32_t)a[2]};
         salvo_stream *h = NULL;
         st = salvo_stream_create(g_dev, &d, &h);
         if (outcome(c, "stream_create", st, F_DEVICE | F_ERR, lost_before) == OUT_OK) {
@@ -1645,7 +1645,7 @@ static int pick_stream(ctx *c)
     if (n == 0) {
         for (int s = 0; s < MAX_STREAMS; s++)
             if (c->next_sid < MAX_SID) {
-                ISSUE(c, OP_STREAM_CREATE, s, rnd(c, 3) ? 0 : 1 + rnd(c, 4));
+                ISSUE(c, OP_STREAM_CREATE, s, rnd(c, 3) ? 0 : 1 + rnd(c, 4), rnd(c, 4) ? 0 : 1);
                 return c->sh[s] ? s : -1;
             }
         return -1;
@@ -1958,7 +1958,7 @@ static void gen_lifetime(ctx *c)
             }
             ISSUE(c, OP_STREAM_DESTROY, s);
         } else if (!c->sh[s] && c->next_sid < MAX_SID) {
-            ISSUE(c, OP_STREAM_CREATE, s, rnd(c, 3) ? 0 : 1 + rnd(c, 4));
+            ISSUE(c, OP_STREAM_CREATE, s, rnd(c, 3) ? 0 : 1 + rnd(c, 4), rnd(c, 4) ? 0 : 1);
         }
     } else if (r < 8) {
         int bi = rnd(c, MAX_BUFS);
@@ -2069,7 +2069,7 @@ static void setup_objects(ctx *c)
 {
     int streams = 2 + (int)rnd(c, 3), bufs = 3 + (int)rnd(c, 4);
     for (int s = 0; s < streams; s++)
-        ISSUE(c, OP_STREAM_CREATE, s, rnd(c, 3) ? 0 : 1 + rnd(c, 4));
+        ISSUE(c, OP_STREAM_CREATE, s, rnd(c, 3) ? 0 : 1 + rnd(c, 4), rnd(c, 4) ? 0 : 1);
     for (int b = 0; b < bufs; b++) {
         ISSUE(c, OP_BUFFER_CREATE, b, rnd(c, 3), buf_elems(c));
         if (c->buf[b].h)

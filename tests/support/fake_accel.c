@@ -692,6 +692,7 @@ static void fill_caps(const fake_accel *f, uint32_t index, accel_caps *caps)
     caps->device_memory_host_visible = !f->device_not_mappable;
     caps->timestamps = f->timestamps;
     caps->queue_count = f->queue_count ? f->queue_count : 1;
+    caps->high_priority_queue = caps->queue_count > 2;
     in->queue_count = caps->queue_count;
     caps->timestamp_period_ns = 1.0;
     caps->timestamp_valid_bits = f->timestamps ? 64 : 0;

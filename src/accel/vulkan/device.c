@@ -97,7 +97,11 @@ static VkResult device_make(accel_device *d, bool push_descriptor, bool host_imp
         count = ACCEL_MAX_QUEUES;
     if (!d->timeline || count == 0)
         count = 1;
-    const float priorities[ACCEL_MAX_QUEUES] = {1, 1, 1, 1, 1, 1, 1, 1};
+    /* The last queue (of three or more) is the high-priority one streams
+     * may ask for. */
+    float priorities[ACCEL_MAX_QUEUES];
+    for (uint32_t i = 0; i < count; i++)
+        priorities[i] = count > 2 && i == count - 1 ? 1.0f : 0.5f;
     VkDeviceQueueCreateInfo queue = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
         .queueFamilyIndex = d->queue_family,
@@ -261,6 +265,7 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
     caps->timestamp_period_ns = props.properties.limits.timestampPeriod;
     caps->timestamp_valid_bits = d->timestamp_bits;
     caps->queue_count = d->queue_count;
+    caps->high_priority_queue = d->queue_count > 2;
     caps->info.queue_count = d->queue_count;
     return VK_SUCCESS;
 }
