@@ -335,6 +335,9 @@ static void test_gate_wait_registered_without_slot(void **state)
         assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
     }
     assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[1], 1), SALVO_OK);
+    /* A synchronize now has to wait for a slot for that wait's batch: an
+     * expired wait, not work left undone. */
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_TIMEOUT);
     assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK);
     assert_int_equal(add(&f, 0, 3, 10), SALVO_OK);
     assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);

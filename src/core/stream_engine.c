@@ -603,8 +603,12 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
         memcpy(msg, st->deferred_msg, SALVO_ERROR_MAX);
         st->deferred = SALVO_OK;
     }
-    /* Waits asked for with no batch open are part of the stream's work. */
+    /* Waits asked for with no batch open are part of the stream's work.
+     * Their batch's slot still busy past the fence timeout is a wait that
+     * expired, as any other here: SALVO_TIMEOUT, the work goes on. */
     salvo_status r = stream_open_pending_locked(st, true);
+    if (r == SALVO_ERROR_TIMEOUT)
+        r = SALVO_TIMEOUT;
     if (r == SALVO_OK)
         r = stream_submit_locked(st, true);
     if (r != SALVO_OK && first == SALVO_OK) {
