@@ -393,6 +393,35 @@ static void test_gate_destroyed_with_wait_pending(void **state)
     fx_close(&f, true);
 }
 
+/* A gate wait kept while every slot is busy is work of its stream: a
+ * device synchronize submits and waits for it like any other, so nothing
+ * is pending afterwards and releases queued behind it have run. */
+static void test_device_synchronize_takes_pending_waits(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){0});
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(add(&f, 0, 3, 1), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+    }
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[1], 1), SALVO_OK); /* kept */
+    salvo_buffer *spare = NULL;
+    assert_int_equal(salvo_buffer_create(f.dev, 64, SALVO_DOMAIN_DEVICE, &spare), SALVO_OK);
+    salvo_buffer_destroy(spare); /* its release waits for the kept wait's batch */
+    assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK);
+    assert_int_equal(salvo_gate_raise(f.gate[1], 1), SALVO_OK);
+    assert_int_equal(salvo_device_synchronize(f.dev), SALVO_OK);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f.dev, &s), SALVO_OK);
+    assert_int_equal(s.launches_pending, 0);
+    assert_int_equal(s.releases_pending, 0);
+    expect_all(&f, 3, 3);
+    fx_close(&f, true);
+}
+
 /* ------------------------------------------------------------------ */
 /* 3: a copy after a compute-only barrier                              */
 /* ------------------------------------------------------------------ */
@@ -621,6 +650,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batch1_timeout_still_runs, arm, disarm),
         cmocka_unit_test_setup_teardown(test_gate_wait_registered_without_slot, arm, disarm),
         cmocka_unit_test_setup_teardown(test_gate_destroyed_with_wait_pending, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_device_synchronize_takes_pending_waits, arm, disarm),
         cmocka_unit_test_setup_teardown(test_copy_after_compute_barrier, arm, disarm),
         cmocka_unit_test_setup_teardown(test_loss_at_raise_does_not_hang, arm, disarm),
         cmocka_unit_test_setup_teardown(test_loss_where_unchecked_is_absorbed, arm, disarm),

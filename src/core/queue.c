@@ -286,8 +286,11 @@ void queue_reap_locked(queue *q)
     retire_collect(&q->retire);
     for (stream_engine *st = q->streams; st; st = st->next) {
         /* Pending waits go into a batch as soon as its slot is free, so
-         * they hold the retire clock no longer than that. */
-        if (!queue_is_lost(q))
+         * they hold the retire clock no longer than that; a destroyed
+         * stream's have no work after them and go. */
+        if (atomic_load(&st->destroyed))
+            st->pending_wait_count = 0;
+        else if (!queue_is_lost(q))
             stream_defer_locked(st, stream_open_pending_locked(st, false));
         if (atomic_load(&st->destroyed) && st->open && !queue_is_lost(q))
             stream_submit_locked(st, false);
@@ -333,6 +336,16 @@ salvo_status queue_quiesce_locked(queue *q, uint64_t limit)
         stream_engine *wst = NULL;
         slot *ws = NULL;
         for (stream_engine *st = q->streams; st; st = st->next) {
+            /* Gate waits kept for a batch not begun are work too: begin it
+             * once its slot is free (a wait below frees it) and submit it. */
+            if (!st->open && st->pending_wait_count && st->pending_serial <= limit) {
+                salvo_status r = stream_open_pending_locked(st, false);
+                if (r != SALVO_OK) {
+                    /* It cannot begin: the waits go, and the stream is told. */
+                    stream_defer_locked(st, r);
+                    st->pending_wait_count = 0;
+                }
+            }
             if (st->open && st->open->serial <= limit)
                 stream_submit_locked(st, false);
             for (int i = 0; i < STREAM_SLOTS; i++) {
