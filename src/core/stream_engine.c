@@ -229,7 +229,11 @@ salvo_status stream_open_pending_locked(stream_engine *st, bool may_wait)
 {
     if (st->open || !st->pending_wait_count)
         return SALVO_OK;
-    if (!may_wait && st->slots[st->cur].state == SLOT_IN_FLIGHT)
+    /* Without may_wait the caller may be another thread than the stream's
+     * (a drain point): it must not drop the lock, so it begins only a slot
+     * that is idle with no thread in a wait on it. */
+    const slot *s = &st->slots[st->cur];
+    if (!may_wait && (s->state != SLOT_IDLE || s->waiters))
         return SALVO_OK;
     return stream_open_locked(st);
 }

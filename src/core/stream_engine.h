@@ -94,7 +94,9 @@ salvo_status stream_submit_locked(stream_engine *st, bool report);
  * waits itself. */
 salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w);
 /* Open the batch that pending waits are kept for, if there are any and no
- * batch is open; without may_wait only when its slot is free. */
+ * batch is open; without may_wait only when its slot is idle and no thread
+ * waits on it, so that it never drops the lock (the form a thread other
+ * than the stream's may call). */
 salvo_status stream_open_pending_locked(stream_engine *st, bool may_wait);
 /* Make st's next launches wait on the device for the batch with this
  * serial of stream owner (another stream's, still active): through its
