@@ -4,9 +4,6 @@
  * under the sanitizers) or by a fake that runs another thread's call at a
  * chosen point. No sleeps, no luck.
  *
- * A fence wait can also be hooked (the fake's vtable, wrapped) to run
- * another thread's call while the waiting thread has the lock dropped.
- *
  * Freed host memory is made unreadable (a page allocator that protects
  * what salvo frees instead of reusing it), so a use after free crashes at
  * the first touch in every build, not only under AddressSanitizer. */
@@ -26,7 +23,6 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
 #include "api/internal.h"
 #include "support/fake_accel.h"
 
@@ -120,7 +116,6 @@ int __wrap_pthread_mutex_trylock(pthread_mutex_t *m)
 typedef struct other {
     salvo_stream *st;
     salvo_status flushed;
-    int more_flushes; /* after the first */
 } other;
 
 static void *flush_when_told(void *arg)
@@ -129,8 +124,6 @@ static void *flush_when_told(void *arg)
     sem_wait(&go);
     /* A flush is a drain point: it frees destroyed streams that are idle. */
     o->flushed = salvo_stream_flush(o->st);
-    for (int i = 0; i < o->more_flushes && o->flushed == SALVO_OK; i++)
-        o->flushed = salvo_stream_flush(o->st);
     sem_post(&done);
     return NULL;
 }
@@ -181,96 +174,10 @@ static void test_stream_destroy_against_flush(void **state)
     sem_destroy(&done);
 }
 
-/* ------------------------------------------------------------------ */
-/* A drain point on another thread while a launch waits for its slot   */
-/* ------------------------------------------------------------------ */
-
-/* The fake's vtable with fence_wait hooked: once armed, the wait first
- * lets the device finish everything and another thread run a flush, all
- * while the waiting thread has the device lock dropped. */
-static accel g_inner;
-static accel_vtable g_hooked;
-static fake_accel *g_fake;
-static _Atomic bool g_armed;
-
-static accel_result hooked_fence_wait(void *self, accel_device *dev, accel_fence *f,
-                                      uint64_t timeout)
-{
-    if (atomic_exchange(&g_armed, false)) {
-        fake_complete_all(g_fake);
-        sem_post(&go);
-        sem_wait(&done);
-    }
-    return g_inner.vt->fence_wait(self, dev, f, timeout);
-}
-
-/* A stream has a gate wait kept for its next batch (every slot busy) and
- * its thread launches, waiting for the slot; meanwhile another thread's
- * flush (a drain point) sees that slot free. It must not begin the kept
- * batch there: the launching thread is about to. */
-static void test_drain_point_leaves_a_waited_slot_alone(void **state)
-{
-    (void)state;
-    g_fake = fake_create();
-    assert_non_null(g_fake);
-    g_fake->complete = FAKE_COMPLETE_MANUAL;
-    g_inner = fake_accel_get(g_fake);
-    g_hooked = *g_inner.vt;
-    g_hooked.fence_wait = hooked_fence_wait;
-    accel acc = {&g_hooked, g_inner.self};
-    salvo_device_desc d = {.batch_size = 64};
-    salvo_device *dev = NULL;
-    assert_int_equal(device_create_with_accel(&d, acc, &dev), SALVO_OK);
-    assert_int_equal(sem_init(&go, 0, 0), 0);
-    assert_int_equal(sem_init(&done, 0, 0), 0);
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
-    salvo_kernel *k = NULL;
-    salvo_buffer *buf = NULL;
-    salvo_gate *g = NULL;
-    other o = {.more_flushes = 1}; /* the first sees the slot complete, the second it free */
-    salvo_stream *st = NULL;
-    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
-    assert_int_equal(salvo_buffer_create(dev, 1024, SALVO_DOMAIN_DEVICE, &buf), SALVO_OK);
-    assert_int_equal(salvo_gate_create(dev, &g), SALVO_OK);
-    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
-    assert_int_equal(salvo_stream_create(dev, NULL, &o.st), SALVO_OK);
-    salvo_binding b = {.binding = 0, .buffer = buf};
-    uint32_t push[2] = {256, 1};
-    uint32_t groups[3] = {4, 1, 1};
-    for (int i = 0; i < 3; i++) { /* every slot in flight */
-        assert_int_equal(salvo_launch(st, k, groups, &b, 1, push, sizeof push), SALVO_OK);
-        assert_int_equal(salvo_stream_flush(st), SALVO_OK);
-    }
-    assert_int_equal(salvo_stream_wait_gate(st, g, 1), SALVO_OK); /* kept */
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, flush_when_told, &o), 0);
-    atomic_store(&g_armed, true);
-    assert_int_equal(salvo_launch(st, k, groups, &b, 1, push, sizeof push), SALVO_OK);
-    pthread_join(t, NULL);
-    assert_int_equal(o.flushed, SALVO_OK);
-    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
-    g_fake->complete = FAKE_COMPLETE_AUTO;
-    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
-    assert_int_equal(fake_dispatches_completed(g_fake), 4);
-    salvo_stream_destroy(o.st);
-    salvo_stream_destroy(st);
-    salvo_gate_destroy(g);
-    salvo_buffer_destroy(buf);
-    salvo_kernel_destroy(k);
-    salvo_device_destroy(dev);
-    if (fake_illegal_total(g_fake))
-        fail_msg("illegal use of the fake: %s", fake_illegal_last(g_fake));
-    assert_int_equal(fake_live_total(g_fake), 0);
-    fake_free(g_fake);
-    sem_destroy(&go);
-    sem_destroy(&done);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_destroy_against_flush),
-        cmocka_unit_test(test_drain_point_leaves_a_waited_slot_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

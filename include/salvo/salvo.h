@@ -65,13 +65,15 @@ typedef enum salvo_status {
  *    batch size of 1, whose launch was recorded and submitted and then
  *    waited for.
  *  - SALVO_ERROR_TIMEOUT (an error): the call had to wait before it could
- *    do its work, and nothing was done. From salvo_launch and salvo_copy
- *    when the stream's oldest batch still held its slot (the launch or
- *    copy was not recorded: make it again), and from salvo_buffer_write
+ *    do its work, and nothing was done. From salvo_launch, salvo_copy and
+ *    salvo_stream_wait_gate when the stream's oldest batch still held its
+ *    slot (the launch or copy was not recorded, the wait not registered:
+ *    make the call again), from salvo_stream_wait_event likewise where the
+ *    event's stream runs on another queue, and from salvo_buffer_write
  *    and salvo_buffer_read when work before them did not complete (not a
  *    byte was copied).
- * salvo_stream_wait_gate, salvo_stream_wait_event, salvo_stream_flush,
- * the queries and every create or destroy never wait for the device.
+ * salvo_stream_flush, the queries and every create or destroy never wait
+ * for the device.
  *
  * Gates and waits. Work that waits on a gate not raised yet holds, until
  * it is raised, everything that waits for that work: its stream's
@@ -612,7 +614,12 @@ SALVO_API void salvo_event_destroy(salvo_event *event);
 /* Make the launches recorded on stream from now on wait, on the device,
  * until the event's work is complete. No host thread blocks: the event's
  * batch is submitted ahead of the waiting one, and the device orders them.
- * An event never recorded is no wait at all (as in CUDA). Never waits.
+ * An event never recorded is no wait at all (as in CUDA), and so is an
+ * event of this same stream (it runs in order: nothing is submitted for
+ * it). Where the
+ * event's stream runs on another hardware queue, the wait goes into this
+ * stream's next batch, which may wait for a free slot as a launch does
+ * (SALVO_ERROR_TIMEOUT: not registered).
  * Thread safety: the thread using stream (as salvo_launch). */
 SALVO_API salvo_status salvo_stream_wait_event(salvo_stream *stream, salvo_event *event);
 
@@ -638,8 +645,9 @@ SALVO_API uint64_t salvo_gate_value(const salvo_gate *gate);
 /* Make the launches recorded on stream from now on wait, on the device,
  * until the gate reaches value. Until then the host may still write those
  * launches' inputs (in HOST, SHARED or imported buffers): the raise orders
- * those writes before the device reads them. Never waits: the wait is
- * registered when this returns SALVO_OK, for the stream's next batch.
+ * those writes before the device reads them. The wait goes into the
+ * stream's next batch, opened now: like a launch, that may wait for a
+ * free batch slot (SALVO_ERROR_TIMEOUT: the wait was not registered).
  * A batch waits on at most 16 gates: waiting for a 17th before a launch
  * or flush returns SALVO_ERROR_INVALID_STATE. See "Gates and waits" at the
  * top of this file for what waits behind gated work.

@@ -150,9 +150,6 @@ static uint64_t floor_locked(queue *q)
         for (int i = 0; i < STREAM_SLOTS; i++)
             if (slot_active(&st->slots[i]) && st->slots[i].serial < floor)
                 floor = st->slots[i].serial;
-        /* Waits kept for a batch not begun yet name what they wait on. */
-        if (st->pending_wait_count && st->pending_serial < floor)
-            floor = st->pending_serial;
     }
     return floor;
 }
@@ -202,7 +199,6 @@ void queue_mark_lost_locked(queue *q)
             slot_abandon(s);
         }
         st->open = NULL;
-        st->pending_wait_count = 0;
     }
     retire_abandon(&q->retire);
 }
@@ -285,13 +281,6 @@ void queue_reap_locked(queue *q)
         queue_mark_lost_locked(q);
     retire_collect(&q->retire);
     for (stream_engine *st = q->streams; st; st = st->next) {
-        /* Pending waits go into a batch as soon as its slot is free, so
-         * they hold the retire clock no longer than that; a destroyed
-         * stream's have no work after them and go. */
-        if (atomic_load(&st->destroyed))
-            st->pending_wait_count = 0;
-        else if (!queue_is_lost(q))
-            stream_defer_locked(st, stream_open_pending_locked(st, false));
         if (atomic_load(&st->destroyed) && st->open && !queue_is_lost(q))
             stream_submit_locked(st, false);
         for (int i = 0; i < STREAM_SLOTS && !queue_is_lost(q); i++) {
@@ -336,16 +325,6 @@ salvo_status queue_quiesce_locked(queue *q, uint64_t limit)
         stream_engine *wst = NULL;
         slot *ws = NULL;
         for (stream_engine *st = q->streams; st; st = st->next) {
-            /* Gate waits kept for a batch not begun are work too: begin it
-             * once its slot is free (a wait below frees it) and submit it. */
-            if (!st->open && st->pending_wait_count && st->pending_serial <= limit) {
-                salvo_status r = stream_open_pending_locked(st, false);
-                if (r != SALVO_OK) {
-                    /* It cannot begin: the waits go, and the stream is told. */
-                    stream_defer_locked(st, r);
-                    st->pending_wait_count = 0;
-                }
-            }
             if (st->open && st->open->serial <= limit)
                 stream_submit_locked(st, false);
             for (int i = 0; i < STREAM_SLOTS; i++) {

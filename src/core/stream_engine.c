@@ -149,21 +149,13 @@ salvo_status stream_open_locked(stream_engine *st)
         pthread_cond_wait(&q->slot_cv, &q->lock);
     if (queue_is_lost(q) || s->state == SLOT_ABANDONED)
         return queue_lost_error(q);
-    /* Pending waits reserved the batch's serial when they were asked for. */
-    uint64_t serial = st->pending_wait_count ? st->pending_serial
-                                             : atomic_fetch_add(&q->next_serial, 1);
-    salvo_status r = begin_locked(st, s, serial);
+    salvo_status r = begin_locked(st, s, atomic_fetch_add(&q->next_serial, 1));
     if (r != SALVO_OK)
         return r;
     trace_batch_open(st->trace, slot_index(st, s), s->serial, q->trace, &q->env, s->cmd);
     order_reset(st);
     batch_log_clear(&st->log);
     st->batch_groups = 0;
-    /* Waits asked for while no batch was open: the slot has room for as
-     * many as the pending list holds. */
-    for (uint32_t i = 0; i < st->pending_wait_count; i++)
-        slot_add_wait(s, &q->env, &st->pending_waits[i]);
-    st->pending_wait_count = 0;
     return SALVO_OK;
 }
 
@@ -174,38 +166,12 @@ salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
         if (r != SALVO_OK)
             return r;
     }
-    /* The next slot free: open the batch now, the wait in it. */
-    if (!st->open && !st->pending_wait_count && st->slots[st->cur].state != SLOT_IN_FLIGHT) {
-        salvo_status r = stream_open_locked(st);
-        if (r != SALVO_OK)
-            return r;
-    }
-    if (st->open)
-        return slot_add_wait(st->open, &st->q->env, w);
-    /* The next slot still in flight: keep the wait for the batch it will
-     * hold rather than wait for it here, so a wait is always registered
-     * when this succeeds. That batch's serial is taken now: the retire
-     * clock then keeps what the wait names (a gate destroyed meanwhile)
-     * until the batch is over. One entry per timeline, the higher value
-     * kept, as the slot does. */
-    for (uint32_t i = 0; i < st->pending_wait_count; i++) {
-        slot_dep *p = &st->pending_waits[i];
-        if (w->op.timeline ? p->op.timeline == w->op.timeline
-                           : !p->op.timeline && p->serial == w->serial) {
-            if (w->op.value > p->op.value)
-                p->op.value = w->op.value;
-            return SALVO_OK;
-        }
-    }
-    if (st->pending_wait_count == SLOT_MAX_WAITS)
-        return QUEUE_FAIL(st->q, SALVO_ERROR_INVALID_STATE,
-                        "stream_wait_gate: a batch waits for at most %d gates; launch or flush "
-                        "before waiting for another",
-                        SLOT_MAX_WAITS);
-    if (st->pending_wait_count == 0)
-        st->pending_serial = atomic_fetch_add(&st->q->next_serial, 1);
-    st->pending_waits[st->pending_wait_count++] = *w;
-    return SALVO_OK;
+    /* The wait goes into the next batch, opened now: it may wait for a
+     * free slot (SALVO_ERROR_TIMEOUT: nothing registered). */
+    salvo_status r = stream_open_locked(st);
+    if (r != SALVO_OK)
+        return r;
+    return slot_add_wait(st->open, &st->q->env, w);
 }
 
 salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, uint64_t serial)
@@ -223,19 +189,6 @@ salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, u
         return SALVO_OK; /* in order on one queue, or over already */
     slot_dep w = {.op = {owner->timeline->t, serial}, .serial = serial, .owner = owner};
     return stream_add_wait_locked(st, &w);
-}
-
-salvo_status stream_open_pending_locked(stream_engine *st, bool may_wait)
-{
-    if (st->open || !st->pending_wait_count)
-        return SALVO_OK;
-    /* Without may_wait the caller may be another thread than the stream's
-     * (a drain point): it must not drop the lock, so it begins only a slot
-     * that is idle with no thread in a wait on it. */
-    const slot *s = &st->slots[st->cur];
-    if (!may_wait && (s->state != SLOT_IDLE || s->waiters))
-        return SALVO_OK;
-    return stream_open_locked(st);
 }
 
 /* One range a launch or copy touches. */
@@ -607,14 +560,7 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
         memcpy(msg, st->deferred_msg, SALVO_ERROR_MAX);
         st->deferred = SALVO_OK;
     }
-    /* Waits asked for with no batch open are part of the stream's work.
-     * Their batch's slot still busy past the fence timeout is a wait that
-     * expired, as any other here: SALVO_TIMEOUT, the work goes on. */
-    salvo_status r = stream_open_pending_locked(st, true);
-    if (r == SALVO_ERROR_TIMEOUT)
-        r = SALVO_TIMEOUT;
-    if (r == SALVO_OK)
-        r = stream_submit_locked(st, true);
+    salvo_status r = stream_submit_locked(st, true);
     if (r != SALVO_OK && first == SALVO_OK) {
         first = r;
         memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);

@@ -55,11 +55,6 @@ struct stream_engine {
      * later dispatches, not for a copy. Full: every copy gets a barrier. */
     hazard_set compute_unordered;
     bool compute_overflow;
-    /* [lock] Device-side waits (gates) asked for while no batch was open:
-     * the next batch of the stream begins with them. */
-    uint32_t pending_wait_count;
-    slot_dep pending_waits[SLOT_MAX_WAITS];
-    uint64_t pending_serial; /* [lock] the serial their batch will take */
     batch_log log;        /* [lock] what the open batch holds, for cancel */
     uint32_t number;      /* [lock] 1, 2, ... by creation: its threads in a trace */
     uint32_t hwq;         /* the hardware queue its batches go to */
@@ -90,14 +85,10 @@ salvo_status stream_open_locked(stream_engine *st);
 /* Submit st's open batch. report as for queue_wait_slot_locked. */
 salvo_status stream_submit_locked(stream_engine *st, bool report);
 /* Make the next launches of st wait for w on the device: the launches
- * already recorded are submitted first, so only later ones wait. Never
- * waits itself. */
+ * already recorded are submitted first, so only later ones wait. Opens
+ * the next batch, which may wait for a free slot (SALVO_ERROR_TIMEOUT:
+ * nothing registered). */
 salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w);
-/* Open the batch that pending waits are kept for, if there are any and no
- * batch is open; without may_wait only when its slot is idle and no thread
- * waits on it, so that it never drops the lock (the form a thread other
- * than the stream's may call). */
-salvo_status stream_open_pending_locked(stream_engine *st, bool may_wait);
 /* Make st's next launches wait on the device for the batch with this
  * serial of stream owner (another stream's, still active): through its
  * timeline where the two are on different queues, else by submitting

@@ -1379,13 +1379,16 @@ static void exec_op(ctx *c, const op *o)
         }
         mevent *m = &c->ev[e];
         st = salvo_stream_wait_event(c->sh[a[0]], m->h);
-        enum outcome r = outcome(c, "stream_wait_event", st, F_DEVICE | F_ERR | F_LENIENT,
+        enum outcome r = outcome(c, "stream_wait_event", st, F_DEVICE | F_ERR | F_LENIENT | F_NTIMEOUT,
                                  lost_before);
         if (r == OUT_OK && m->recorded && m->state == ES_NORMAL) {
             for (int t = 0; t < c->next_sid; t++)
                 if (m->vc[t] > c->sid[sid].vc[t])
                     c->sid[sid].vc[t] = m->vc[t];
-            set_boundary(c, m->sid, m->point);
+            /* An event of the waiting stream itself is no wait: nothing of
+             * that stream is submitted for it. */
+            if (m->sid != sid)
+                set_boundary(c, m->sid, m->point);
         } else if (r == OUT_ERROR) {
             stream_error(c, sid);
             if (m->recorded)
@@ -1401,7 +1404,8 @@ static void exec_op(ctx *c, const op *o)
         }
         uint64_t v = (uint64_t)a[2];
         st = salvo_stream_wait_gate(c->sh[a[0]], c->gate[g].h, v);
-        if (outcome(c, "stream_wait_gate", st, F_DEVICE | F_ERR | F_LENIENT, lost_before) ==
+        if (outcome(c, "stream_wait_gate", st, F_DEVICE | F_ERR | F_LENIENT | F_NTIMEOUT,
+                    lost_before) ==
             OUT_ERROR)
             stream_error(c, sid);
         if (v > c->gate[g].scheduled)
@@ -1445,6 +1449,10 @@ static void exec_op(ctx *c, const op *o)
             st = salvo_device_synchronize(g_dev);
             if (st != SALVO_TIMEOUT)
                 break;
+            /* A fault that fails every wait with a timeout makes this a
+             * poll: give the device real time to finish. */
+            struct timespec pause = {0, 5 * 1000 * 1000};
+            nanosleep(&pause, NULL);
         }
         salvo_stats s;
         if (salvo_device_stats(g_dev, &s) != SALVO_OK) {
