@@ -120,6 +120,7 @@ static void test_high_priority_queue(void **state)
     assert_int_equal(salvo_device_info_get(e.dev, &info), SALVO_OK);
     assert_int_equal(info.queue_count, 2);
     assert_false(info.high_priority_queue);
+    b.buffer = e.buf[0]; /* this device's */
     assert_int_equal(salvo_stream_create(e.dev, &hd, &high), SALVO_OK);
     assert_int_equal(salvo_launch(high, e.k, groups, &b, 1, push, sizeof push), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(high), SALVO_OK);
