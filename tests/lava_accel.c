@@ -172,7 +172,7 @@ int main(void)
     accel_fence *fence;
     accel_timeline *tl;
     MUST(vt->descpool_create(self, dev, 4, 1, &pool));
-    MUST(vt->cmd_create(self, dev, &cmd));
+    MUST(vt->cmd_create(self, dev, 0, &cmd));
     MUST(vt->fence_create(self, dev, &fence));
     MUST(vt->timeline_create(self, dev, 0, &tl));
     EXPECT(ACCEL_NOT_READY, vt->fence_status(self, dev, fence));

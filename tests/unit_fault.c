@@ -60,8 +60,10 @@ static salvo_status fake_open(void *user, const salvo_device_desc *desc,
         fb->f->device_types[0] = SALVO_DEVICE_TYPE_DISCRETE;
         fb->f->device_not_mappable = true;
     }
-    if (fb->queues)
+    if (fb->queues) {
         fb->f->queue_count = fb->queues;
+        fb->f->transfer_queue = true; /* and a copy queue */
+    }
     accel acc;
     if (!accel_fault_wrap(desc->allocator, fake_accel_get(fb->f), &acc, &fb->h))
         return SALVO_ERROR_OUT_OF_HOST_MEMORY;
@@ -145,7 +147,7 @@ static int clear_salvo_env(void **state)
 static sweep_backend fake_sweep_backend(fake_backend *fb)
 {
     return (sweep_backend){
-        .name = fb->queues > 1 ? "fake on 2 queues" : fb->gpu ? "fake as a GPU" : "fake",
+        .name = fb->queues > 1 ? "fake on 2 queues and a copy queue" : fb->gpu ? "fake as a GPU" : "fake",
         .cfg = {.open = fake_open,
                 .user = fb,
                 .before_destroy = fake_before_destroy,
@@ -180,7 +182,7 @@ static void test_scenario_clean(void **state)
     assert_true(r.completed && r.data_ok);
     assert_int_equal(r.injections_logged, 0);
     assert_true(r.alloc_total_blocks > 0); /* the allocator was used */
-    assert_int_equal(calls.calls[op_index("cmd_dispatch")], 2 * SCENARIO_LAUNCHES);
+    assert_int_equal(calls.calls[op_index("cmd_dispatch")], 2 * SCENARIO_LAUNCHES + 1);
     static const char *const reached[] = {"enumerate",  "device_open", "buffer_create",
                                           "pipeline_create", "cmd_begin", "cmd_end",
                                           "fence_reset", "submit", "fence_wait"};

@@ -95,8 +95,10 @@ static salvo_status fake_open(void *user, const salvo_device_desc *desc,
     if (!fb->f)
         fail_msg("the fake itself is out of memory");
     fb->f->timestamps = fb->timestamps;
-    if (fb->queues)
+    if (fb->queues) {
         fb->f->queue_count = fb->queues;
+        fb->f->transfer_queue = true; /* and a copy queue */
+    }
     return device_create_with_accel(desc, fake_accel_get(fb->f), out);
 }
 
@@ -167,7 +169,7 @@ static void test_oom_sweep_queues(void **state)
 {
     (void)state;
     fake_backend fb = {.queues = 2};
-    oom_totals t = sweep_fake(&fb, "fake on 2 queues", false);
+    oom_totals t = sweep_fake(&fb, "fake on 2 queues and a copy queue", false);
     assert_true(t.clean_allocs > 11); /* two more than on one queue */
 }
 

@@ -25,12 +25,14 @@ typedef struct env {
     salvo_stream *st[4];
 } env;
 
-static void open_env(env *e, uint32_t queues, fake_complete_mode mode)
+/* queues compute queues, and a copy queue (index queues) when copy. */
+static void open_env_copy(env *e, uint32_t queues, fake_complete_mode mode, bool copy)
 {
     memset(e, 0, sizeof *e);
     e->f = fake_create();
     assert_non_null(e->f);
     e->f->queue_count = queues;
+    e->f->transfer_queue = copy;
     e->f->complete = mode;
     salvo_device_desc d = {.batch_size = 64};
     assert_int_equal(device_create_with_accel(&d, fake_accel_get(e->f), &e->dev), SALVO_OK);
@@ -41,6 +43,11 @@ static void open_env(env *e, uint32_t queues, fake_complete_mode mode)
                          SALVO_OK);
         assert_int_equal(salvo_stream_create(e->dev, NULL, &e->st[i]), SALVO_OK);
     }
+}
+
+static void open_env(env *e, uint32_t queues, fake_complete_mode mode)
+{
+    open_env_copy(e, queues, mode, false);
 }
 
 static void close_env(env *e)
@@ -264,6 +271,194 @@ static void test_loss_abandons_every_queue(void **state)
     close_env(&e);
 }
 
+static salvo_buffer *host_buffer(env *e, uint32_t seed)
+{
+    salvo_buffer *h = NULL;
+    assert_int_equal(salvo_buffer_create(e->dev, 1024, SALVO_DOMAIN_HOST, &h), SALVO_OK);
+    uint32_t *p = NULL;
+    assert_int_equal(salvo_buffer_map(h, (void **)&p), SALVO_OK);
+    for (uint32_t i = 0; i < 256; i++)
+        p[i] = seed + i * 7;
+    return h;
+}
+
+static void expect_contents(salvo_buffer *b, uint32_t seed)
+{
+    uint32_t got[256];
+    assert_int_equal(salvo_buffer_read(b, 0, got, sizeof got), SALVO_OK);
+    for (uint32_t i = 0; i < 256; i++)
+        assert_int_equal(got[i], seed + i * 7);
+}
+
+/* A copy to or from a HOST buffer that starts a batch goes to the copy
+ * queue; a launch after it opens the next batch on the stream's queue;
+ * a device-only copy stays there. The data arrives. */
+static void test_host_copies_on_copy_queue(void **state)
+{
+    (void)state;
+    env e;
+    open_env_copy(&e, 1, FAKE_COMPLETE_AUTO, true);
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(e.dev, &info), SALVO_OK);
+    assert_int_equal(info.queue_count, 1);
+    assert_true(info.transfer_queue);
+    salvo_buffer *h = host_buffer(&e, 11);
+    assert_int_equal(salvo_copy(e.st[0], h, 0, e.buf[0], 0, 1024), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_copy(e.st[0], e.buf[0], 0, e.buf[2], 0, 1024), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 1), 1); /* the copy */
+    assert_int_equal(fake_queue_submits(e.f, 0), 1); /* the launch and the device copy */
+    expect_contents(e.buf[2], 11);
+    /* A device-only copy that starts a batch stays on the stream's queue. */
+    assert_int_equal(salvo_copy(e.st[0], e.buf[2], 0, e.buf[3], 0, 1024), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 2);
+    assert_int_equal(fake_queue_submits(e.f, 1), 1);
+    salvo_buffer_destroy(h);
+    close_env(&e);
+
+    /* $SALVO_TRANSFER_QUEUE=0: none, every copy on the stream's queue. */
+    setenv("SALVO_TRANSFER_QUEUE", "0", 1);
+    open_env_copy(&e, 1, FAKE_COMPLETE_AUTO, true);
+    unsetenv("SALVO_TRANSFER_QUEUE");
+    assert_int_equal(salvo_device_info_get(e.dev, &info), SALVO_OK);
+    assert_false(info.transfer_queue);
+    h = host_buffer(&e, 5);
+    assert_int_equal(salvo_copy(e.st[0], h, 0, e.buf[0], 0, 1024), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 1);
+    assert_int_equal(fake_queue_submits(e.f, 1), 0);
+    expect_contents(e.buf[0], 5);
+    salvo_buffer_destroy(h);
+    close_env(&e);
+}
+
+/* A stream stays in order across its two queues: a copy-queue batch
+ * waits for the stream's batch before it, and the launch after it waits
+ * for it, on the device (the fake runs one queue ahead when asked). */
+static void test_copy_queue_keeps_stream_order(void **state)
+{
+    (void)state;
+    env e;
+    open_env_copy(&e, 2, FAKE_COMPLETE_MANUAL, true);
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    salvo_buffer *h = host_buffer(&e, 3);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_copy(e.st[0], h, 0, e.buf[0], 0, 1024), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 2);
+    assert_int_equal(fake_queue_submits(e.f, 2), 1);
+    assert_int_equal(fake_complete_all(e.f), 0); /* all behind the gate */
+    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+    assert_false(fake_complete_on(e.f, 2)); /* the copy waits for the gated launch */
+    assert_true(fake_complete_on(e.f, 0));  /* the gated launch */
+    assert_false(fake_complete_on(e.f, 0)); /* the launch after waits for the copy */
+    assert_true(fake_complete_on(e.f, 2));
+    assert_int_equal(fake_copy_bytes(e.f), 1024);
+    assert_true(fake_complete_on(e.f, 0));
+    assert_int_equal(fake_dispatches_completed(e.f), 2);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    e.f->complete = FAKE_COMPLETE_AUTO;
+    expect_contents(e.buf[0], 3);
+    salvo_buffer_destroy(h);
+    salvo_gate_destroy(g);
+    close_env(&e);
+}
+
+/* An event recorded after a copy-queue batch, waited on by a stream that
+ * shares the recording stream's compute queue: the waiting batch must
+ * wait for the copy on the device (the queue's order does not give it). */
+static void test_event_after_copy_on_shared_queue(void **state)
+{
+    (void)state;
+    env e;
+    open_env_copy(&e, 2, FAKE_COMPLETE_MANUAL, true); /* streams 0 and 2 share queue 0 */
+    salvo_gate *g = NULL;
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+    salvo_buffer *h = host_buffer(&e, 9);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_copy(e.st[0], h, 0, e.buf[0], 0, 1024), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(e.st[2], ev), SALVO_OK);
+    assert_int_equal(salvo_copy(e.st[2], e.buf[0], 0, e.buf[3], 0, 1024), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[2]), SALVO_OK);
+    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+    assert_true(fake_complete_on(e.f, 0));  /* stream 0's launch */
+    assert_false(fake_complete_on(e.f, 0)); /* stream 2's copy waits for stream 0's */
+    assert_true(fake_complete_on(e.f, 2));
+    assert_true(fake_complete_on(e.f, 0));
+    e.f->complete = FAKE_COMPLETE_AUTO;
+    assert_int_equal(salvo_stream_synchronize(e.st[2]), SALVO_OK);
+    assert_int_equal(salvo_event_query(ev), SALVO_OK);
+    expect_contents(e.buf[3], 9);
+    salvo_event_destroy(ev);
+    salvo_gate_destroy(g);
+    salvo_buffer_destroy(h);
+    close_env(&e);
+}
+
+/* Staged transfers (a GPU whose device memory the host cannot map) copy
+ * on the copy queue, and do not wait for a gate that holds another
+ * stream's work on a compute queue. Without a command buffer for the copy
+ * queue (out of memory), a stream's copy runs on its own queue. */
+static void test_staged_and_fallback(void **state)
+{
+    (void)state;
+    env e;
+    memset(&e, 0, sizeof e);
+    e.f = fake_create();
+    assert_non_null(e.f);
+    e.f->transfer_queue = true;
+    e.f->device_not_mappable = true;
+    salvo_device_desc d = {.batch_size = 64};
+    assert_int_equal(device_create_with_accel(&d, fake_accel_get(e.f), &e.dev), SALVO_OK);
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
+    assert_int_equal(salvo_kernel_create(e.dev, &kd, &e.k), SALVO_OK);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(salvo_buffer_create(e.dev, 1024, SALVO_DOMAIN_DEVICE, &e.buf[i]),
+                         SALVO_OK);
+        assert_int_equal(salvo_stream_create(e.dev, NULL, &e.st[i]), SALVO_OK);
+    }
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    uint32_t data[256];
+    for (uint32_t i = 0; i < 256; i++)
+        data[i] = 4 + i * 7;
+    uint64_t before = fake_queue_submits(e.f, 1);
+    assert_int_equal(salvo_buffer_write(e.buf[1], 0, data, sizeof data), SALVO_OK);
+    assert_true(fake_queue_submits(e.f, 1) > before);
+    expect_contents(e.buf[1], 4);
+    assert_int_equal(fake_dispatches_completed(e.f), 0); /* the gate is still down */
+    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 1);
+
+    /* Stream 1's slots have no copy-queue command buffers yet: refuse the
+     * first one. */
+    salvo_buffer *h = host_buffer(&e, 6);
+    before = fake_queue_submits(e.f, 1);
+    fake_set_result(e.f, "cmd_create", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(salvo_copy(e.st[1], h, 0, e.buf[2], 0, 1024), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 1), before); /* on its own queue */
+    expect_contents(e.buf[2], 6);
+    salvo_buffer_destroy(h);
+    salvo_gate_destroy(g);
+    close_env(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +469,10 @@ int main(void)
         cmocka_unit_test(test_timeline_outlives_its_stream),
         cmocka_unit_test(test_cancelled_batch_still_signals),
         cmocka_unit_test(test_loss_abandons_every_queue),
+        cmocka_unit_test(test_host_copies_on_copy_queue),
+        cmocka_unit_test(test_copy_queue_keeps_stream_order),
+        cmocka_unit_test(test_event_after_copy_on_shared_queue),
+        cmocka_unit_test(test_staged_and_fallback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

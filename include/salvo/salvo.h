@@ -259,6 +259,13 @@ typedef struct salvo_device_info {
     /* The last of those queues is kept for streams that ask for a high
      * priority (salvo_stream_desc.priority), at a higher queue priority. */
     bool high_priority_queue;
+    /* One more queue, of the device's copy engine: a stream's copy to or
+     * from a HOST buffer that starts a batch runs there, beside kernels
+     * (and staged salvo_buffer_write/read copy there); the stream stays in
+     * order across its two queues. false where the device has no
+     * transfer-only queue family, no timeline semaphores, or
+     * $SALVO_TRANSFER_QUEUE is 0. */
+    bool transfer_queue;
     bool push_descriptors_used; /* launches bind through them */
     uint32_t memory_heap_count;
     salvo_memory_heap memory_heaps[16];

@@ -77,6 +77,8 @@ typedef struct accel_open_options {
      * Vulkan accelerator: a checked salvo_vk_device_import; index, and the
      * validation flags, are then unused). NULL: open device index. */
     const void *import;
+    /* Open no transfer-only queue even where the device has one. */
+    bool no_transfer_queue;
     /* Where a refused open may say why, for the caller's error message
      * (left as it is when there is nothing to add); NULL: nowhere. */
     char *why;
@@ -99,6 +101,11 @@ typedef struct accel_caps {
     uint32_t queue_count;
     /* The last queue (of three or more) runs at a higher priority. */
     bool high_priority_queue;
+    /* One more queue, of a family that only copies (a copy engine), at
+     * index queue_count: command buffers made for it record copies and
+     * barriers only, and every buffer may be used on it as on the others
+     * (Vulkan: concurrent sharing between the two families). */
+    bool transfer_queue;
 } accel_caps;
 
 enum { ACCEL_MAX_QUEUES = 8 };
@@ -159,7 +166,7 @@ typedef struct accel_sem_op {
 } accel_sem_op;
 
 typedef struct accel_submit_desc {
-    uint32_t queue; /* which of caps.queue_count */
+    uint32_t queue; /* which of caps.queue_count (that index: the transfer queue) */
     accel_cmd *cmd;
     accel_fence *fence; /* signalled when the command buffer completes */
     const accel_sem_op *waits;   /* timeline waits before it starts */
@@ -196,9 +203,11 @@ typedef struct accel_vtable {
     accel_result (*descpool_reset)(void *self, accel_device *dev, accel_descpool *pool);
     void (*descpool_destroy)(void *self, accel_device *dev, accel_descpool *pool);
 
-    /* Command buffers. begin starts recording from the initial state
-     * (implicitly resetting); reset returns any state to initial. */
-    accel_result (*cmd_create)(void *self, accel_device *dev, accel_cmd **out);
+    /* Command buffers, each for submission to one queue (its family):
+     * one for the transfer queue records copies and barriers only. begin
+     * starts recording from the initial state (implicitly resetting);
+     * reset returns any state to initial. */
+    accel_result (*cmd_create)(void *self, accel_device *dev, uint32_t queue, accel_cmd **out);
     void (*cmd_destroy)(void *self, accel_device *dev, accel_cmd *cmd);
     accel_result (*cmd_begin)(void *self, accel_device *dev, accel_cmd *cmd);
     accel_result (*cmd_end)(void *self, accel_device *dev, accel_cmd *cmd);
@@ -222,7 +231,8 @@ typedef struct accel_vtable {
     accel_result (*fence_wait)(void *self, accel_device *dev, accel_fence *fence,
                                uint64_t timeout_ns);
 
-    /* Submit one command buffer to one of the device's queues. */
+    /* Submit one command buffer to one of the device's queues: the one
+     * it was made for. */
     accel_result (*submit)(void *self, accel_device *dev, const accel_submit_desc *desc);
 
     /* Timeline semaphores (only where caps.info.timeline_semaphores). */

@@ -277,8 +277,9 @@ PLAIN(descpool_reset, (void *self, accel_device *dev, accel_descpool *p),
       (self, descpool_reset, dev, p))
 DESTROY(descpool_destroy, (void *self, accel_device *dev, accel_descpool *p),
         (self, descpool_destroy, dev, p))
-CREATING(cmd_create, cmd_destroy, (void *self, accel_device *dev, accel_cmd **out),
-         (self, cmd_create, dev, out))
+CREATING(cmd_create, cmd_destroy,
+         (void *self, accel_device *dev, uint32_t queue, accel_cmd **out),
+         (self, cmd_create, dev, queue, out))
 DESTROY(cmd_destroy, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_destroy, dev, c))
 PLAIN(cmd_begin, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_begin, dev, c))
 PLAIN(cmd_end, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_end, dev, c))

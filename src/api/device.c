@@ -196,6 +196,8 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
         .pool_descriptors = (desc->flags & SALVO_DEVICE_POOL_DESCRIPTORS) ||
                             (getenv("SALVO_DESCRIPTORS") &&
                              strcmp(getenv("SALVO_DESCRIPTORS"), "pool") == 0),
+        .no_transfer_queue = getenv("SALVO_TRANSFER_QUEUE") &&
+                             strcmp(getenv("SALVO_TRANSFER_QUEUE"), "0") == 0,
         .log = device_log,
         .log_user = dev,
         .pipeline_cache_path = desc->pipeline_cache_path ? desc->pipeline_cache_path
@@ -246,6 +248,12 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
             q->hw_queues = (uint32_t)cap;
         dev->caps.info.queue_count = q->hw_queues;
         dev->caps.info.high_priority_queue = q->high_queue;
+        /* The copy engine's queue: streams order their batches across it
+         * through their timelines. */
+        q->copy_queue = dev->caps.transfer_queue && dev->caps.info.timeline_semaphores
+                            ? dev->caps.queue_count
+                            : NO_COPY_QUEUE;
+        dev->caps.info.transfer_queue = q->copy_queue != NO_COPY_QUEUE;
         q->host_import_alignment = dev->caps.info.host_import_alignment;
         st = queue_init(q);
         if (st != SALVO_OK)

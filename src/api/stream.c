@@ -231,7 +231,10 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
         return device_lost_error(dev);
     }
     uint64_t serial = 0;
-    r = stream_copy_locked(&st->e, src->ab, src_offset, dst->ab, dst_offset, size, &serial);
+    /* A HOST buffer is in system memory: the copy engine's work. */
+    bool host_side = src->domain == SALVO_DOMAIN_HOST || dst->domain == SALVO_DOMAIN_HOST;
+    r = stream_copy_locked(&st->e, src->ab, src_offset, dst->ab, dst_offset, size, host_side,
+                           &serial);
     if (serial) {
         note_use(src, serial);
         note_use(dst, serial);

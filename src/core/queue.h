@@ -33,6 +33,8 @@
 #include "core/slot.h"
 #include "core/trace.h"
 
+enum { NO_COPY_QUEUE = UINT32_MAX };
+
 enum {
     STREAM_SLOTS = 3,             /* ring: record one while two run */
     DEFAULT_BATCH = 128,
@@ -86,6 +88,11 @@ typedef struct queue {
     /* The last hardware queue is kept for high-priority streams (where
      * hw_queues >= 3 and the device made it so). */
     bool high_queue;
+    /* The copy engine's queue (the accelerator's transfer queue), or
+     * NO_COPY_QUEUE: a stream's batch that starts with a copy to or from
+     * host memory goes there, so it runs beside kernels; staged
+     * transfers use it too. */
+    uint32_t copy_queue;
 
     pthread_mutex_t lock;         /* the batch lock; see the top of this file */
     pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left, or a

@@ -78,7 +78,7 @@ static accel_result reset_cmd(slot *s, const slot_env *env)
 salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t bindings_per_set)
 {
     memset(s, 0, sizeof *s);
-    accel_result r = VT(env)->cmd_create(SELF(env), env->dev, &s->cmd);
+    accel_result r = VT(env)->cmd_create(SELF(env), env->dev, 0, &s->cmd);
     if (r == ACCEL_SUCCESS)
         r = VT(env)->fence_create(SELF(env), env->dev, &s->fence);
     if (r == ACCEL_SUCCESS)
@@ -94,10 +94,38 @@ salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t
 
 void slot_destroy(slot *s, const slot_env *env)
 {
+    VT(env)->cmd_destroy(SELF(env), env->dev, s->alt_cmd);
     VT(env)->descpool_destroy(SELF(env), env->dev, s->pool);
     VT(env)->fence_destroy(SELF(env), env->dev, s->fence);
     VT(env)->cmd_destroy(SELF(env), env->dev, s->cmd);
     memset(s, 0, sizeof *s);
+}
+
+salvo_status slot_use_queue(slot *s, const slot_env *env, uint32_t queue)
+{
+    if (s->state != SLOT_IDLE)
+        return refuse(s, env, "use_queue");
+    if (queue == s->queue)
+        return SALVO_OK;
+    if (s->alt_cmd && s->alt_queue != queue)
+        return SALVO_FAIL(env->log, SALVO_ERROR_INVALID_STATE,
+                          "slot: serves queues %u and %u, not %u", s->queue, s->alt_queue, queue);
+    if (!s->alt_cmd) {
+        accel_result r = VT(env)->cmd_create(SELF(env), env->dev, queue, &s->alt_cmd);
+        if (r != ACCEL_SUCCESS)
+            return salvo_status_from_accel(r);
+        s->alt_queue = queue;
+        s->alt_unreset = false;
+    }
+    accel_cmd *c = s->cmd;
+    bool unreset = s->cmd_unreset;
+    s->cmd = s->alt_cmd;
+    s->cmd_unreset = s->alt_unreset;
+    s->alt_cmd = c;
+    s->alt_unreset = unreset;
+    s->alt_queue = s->queue;
+    s->queue = queue;
+    return SALVO_OK;
 }
 
 salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem_op signal)

@@ -96,7 +96,13 @@ typedef struct slot {
     uint32_t wait_count;
     slot_dep waits[SLOT_MAX_WAITS];
     accel_sem_op signal;
-    uint32_t queue; /* the hardware queue it is submitted to */
+    uint32_t queue; /* the hardware queue it is submitted to (cmd was made for it) */
+    /* The command buffer for the stream's other queue (its copy queue),
+     * made the first time a batch goes there; slot_use_queue swaps it
+     * with cmd (and queue with alt_queue). */
+    accel_cmd *alt_cmd;
+    bool alt_unreset;
+    uint32_t alt_queue;
 } slot;
 
 /* Create the slot's handles; IDLE on success. On failure nothing is left
@@ -106,6 +112,11 @@ salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t
  * the device is lost (then it is ABANDONED). */
 void slot_destroy(slot *s, const slot_env *env);
 
+/* Make an IDLE slot's next batch go to queue: its command buffer for that
+ * queue is made the first time (a slot serves two queues at most: its
+ * stream's and the copy queue). On failure the slot is as it was and
+ * nothing is reported (the caller goes on with the queue it had). */
+salvo_status slot_use_queue(slot *s, const slot_env *env, uint32_t queue);
 /* IDLE -> RECORDING, with the given serial; the batch will signal
  * signal.timeline at signal.value when it completes (timeline NULL: none).
  * A failed begin leaves it IDLE. */

@@ -83,6 +83,7 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
     if (r == SALVO_OK) {
         COUNTER_ADD(&q->n, batches_submitted, 1);
         st->last_serial = s->serial;
+        st->last_queue = s->queue;
         st->cur = (st->cur + 1) % STREAM_SLOTS;
         return SALVO_OK;
     }
@@ -127,6 +128,11 @@ static salvo_status begin_locked(stream_engine *st, slot *s, uint64_t serial)
  * submission if it is still in flight, then begin. */
 salvo_status stream_open_locked(stream_engine *st)
 {
+    return stream_open_on_locked(st, false);
+}
+
+salvo_status stream_open_on_locked(stream_engine *st, bool copy)
+{
     queue *q = st->q;
     if (st->open)
         return SALVO_OK;
@@ -149,9 +155,22 @@ salvo_status stream_open_locked(stream_engine *st)
         pthread_cond_wait(&q->slot_cv, &q->lock);
     if (queue_is_lost(q) || s->state == SLOT_ABANDONED)
         return queue_lost_error(q);
+    /* Without a command buffer for the copy queue (out of memory) the
+     * batch stays on the stream's own: slower, as correct. */
+    bool on_copy = copy && q->copy_queue != NO_COPY_QUEUE && st->timeline &&
+                   slot_use_queue(s, &q->env, q->copy_queue) == SALVO_OK;
+    if (!on_copy)
+        slot_use_queue(s, &q->env, st->hwq); /* its own: made, cannot fail */
     salvo_status r = begin_locked(st, s, atomic_fetch_add(&q->next_serial, 1));
     if (r != SALVO_OK)
         return r;
+    /* One queue runs the stream's batches in order; across two, this
+     * batch waits for the previous one (which waited for its own). */
+    if (s->queue != st->last_queue && queue_batch_owner_locked(q, st->last_serial, NULL) == st) {
+        slot_dep w = {.op = {st->timeline->t, st->last_serial}, .serial = st->last_serial,
+                      .owner = st};
+        slot_add_wait(s, &q->env, &w); /* the first wait of a fresh batch: fits */
+    }
     trace_batch_open(st->trace, slot_index(st, s), s->serial, q->trace, &q->env, s->cmd);
     order_reset(st);
     batch_log_clear(&st->log);
@@ -184,8 +203,10 @@ salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, u
         stream_submit_locked(owner, false);
     if (queue_is_lost(q))
         return queue_lost_error(q);
-    if (owner == st || owner->hwq == st->hwq || !owner->timeline ||
-        queue_batch_owner_locked(q, serial, NULL) != owner)
+    /* The wait goes into a batch on st's queue: in order with the owner's
+     * batch where that went to the same queue. */
+    if (owner == st || !owner->timeline || queue_batch_owner_locked(q, serial, &s) != owner ||
+        s->queue == st->hwq)
         return SALVO_OK; /* in order on one queue, or over already */
     slot_dep w = {.op = {owner->timeline->t, serial}, .serial = serial, .owner = owner};
     return stream_add_wait_locked(st, &w);
@@ -260,6 +281,13 @@ static salvo_status record_locked(stream_engine *st, const engine_kernel *k, con
                                   const accel_bind *binds, const void *push, uint32_t push_size)
 {
     queue *q = st->q;
+    /* Kernels do not run on the copy queue: a batch of copies open there
+     * goes now, and the launch opens the next one on the stream's queue. */
+    if (st->open && st->open->queue == q->copy_queue) {
+        salvo_status r = stream_submit_locked(st, true);
+        if (r != SALVO_OK)
+            return r;
+    }
     for (int attempt = 0;; attempt++) {
         salvo_status r = stream_open_locked(st);
         if (r != SALVO_OK)
@@ -436,7 +464,7 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
     uint32_t per_set = POOL_BINDINGS_PER_SET;
     if (sets * per_set < SALVO_MAX_BINDINGS)
         per_set = (SALVO_MAX_BINDINGS + sets - 1) / sets;
-    if (q->hw_queues > 1) {
+    if (q->hw_queues > 1 || q->copy_queue != NO_COPY_QUEUE) {
         st->timeline = salvo_mem_calloc(q->alloc, 1, sizeof *st->timeline);
         if (!st->timeline)
             return QUEUE_FAIL(q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
@@ -476,6 +504,7 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
                                                                    : (st->number - 1) % shared;
     for (int i = 0; i < STREAM_SLOTS; i++)
         st->slots[i].queue = st->hwq;
+    st->last_queue = st->hwq;
     stream_trace_attach_locked(st);
     pthread_mutex_unlock(&q->lock);
     COUNTER_ADD(&q->n, live_streams, 1);
@@ -529,12 +558,16 @@ salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
 }
 
 salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
-                                accel_buffer *dst, uint64_t dof, uint64_t size, uint64_t *serial)
+                                accel_buffer *dst, uint64_t dof, uint64_t size, bool host_side,
+                                uint64_t *serial)
 {
     queue *q = st->q;
     uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
     queue_relieve_locked(q);
-    salvo_status r = stream_open_locked(st);
+    /* Host memory to or from the device: the copy engine's work, beside
+     * kernels. Not while tracing (a copy queue cannot reset the trace's
+     * queries). */
+    salvo_status r = stream_open_on_locked(st, host_side && !q->trace);
     if (r != SALVO_OK)
         return r;
     slot *s = st->open;

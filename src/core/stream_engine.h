@@ -48,6 +48,7 @@ struct stream_engine {
     char deferred_msg[SALVO_ERROR_MAX];
     _Atomic bool destroyed; /* the user let go; freed once idle */
     uint64_t last_serial;   /* [lock] serial of the last batch submitted */
+    uint32_t last_queue;    /* [lock] the queue it went to */
     hazard_set hazards;     /* [lock] ranges touched since the last barrier */
     bool copied;            /* [lock] a copy was recorded since the last barrier */
     /* [lock] Ranges dispatches touched since the last barrier that also
@@ -80,8 +81,14 @@ void stream_free_locked(stream_engine *st);
 bool stream_idle_locked(const stream_engine *st);
 
 /* Open a batch on st if none is (waiting for the ring slot if needed;
- * SALVO_ERROR_TIMEOUT when that wait expired: nothing opened). */
+ * SALVO_ERROR_TIMEOUT when that wait expired: nothing opened), on st's
+ * hardware queue. */
 salvo_status stream_open_locked(stream_engine *st);
+/* The same, on the copy queue when copy is true and the queue has one
+ * (else on st's). A batch that goes to another queue than st's previous
+ * one waits for that one on the device (st's timeline): a stream stays in
+ * order across its queues. */
+salvo_status stream_open_on_locked(stream_engine *st, bool copy);
 /* Submit st's open batch. report as for queue_wait_slot_locked. */
 salvo_status stream_submit_locked(stream_engine *st, bool report);
 /* Make the next launches of st wait for w on the device: the launches
@@ -108,9 +115,12 @@ void stream_defer_locked(stream_engine *st, salvo_status err);
 salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
                                     const uint32_t groups[3], const accel_bind *binds,
                                     const void *push, uint32_t push_size, uint64_t *serial);
-/* Record a copy of size bytes, src at so to dst at dof; *serial as above. */
+/* Record a copy of size bytes, src at so to dst at dof; *serial as above.
+ * host_side: one end is in host memory; such a copy that opens a batch
+ * opens it on the copy queue, where there is one (a dispatch then
+ * submits that batch and opens the next on st's queue). */
 salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
-                                accel_buffer *dst, uint64_t dof, uint64_t size,
+                                accel_buffer *dst, uint64_t dof, uint64_t size, bool host_side,
                                 uint64_t *serial);
 /* Submit and wait for every batch of st; the first failure (a kept one
  * first), its message in msg. */

@@ -16,6 +16,12 @@ static salvo_status not_done(queue *q, const char *what, bool to_host)
                     to_host ? "buffer_read" : "buffer_write", what, to_host ? "read" : "written");
 }
 
+/* The queue staged copies go to: the copy engine's where there is one. */
+static uint32_t staging_queue(const queue *q)
+{
+    return q->copy_queue != NO_COPY_QUEUE ? q->copy_queue : 0;
+}
+
 static salvo_status staging_locked(queue *q)
 {
     if (q->staging)
@@ -23,7 +29,7 @@ static salvo_status staging_locked(queue *q)
     accel_buffer_desc d = {.size = STAGING_BYTES, .domain = SALVO_DOMAIN_HOST, .transfer = true};
     accel_result r = queue_buffer_create_locked(q, &d, &q->staging, &q->staging_info);
     if (r == ACCEL_SUCCESS)
-        r = VT(q)->cmd_create(SELF(q), q->adev, &q->xfer_cmd);
+        r = VT(q)->cmd_create(SELF(q), q->adev, staging_queue(q), &q->xfer_cmd);
     if (r == ACCEL_SUCCESS)
         r = VT(q)->fence_create(SELF(q), q->adev, &q->xfer_fence);
     if (r != ACCEL_SUCCESS || !q->staging_info.mapped) {
@@ -57,7 +63,7 @@ static salvo_status staged_copy_locked(queue *q, accel_buffer *src, uint64_t so,
     if (r == ACCEL_SUCCESS)
         r = vt->fence_reset(self, q->adev, q->xfer_fence);
     if (r == ACCEL_SUCCESS) {
-        accel_submit_desc d = {.cmd = q->xfer_cmd, .fence = q->xfer_fence};
+        accel_submit_desc d = {.queue = staging_queue(q), .cmd = q->xfer_cmd, .fence = q->xfer_fence};
         r = vt->submit(self, q->adev, &d);
         if (r == ACCEL_SUCCESS) {
             /* The lock is never held across a fence wait (the thread that
@@ -170,8 +176,9 @@ salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset,
     /* On one queue a copy starts only after every batch submitted before
      * it, so one behind a batch that waits on a gate not raised yet would
      * wait for the host to raise it. Wait for that here, before anything
-     * is copied, under the fence timeout; the copies then run to the end. */
-    salvo_status r = queue_wait_ungated_locked(q);
+     * is copied, under the fence timeout; the copies then run to the end.
+     * The copy queue runs no gated work. */
+    salvo_status r = q->copy_queue != NO_COPY_QUEUE ? SALVO_OK : queue_wait_ungated_locked(q);
     if (r == SALVO_TIMEOUT)
         r = not_done(q, "work ahead of it, held by a gate,", to_host);
     if (r == SALVO_OK)

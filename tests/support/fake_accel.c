@@ -31,7 +31,7 @@
     X(wait_idle_deadlock) X(destroy_in_use) X(pool_reset_in_use) X(dispatch_mismatch)          \
     X(copy_out_of_range) X(bad_handle) X(bad_argument) X(close_with_children)                  \
     X(use_after_destroy) X(timeline_not_increasing) X(timeline_unsupported)                    \
-    X(query_not_reset) X(submit_bad_queue)
+    X(query_not_reset) X(submit_bad_queue) X(transfer_queue_work)
 
 typedef enum op_id {
 #define X(name, fallible) OP_##name,
@@ -165,6 +165,8 @@ typedef struct fake_cmd {
     fake_rec *recs;
     size_t rec_count, rec_cap;
     fake_sub *sub; /* while PENDING */
+    uint32_t queue; /* the queue it was made for */
+    bool transfer;  /* made for the transfer queue: copies and barriers only */
 } fake_cmd;
 
 typedef struct fake_fence {
@@ -221,7 +223,7 @@ struct fake_state {
     uint32_t pending;
     uint64_t memory_used;
     uint64_t dispatches_recorded, dispatches_completed, copy_bytes;
-    uint64_t queue_submits[ACCEL_MAX_QUEUES];
+    uint64_t queue_submits[ACCEL_MAX_QUEUES + 1]; /* the transfer queue last */
     uint64_t clock; /* the device's timestamp counter */
 };
 
@@ -388,6 +390,11 @@ static accel_result scripted_result(fake_state *s, accel_result r)
 #define FAKE(self) ((fake_accel *)(self))
 #define STATE(self) (FAKE(self)->state)
 
+static bool transfer_offered(const fake_accel *f)
+{
+    return f->transfer_queue && f->timeline_semaphores;
+}
+
 static accel_result unlock_return(fake_state *s, accel_result r)
 {
     pthread_mutex_unlock(&s->lock);
@@ -486,22 +493,27 @@ static void execute(fake_state *s, fake_sub *prev, fake_sub *sub)
     sub_free(sub);
 }
 
-/* The oldest submission that is first on its queue and whose waits are
- * met runs next. */
-static bool complete_next_locked(fake_state *s)
+/* The oldest submission that is first on its queue (queue: any, or only
+ * that one) and whose waits are met runs next. */
+static bool complete_on_locked(fake_state *s, uint32_t queue)
 {
     if (s->lost)
         return false;
     uint32_t blocked = 0; /* queues with an earlier submission not run */
     for (fake_sub *prev = NULL, *sub = s->head; sub; prev = sub, sub = sub->next) {
         uint32_t bit = 1u << (sub->queue % 32);
-        if (!(blocked & bit) && sub_ready(sub)) {
+        if (!(blocked & bit) && (queue == UINT32_MAX || sub->queue == queue) && sub_ready(sub)) {
             execute(s, prev, sub);
             return true;
         }
         blocked |= bit;
     }
     return false;
+}
+
+static bool complete_next_locked(fake_state *s)
+{
+    return complete_on_locked(s, UINT32_MAX);
 }
 
 static uint32_t complete_all_locked(fake_state *s)
@@ -693,6 +705,7 @@ static void fill_caps(const fake_accel *f, uint32_t index, accel_caps *caps)
     caps->timestamps = f->timestamps;
     caps->queue_count = f->queue_count ? f->queue_count : 1;
     caps->high_priority_queue = caps->queue_count > 2;
+    caps->transfer_queue = transfer_offered(f);
     in->queue_count = caps->queue_count;
     caps->timestamp_period_ns = 1.0;
     caps->timestamp_valid_bits = f->timestamps ? 64 : 0;
@@ -716,6 +729,8 @@ static accel_result f_device_open(void *self, const accel_open_options *opt, acc
     d->index = opt->index;
     s->opened_index = (int)opt->index;
     fill_caps(f, opt->index, caps);
+    if (opt->no_transfer_queue)
+        caps->transfer_queue = false;
     *out = (accel_device *)d;
     return unlock_return(s, ACCEL_SUCCESS);
 }
@@ -927,21 +942,30 @@ static void f_descpool_destroy(void *self, accel_device *dev, accel_descpool *po
 /* Command buffers                                                     */
 /* ------------------------------------------------------------------ */
 
-static accel_result f_cmd_create(void *self, accel_device *dev, accel_cmd **out)
+/* Queues a submission may name: the compute ones, then the transfer one. */
+static uint32_t queues_offered(const fake_accel *f)
 {
+    return (f->queue_count ? f->queue_count : 1) + (transfer_offered(f) ? 1 : 0);
+}
+
+static accel_result f_cmd_create(void *self, accel_device *dev, uint32_t queue, accel_cmd **out)
+{
+    fake_accel *f = FAKE(self);
     fake_state *s = STATE(self);
     pthread_mutex_lock(&s->lock);
     ENTER(s, cmd_create);
     fake_dev *d = check_dev(s, dev, "cmd_create");
-    if (!d || !out) {
+    if (!d || !out || queue >= queues_offered(f)) {
         if (d)
-            note_illegal(s, IL_bad_argument, "cmd_create", "out is NULL");
+            note_illegal(s, IL_bad_argument, "cmd_create", "out is NULL or queue %u", queue);
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
     fake_cmd *c = obj_new(s, sizeof *c, FAKE_CMD, d);
     if (!c)
         return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
     c->state = FAKE_CMD_INITIAL;
+    c->queue = queue;
+    c->transfer = transfer_offered(f) && queue == (f->queue_count ? f->queue_count : 1);
     *out = (accel_cmd *)c;
     return unlock_return(s, ACCEL_SUCCESS);
 }
@@ -1098,6 +1122,10 @@ static accel_result f_cmd_dispatch(void *self, accel_device *dev, accel_cmd *cmd
     fake_pool *pl = check(s, pool, FAKE_DESCPOOL, d, "cmd_dispatch");
     if (!c || !p || !pl)
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (c->transfer) {
+        note_illegal(s, IL_transfer_queue_work, "cmd_dispatch", "on a transfer queue's command buffer");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
     if (bind_count > SALVO_MAX_BINDINGS) {
         note_illegal(s, IL_dispatch_mismatch, "cmd_dispatch", "%u bindings", bind_count);
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
@@ -1300,9 +1328,13 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
     fake_fence *fe = desc->fence ? check(s, desc->fence, FAKE_FENCE, d, "submit") : NULL;
     if (!c || (desc->fence && !fe))
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
-    if (desc->queue >= (f->queue_count ? f->queue_count : 1)) {
-        note_illegal(s, IL_submit_bad_queue, "submit", "queue %u of %u", desc->queue,
-                     f->queue_count);
+    /* A command buffer goes to a queue of the family it was made for: any
+     * compute queue, or the transfer queue. */
+    bool to_transfer = transfer_offered(f) && desc->queue == queues_offered(f) - 1;
+    if (desc->queue >= queues_offered(f) || c->transfer != to_transfer) {
+        note_illegal(s, IL_submit_bad_queue, "submit",
+                     "queue %u of %u (the command buffer was made for %u)", desc->queue,
+                     queues_offered(f), c->queue);
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
     if (c->state != FAKE_CMD_EXECUTABLE) {
@@ -1525,7 +1557,10 @@ static void f_cmd_querypool_reset(void *self, accel_device *dev, accel_cmd *cmd,
     fake_dev *d = check_dev(s, dev, "cmd_querypool_reset");
     fake_cmd *c = recording(s, dev, cmd, "cmd_querypool_reset");
     fake_qpool *q = check(s, pool, FAKE_QUERYPOOL, d, "cmd_querypool_reset");
-    if (c && q) {
+    if (c && c->transfer)
+        note_illegal(s, IL_transfer_queue_work, "cmd_querypool_reset",
+                     "on a transfer queue's command buffer");
+    if (c && q && !c->transfer) {
         if (count == 0 || first >= q->count || count > q->count - first) {
             note_illegal(s, IL_bad_argument, "cmd_querypool_reset",
                          "queries [%u, +%u) of a pool of %u", first, count, q->count);
@@ -1785,6 +1820,14 @@ bool fake_complete_next(fake_accel *f)
     return v;
 }
 
+bool fake_complete_on(fake_accel *f, uint32_t queue)
+{
+    pthread_mutex_lock(&f->state->lock);
+    bool v = complete_on_locked(f->state, queue);
+    pthread_mutex_unlock(&f->state->lock);
+    return v;
+}
+
 uint32_t fake_complete_all(fake_accel *f)
 {
     pthread_mutex_lock(&f->state->lock);
@@ -1833,7 +1876,7 @@ uint64_t fake_copy_bytes(fake_accel *f)
 
 uint64_t fake_queue_submits(fake_accel *f, uint32_t queue)
 {
-    return queue < ACCEL_MAX_QUEUES ? read_u64(f, &f->state->queue_submits[queue]) : 0;
+    return queue <= ACCEL_MAX_QUEUES ? read_u64(f, &f->state->queue_submits[queue]) : 0;
 }
 
 int fake_opened_index(fake_accel *f)

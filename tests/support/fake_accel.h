@@ -95,6 +95,10 @@ typedef struct fake_accel {
     /* 1: hardware queues offered (at most ACCEL_MAX_QUEUES). Each runs its
      * submissions in order; queues run independently of each other. */
     uint32_t queue_count;
+    /* false; true: one more queue, at index queue_count, for copies only
+     * (a copy engine): dispatches and query resets recorded for it are
+     * illegal (transfer_queue_work). Offered with timeline semaphores only. */
+    bool transfer_queue;
 
     fake_state *state; /* everything else: read it through the functions below */
 } fake_accel;
@@ -145,6 +149,7 @@ uint64_t fake_calls_total(fake_accel *f);
  *   use_after_destroy      any call after the vtable's destroy()
  *   timeline_not_increasing  a timeline signalled to a value not above its own
  *   timeline_unsupported   timeline_create with timeline_semaphores false
+ *   transfer_queue_work    a dispatch or query reset recorded for the transfer queue
  *   query_not_reset        a timestamp written to a query not reset since
  *                          its last write, or outside its pool
  */
@@ -167,6 +172,9 @@ void fake_clear_results(fake_accel *f);
 /* Complete the oldest pending submission. False when there is none, the
  * device is lost, or it waits for a timeline value not reached yet. */
 bool fake_complete_next(fake_accel *f);
+/* The same, for one queue's oldest pending submission only: a device
+ * that runs one queue ahead of the others. */
+bool fake_complete_on(fake_accel *f, uint32_t queue);
 /* Complete pending submissions in order until one cannot; returns how many. */
 uint32_t fake_complete_all(fake_accel *f);
 /* Submissions accepted and not yet completed (or dropped by loss). */

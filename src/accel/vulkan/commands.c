@@ -32,18 +32,19 @@ void accel_vk_cmd_destroy(void *self, accel_device *d, accel_cmd *c)
     salvo_mem_free(d->alloc, c);
 }
 
-accel_result accel_vk_cmd_create(void *self, accel_device *d, accel_cmd **out)
+accel_result accel_vk_cmd_create(void *self, accel_device *d, uint32_t queue, accel_cmd **out)
 {
     *out = NULL;
     accel_cmd *c = salvo_mem_calloc(d->alloc, 1, sizeof *c);
     if (!c)
         return VK_ERROR_OUT_OF_HOST_MEMORY;
+    c->transfer = queue == d->queue_count && d->transfer_family != UINT32_MAX;
     /* A pool per command buffer lets streams record on different threads
      * without sharing a pool (pools are externally synchronised). */
     VkCommandPoolCreateInfo pi = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
         .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-        .queueFamilyIndex = d->queue_family,
+        .queueFamilyIndex = c->transfer ? d->transfer_family : d->queue_family,
     };
     VkCommandPool pool;
     VkResult r = d->vk.vkCreateCommandPool(d->device, &pi, NULL, &pool);
@@ -199,8 +200,19 @@ void accel_vk_cmd_barrier(void *self, accel_device *d, accel_cmd *c, accel_barri
         .srcAccessMask = barriers[kind].src_access,
         .dstAccessMask = barriers[kind].dst_access,
     };
-    d->vk.vkCmdPipelineBarrier(c->cb, barriers[kind].src_stage, barriers[kind].dst_stage, 0, 1, &mb,
-                               0, NULL, 0, NULL);
+    VkPipelineStageFlags src = barriers[kind].src_stage, dst = barriers[kind].dst_stage;
+    if (c->transfer) {
+        /* A copy engine's queue has no shader stage: only its copies are
+         * there to order (what other queues did is ordered by semaphores). */
+        const VkAccessFlags shader = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        src = VK_PIPELINE_STAGE_TRANSFER_BIT;
+        dst = dst == VK_PIPELINE_STAGE_HOST_BIT ? dst : VK_PIPELINE_STAGE_TRANSFER_BIT;
+        mb.srcAccessMask = (mb.srcAccessMask & ~shader) | VK_ACCESS_TRANSFER_WRITE_BIT;
+        mb.dstAccessMask &= ~shader;
+        if (dst == VK_PIPELINE_STAGE_TRANSFER_BIT)
+            mb.dstAccessMask |= VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    }
+    d->vk.vkCmdPipelineBarrier(c->cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
 void accel_vk_cmd_copy(void *self, accel_device *d, accel_cmd *c, accel_buffer *src,

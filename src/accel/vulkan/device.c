@@ -102,12 +102,25 @@ static VkResult device_make(accel_device *d, bool push_descriptor, bool host_imp
     float priorities[ACCEL_MAX_QUEUES];
     for (uint32_t i = 0; i < count; i++)
         priorities[i] = count > 2 && i == count - 1 ? 1.0f : 0.5f;
-    VkDeviceQueueCreateInfo queue = {
+    VkDeviceQueueCreateInfo queues[2] = {{
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
         .queueFamilyIndex = d->queue_family,
         .queueCount = count,
         .pQueuePriorities = priorities,
-    };
+    }};
+    /* And a copy engine's queue, where the device has one: copies there
+     * run beside kernels on the others (streams order them through their
+     * timelines, so it needs those too). */
+    uint32_t queue_infos = 1;
+    if (d->timeline && d->transfer_family != UINT32_MAX)
+        queues[queue_infos++] = (VkDeviceQueueCreateInfo){
+            .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+            .queueFamilyIndex = d->transfer_family,
+            .queueCount = 1,
+            .pQueuePriorities = priorities,
+        };
+    else
+        d->transfer_family = UINT32_MAX;
     VkPhysicalDeviceTimelineSemaphoreFeatures enable_timeline = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
         .timelineSemaphore = VK_TRUE,
@@ -115,8 +128,8 @@ static VkResult device_make(accel_device *d, bool push_descriptor, bool host_imp
     VkDeviceCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = d->timeline ? &enable_timeline : NULL,
-        .queueCreateInfoCount = 1,
-        .pQueueCreateInfos = &queue,
+        .queueCreateInfoCount = queue_infos,
+        .pQueueCreateInfos = queues,
         .enabledExtensionCount = name_count,
         .ppEnabledExtensionNames = names,
     };
@@ -131,6 +144,8 @@ static VkResult device_make(accel_device *d, bool push_descriptor, bool host_imp
     for (uint32_t i = 0; i < count; i++)
         d->vk.vkGetDeviceQueue(d->device, d->queue_family, i, &d->queues[i]);
     d->queue_count = count;
+    if (d->transfer_family != UINT32_MAX)
+        d->vk.vkGetDeviceQueue(d->device, d->transfer_family, 0, &d->transfer_queue);
     return VK_SUCCESS;
 }
 
@@ -266,6 +281,7 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
     caps->timestamp_valid_bits = d->timestamp_bits;
     caps->queue_count = d->queue_count;
     caps->high_priority_queue = d->queue_count > 2;
+    caps->transfer_queue = d->transfer_family != UINT32_MAX;
     caps->info.queue_count = d->queue_count;
     return VK_SUCCESS;
 }
@@ -303,6 +319,8 @@ static VkResult open_own(vk_self *self, const accel_open_options *opt, accel_dev
     if (r == VK_SUCCESS) {
         d->phys = pd[opt->index];
         d->queue_family = accel_vk_stream_family(d->phys);
+        if (!opt->no_transfer_queue)
+            d->transfer_family = accel_vk_transfer_family(d->phys);
         r = device_create(d, opt, caps);
     }
     salvo_mem_free(d->alloc, pd);
@@ -389,6 +407,7 @@ accel_result accel_vk_device_open(void *self_, const accel_open_options *opt, ac
     d->alloc = self->alloc;
     d->log = (salvo_log_sink){opt->log, opt->log_user};
     d->pool_descriptors = opt->pool_descriptors;
+    d->transfer_family = UINT32_MAX;
 
     r = imp ? open_imported(opt, d, caps) : open_own(self, opt, d, caps);
     if (r == VK_SUCCESS)

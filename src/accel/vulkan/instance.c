@@ -244,6 +244,19 @@ uint32_t accel_vk_stream_family(VkPhysicalDevice pd)
     return best != UINT32_MAX ? best : accel_vk_compute_family(pd);
 }
 
+uint32_t accel_vk_transfer_family(VkPhysicalDevice pd)
+{
+    VkQueueFamilyProperties fam[64];
+    uint32_t n = 64;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, fam);
+    const VkQueueFlags other = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
+    for (uint32_t i = 0; i < n; i++)
+        if ((fam[i].queueFlags & VK_QUEUE_TRANSFER_BIT) && !(fam[i].queueFlags & other) &&
+            fam[i].queueCount > 0)
+            return i;
+    return UINT32_MAX;
+}
+
 /* The devices we can use, in the loader's order: enumerate and device_open
  * must agree on what an index means. Call with instance_lock held. */
 VkResult accel_vk_compute_devices(const salvo_allocator *alloc, VkInstance instance,

@@ -42,16 +42,33 @@ static uint32_t memory_type_pick(const VkPhysicalDeviceMemoryProperties *mem, ui
     return UINT32_MAX;
 }
 
+/* Exclusive to the streams' family, or, with a transfer queue, shared by
+ * both families (concurrent): a buffer then moves between a kernel on one
+ * queue and a copy on the other with no ownership transfer, ordered by
+ * the semaphores between the two. */
+static void buffer_sharing(const accel_device *d, VkBufferCreateInfo *bi, uint32_t families[2])
+{
+    bi->sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    if (d->transfer_family == UINT32_MAX)
+        return;
+    families[0] = d->queue_family;
+    families[1] = d->transfer_family;
+    bi->sharingMode = VK_SHARING_MODE_CONCURRENT;
+    bi->queueFamilyIndexCount = 2;
+    bi->pQueueFamilyIndices = families;
+}
+
 /* The core picks transfer paths by whether DEVICE memory maps; ask with a
  * throwaway buffer since memoryTypeBits depend on the buffer's usage. */
 VkResult accel_vk_device_memory_host_visible(accel_device *d, bool *out)
 {
+    uint32_t families[2];
     VkBufferCreateInfo bi = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = 256,
         .usage = BUFFER_USAGE,
-        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
+    buffer_sharing(d, &bi, families);
     VkBuffer probe;
     VkResult r = d->vk.vkCreateBuffer(d->device, &bi, NULL, &probe);
     if (r != VK_SUCCESS)
@@ -176,13 +193,14 @@ accel_result accel_vk_buffer_create(void *self, accel_device *d, const accel_buf
         .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
         .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
     };
+    uint32_t families[2];
     VkBufferCreateInfo bi = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .pNext = desc->import_host ? &external : NULL,
         .size = desc->size,
         .usage = BUFFER_USAGE,
-        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
+    buffer_sharing(d, &bi, families);
     VkBuffer buffer;
     VkResult r = d->vk.vkCreateBuffer(d->device, &bi, NULL, &buffer);
     if (r == VK_SUCCESS) {

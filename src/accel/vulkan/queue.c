@@ -27,6 +27,9 @@ accel_result accel_vk_queue_wait_idle(void *self, accel_device *d)
         r = d->vk.vkQueueWaitIdle(d->queues[i]);
         queue_unlock(d);
     }
+    /* The transfer queue is salvo's own (never an application's). */
+    if (r == VK_SUCCESS && d->transfer_queue)
+        r = d->vk.vkQueueWaitIdle(d->transfer_queue);
     return r;
 }
 
@@ -55,10 +58,12 @@ accel_result accel_vk_submit(void *self, accel_device *d, const accel_submit_des
         sems = (VkSemaphore *)(values + n);
         stages = (VkPipelineStageFlags *)(sems + n);
     }
+    bool transfer = desc->queue == d->queue_count && d->transfer_queue;
     for (size_t i = 0; i < waits; i++) {
         sems[i] = desc->waits[i].timeline->semaphore;
         values[i] = desc->waits[i].value;
-        stages[i] = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+        stages[i] = transfer ? VK_PIPELINE_STAGE_TRANSFER_BIT
+                             : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     }
     for (size_t i = 0; i < desc->signal_count; i++) {
         sems[waits + i] = desc->signals[i].timeline->semaphore;
@@ -82,11 +87,14 @@ accel_result accel_vk_submit(void *self, accel_device *d, const accel_submit_des
         .signalSemaphoreCount = desc->signal_count,
         .pSignalSemaphores = sems + waits,
     };
-    queue_lock(d);
-    VkResult r = d->vk.vkQueueSubmit(d->queues[desc->queue < d->queue_count ? desc->queue : 0], 1,
-                                     &si,
+    VkQueue queue = transfer ? d->transfer_queue
+                             : d->queues[desc->queue < d->queue_count ? desc->queue : 0];
+    if (!transfer)
+        queue_lock(d);
+    VkResult r = d->vk.vkQueueSubmit(queue, 1, &si,
                                      desc->fence ? desc->fence->fence : VK_NULL_HANDLE);
-    queue_unlock(d);
+    if (!transfer)
+        queue_unlock(d);
     salvo_mem_free(d->alloc, heap);
     return r;
 }

@@ -63,6 +63,11 @@ struct accel_device {
     VkQueue queues[ACCEL_MAX_QUEUES]; /* of queue_family; [0] the application's when imported */
     uint32_t queue_count;
     uint32_t queue_family;
+    /* A queue of a family that only copies (a copy engine), submitted to
+     * as queue index queue_count; transfer_family UINT32_MAX: none. Every
+     * buffer is then shared by the two families (concurrent sharing). */
+    VkQueue transfer_queue;
+    uint32_t transfer_family;
     uint32_t api_version; /* min(device, instance) */
     VkPhysicalDeviceMemoryProperties mem;
     bool host_import;
@@ -111,6 +116,7 @@ struct accel_descpool {
 struct accel_cmd {
     VkCommandPool pool;
     VkCommandBuffer cb;
+    bool transfer; /* for the transfer queue: copies and barriers only */
     VkPipeline bound; /* last pipeline bound since begin: rebinding costs on some drivers */
     /* What the last dispatch left bound, so an identical next one records
      * only the dispatch (a dependent chain repeats its bindings and push
@@ -150,6 +156,9 @@ VkResult accel_vk_instance_create(const salvo_allocator *alloc, const accel_open
 uint32_t accel_vk_compute_family(VkPhysicalDevice pd);
 /* The family salvo's own device takes its queues from (see instance.c). */
 uint32_t accel_vk_stream_family(VkPhysicalDevice pd);
+/* A family that copies and neither computes nor draws (a copy engine),
+ * or UINT32_MAX (see instance.c). */
+uint32_t accel_vk_transfer_family(VkPhysicalDevice pd);
 VkResult accel_vk_compute_devices(const salvo_allocator *alloc, VkInstance instance,
                                   VkPhysicalDevice **out, uint32_t *count);
 salvo_device_type accel_vk_device_type(VkPhysicalDeviceType t);
@@ -188,7 +197,7 @@ accel_result accel_vk_descpool_create(void *self, accel_device *d, uint32_t max_
 accel_result accel_vk_descpool_reset(void *self, accel_device *d, accel_descpool *pool);
 void accel_vk_descpool_destroy(void *self, accel_device *d, accel_descpool *pool);
 /* commands.c */
-accel_result accel_vk_cmd_create(void *self, accel_device *d, accel_cmd **out);
+accel_result accel_vk_cmd_create(void *self, accel_device *d, uint32_t queue, accel_cmd **out);
 void accel_vk_cmd_destroy(void *self, accel_device *d, accel_cmd *c);
 accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c);
 accel_result accel_vk_cmd_end(void *self, accel_device *d, accel_cmd *c);
