@@ -221,8 +221,12 @@ static void copies_are_ordered_with_launches(void **state)
     assert_int_equal(salvo_copy(f->st, in, 0, dev, 0, bytes), SALVO_OK); /* WAR + WAW */
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
     /* one before the launches (RAW on the copy), one before the copy out
-     * (RAW), one before the copy in again (WAR on what was copied out) */
-    assert_int_equal(barriers(f) - barriers_before, 3);
+     * (RAW), one before the copy in again (WAR on what was copied out).
+     * Where the first copy ran on the copy engine's queue, the launches
+     * start the next batch, after it through a semaphore: no barrier. */
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(f->dev, &info), SALVO_OK);
+    assert_int_equal(barriers(f) - barriers_before, info.transfer_queue ? 2 : 3);
     for (uint32_t s = 0; s < SLICES; s++)
         for (uint32_t i = 0; i < N; i++) {
             uint64_t w = s * f->slice / 4 + i;

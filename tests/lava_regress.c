@@ -256,7 +256,8 @@ static void test_staged_transfer_behind_gate(void **state)
 
 /* Single-threaded, with a fence timeout: a staged write behind gated work
  * returns SALVO_ERROR_TIMEOUT and writes nothing; once the gate is open it
- * writes. */
+ * writes. On a device with a copy queue, the write is behind nothing: it
+ * is done at once. */
 static void test_transfer_timeout_writes_nothing(void **state)
 {
     (void)state;
@@ -269,6 +270,17 @@ static void test_transfer_timeout_writes_nothing(void **state)
     uint32_t data[N];
     for (uint32_t i = 0; i < N; i++)
         data[i] = 9;
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(f.dev, &info), SALVO_OK);
+    if (info.transfer_queue) {
+        assert_int_equal(salvo_buffer_write(f.buf[1], 0, data, sizeof data), SALVO_OK);
+        expect_all(&f, 1, 9);
+        assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+        expect_all(&f, 0, 1);
+        fx_close(&f, true);
+        return;
+    }
     assert_int_equal(salvo_buffer_write(f.buf[1], 0, data, sizeof data), SALVO_ERROR_TIMEOUT);
     assert_non_null(strstr(salvo_last_error(), "nothing was written"));
     uint32_t back[N];

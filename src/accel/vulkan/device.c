@@ -290,6 +290,7 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
 static VkResult open_own(vk_self *self, const accel_open_options *opt, accel_device *d,
                          accel_caps *caps)
 {
+    accel_vk_keep_drivers();
     VkResult r = accel_vk_instance_create(self->alloc, opt, d, &d->instance, &d->api_version);
     if (r == VK_ERROR_LAYER_NOT_PRESENT)
         refuse(d, opt, "validation requested but %s is not installed", VALIDATION_LAYER);

@@ -42,6 +42,37 @@ void accel_vk_instance_unlock(void)
     pthread_mutex_unlock(&instance_lock);
 }
 
+/* One bare instance kept for the life of the process [instance_lock].
+ * The loader loads the drivers for each instance and unloads them with
+ * the last one; the NVIDIA driver (580 on an H200) fails to load again
+ * after a few such rounds in one process, so a program that created and
+ * destroyed its tenth device found "no Vulkan driver". While this
+ * instance lives the drivers stay loaded. Never destroyed: it holds no
+ * device, and the process's exit releases it. */
+static VkInstance keeper;
+
+void accel_vk_keep_drivers(void)
+{
+    /* Bare (no layer, no extension), so that it allocates nothing of
+     * salvo's: the first device of a process costs what any later one does. */
+    accel_vk_instance_lock();
+    if (keeper == VK_NULL_HANDLE) {
+        VkApplicationInfo app = {
+            .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+            .pEngineName = "salvo",
+            .apiVersion = VK_API_VERSION_1_1,
+        };
+        VkInstanceCreateInfo ci = {
+            .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+            .pApplicationInfo = &app,
+        };
+        /* A refusal keeps nothing: the caller's own instance says why. */
+        if (vkCreateInstance(&ci, NULL, &keeper) != VK_SUCCESS)
+            keeper = VK_NULL_HANDLE;
+    }
+    accel_vk_instance_unlock();
+}
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
     const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
@@ -314,6 +345,7 @@ accel_result accel_vk_enumerate(void *self_, salvo_device_entry *entries, uint32
     VkResult r = accel_vk_loader_ready();
     if (r != VK_SUCCESS)
         return r;
+    accel_vk_keep_drivers();
     VkInstance instance;
     uint32_t api;
     r = accel_vk_instance_create(self->alloc, NULL, NULL, &instance, &api);

@@ -156,6 +156,9 @@ VkResult accel_vk_instance_create(const salvo_allocator *alloc, const accel_open
 uint32_t accel_vk_compute_family(VkPhysicalDevice pd);
 /* The family salvo's own device takes its queues from (see instance.c). */
 uint32_t accel_vk_stream_family(VkPhysicalDevice pd);
+/* Keep the Vulkan drivers loaded for the rest of the process (a bare
+ * instance, made once; see instance.c). Call without instance_lock. */
+void accel_vk_keep_drivers(void);
 /* A family that copies and neither computes nor draws (a copy engine),
  * or UINT32_MAX (see instance.c). */
 uint32_t accel_vk_transfer_family(VkPhysicalDevice pd);
