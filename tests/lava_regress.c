@@ -255,9 +255,11 @@ static void test_staged_transfer_behind_gate(void **state)
 /* ------------------------------------------------------------------ */
 
 /* Single-threaded, with a fence timeout: a staged write behind gated work
- * returns SALVO_ERROR_TIMEOUT and writes nothing; once the gate is open it
- * writes. On a device with a copy queue, the write is behind nothing: it
- * is done at once. */
+ * on its queue returns SALVO_ERROR_TIMEOUT and writes nothing; once the
+ * gate is open it writes. Where the gated batch is not on the write's
+ * queue, the write is behind nothing and done at once: on one queue for
+ * every stream (lavapipe) the batch is held on the host until the gate is
+ * raised, and with a copy queue the write goes there. */
 static void test_transfer_timeout_writes_nothing(void **state)
 {
     (void)state;
@@ -272,7 +274,7 @@ static void test_transfer_timeout_writes_nothing(void **state)
         data[i] = 9;
     salvo_device_info info;
     assert_int_equal(salvo_device_info_get(f.dev, &info), SALVO_OK);
-    if (info.transfer_queue) {
+    if (info.transfer_queue || info.queue_count == 1) {
         assert_int_equal(salvo_buffer_write(f.buf[1], 0, data, sizeof data), SALVO_OK);
         expect_all(&f, 1, 9);
         assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK);
@@ -291,6 +293,40 @@ static void test_transfer_timeout_writes_nothing(void **state)
     expect_all(&f, 0, 1);
     assert_int_equal(salvo_buffer_write(f.buf[1], 0, data, sizeof data), SALVO_OK);
     expect_all(&f, 1, 9);
+    fx_close(&f, true);
+}
+
+/* One thread, no fence timeout: stream 0 waits on a gate, stream 1's work
+ * is synchronized before the gate is raised. On one queue the gated batch
+ * went to the device ahead of stream 1's, and the synchronize waited for
+ * ever; held on the host, it lets stream 1's batch run. Then an event of
+ * the held batch orders stream 1 after it, and the raise sends both. */
+static void test_sync_other_stream_before_raise(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){0});
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(f.dev, &ev), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+    assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, f.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+    assert_int_equal(add(&f, 1, 1, 2), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f.st[1]), SALVO_OK);
+    expect_all(&f, 1, 2);
+    assert_int_equal(salvo_event_query(ev), SALVO_NOT_READY);
+    /* buf[2] = buf[0] + 5 on stream 1, after the gated add on stream 0 */
+    assert_int_equal(salvo_stream_wait_event(f.st[1], ev), SALVO_OK);
+    assert_int_equal(copy_kernel(&f, 1, 0, 2, 5), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(f.st[1]), SALVO_OK);
+    assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f.st[1]), SALVO_OK);
+    expect_all(&f, 2, 6);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    expect_all(&f, 0, 1);
+    salvo_event_destroy(ev);
     fx_close(&f, true);
 }
 
@@ -612,6 +648,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_staged_transfer_behind_gate, arm, disarm),
         cmocka_unit_test_setup_teardown(test_transfer_timeout_writes_nothing, arm, disarm),
         cmocka_unit_test_setup_teardown(test_launch_without_slot_not_recorded, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_sync_other_stream_before_raise, arm, disarm),
         cmocka_unit_test_setup_teardown(test_batch1_timeout_still_runs, arm, disarm),
         cmocka_unit_test_setup_teardown(test_gate_wait_without_slot, arm, disarm),
         cmocka_unit_test_setup_teardown(test_gate_destroyed_with_wait_open, arm, disarm),

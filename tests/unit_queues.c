@@ -64,6 +64,16 @@ static void close_env(env *e)
     fake_free(e->f);
 }
 
+/* Streams 0 and 1 only, each alone on its queue (of two): a gated batch
+ * then goes to the device, since it holds up no other stream. */
+static void two_streams_only(env *e)
+{
+    for (int i = 2; i < 4; i++) {
+        salvo_stream_destroy(e->st[i]);
+        e->st[i] = NULL;
+    }
+}
+
 static salvo_status launch(env *e, int stream, int buffer)
 {
     salvo_binding b = {.binding = 0, .buffer = e->buf[buffer]};
@@ -166,6 +176,7 @@ static void test_event_wait_across_queues(void **state)
     (void)state;
     env e;
     open_env(&e, 2, FAKE_COMPLETE_MANUAL);
+    two_streams_only(&e);
     salvo_gate *g = NULL;
     salvo_event *ev = NULL;
     assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
@@ -342,6 +353,7 @@ static void test_copy_queue_keeps_stream_order(void **state)
     (void)state;
     env e;
     open_env_copy(&e, 2, FAKE_COMPLETE_MANUAL, true);
+    two_streams_only(&e);
     salvo_gate *g = NULL;
     assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
     salvo_buffer *h = host_buffer(&e, 3);
@@ -459,6 +471,87 @@ static void test_staged_and_fallback(void **state)
     close_env(&e);
 }
 
+/* One queue for every stream (lavapipe's case): a batch waiting on a gate
+ * that is down stays on the host, so another stream's work goes ahead and
+ * a single thread can synchronize it before raising the gate (on the
+ * device the queue would run it only after the gated batch: a deadlock).
+ * A batch that waits for an event of a held batch is held too; the raise
+ * sends both, in order. */
+static void test_gated_batch_held_on_shared_queue(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, 1, FAKE_COMPLETE_AUTO);
+    salvo_gate *g = NULL;
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 0); /* held */
+    assert_int_equal(salvo_stream_wait_event(e.st[2], ev), SALVO_OK);
+    assert_int_equal(launch(&e, 2, 2), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[2]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 0); /* behind the held one */
+    assert_int_equal(launch(&e, 1, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 1);
+    assert_int_equal(salvo_event_query(ev), SALVO_NOT_READY);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(e.dev, &s), SALVO_OK);
+    assert_int_equal(s.launches_pending, 2);
+    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK); /* sends both */
+    assert_int_equal(fake_queue_submits(e.f, 0), 3);
+    assert_int_equal(salvo_event_query(ev), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[2]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 3);
+    salvo_event_destroy(ev);
+    salvo_gate_destroy(g);
+    close_env(&e);
+}
+
+/* A synchronize of the held stream itself waits on the host for the gate
+ * (bounded by the fence timeout), and a device refusing the held batch
+ * once it is sent is reported by that stream's synchronize. */
+static void test_held_batch_wait_and_refusal(void **state)
+{
+    (void)state;
+    env e;
+    memset(&e, 0, sizeof e);
+    e.f = fake_create();
+    assert_non_null(e.f);
+    salvo_device_desc d = {.batch_size = 64, .fence_timeout_s = 0.01};
+    assert_int_equal(device_create_with_accel(&d, fake_accel_get(e.f), &e.dev), SALVO_OK);
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
+    assert_int_equal(salvo_kernel_create(e.dev, &kd, &e.k), SALVO_OK);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(salvo_buffer_create(e.dev, 1024, SALVO_DOMAIN_DEVICE, &e.buf[i]),
+                         SALVO_OK);
+        assert_int_equal(salvo_stream_create(e.dev, NULL, &e.st[i]), SALVO_OK);
+    }
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_TIMEOUT); /* the gate is down */
+    assert_non_null(strstr(salvo_last_error(), "gate"));
+    assert_int_equal(fake_queue_submits(e.f, 0), 0);
+    fake_set_result(e.f, "submit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK); /* the send is refused */
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_non_null(strstr(salvo_last_error(), "add"));
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK); /* reported once */
+    assert_int_equal(fake_dispatches_completed(e.f), 0);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(e.dev, &s), SALVO_OK);
+    assert_int_equal(s.launches_pending, 0);
+    salvo_gate_destroy(g);
+    close_env(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +566,8 @@ int main(void)
         cmocka_unit_test(test_copy_queue_keeps_stream_order),
         cmocka_unit_test(test_event_after_copy_on_shared_queue),
         cmocka_unit_test(test_staged_and_fallback),
+        cmocka_unit_test(test_gated_batch_held_on_shared_queue),
+        cmocka_unit_test(test_held_batch_wait_and_refusal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -126,7 +126,7 @@ static void to_recording(fixture *fx)
 static void to_in_flight(fixture *fx)
 {
     to_recording(fx);
-    assert_int_equal(slot_submit(&fx->s, &fx->env), SALVO_OK);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_OK);
     assert_int_equal(fx->s.state, SLOT_IN_FLIGHT);
 }
 
@@ -246,7 +246,7 @@ static void test_submit_goes_in_flight(void **state)
 {
     fixture *fx = *state;
     to_recording(fx);
-    assert_int_equal(slot_submit(&fx->s, &fx->env), SALVO_OK);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_OK);
     assert_int_equal(fx->s.state, SLOT_IN_FLIGHT);
     assert_true(slot_active(&fx->s));
     assert_int_equal(fx->s.launches, 3);
@@ -401,7 +401,7 @@ static void submit_refused(void **state, const char *op, accel_result r, salvo_s
     to_recording(fx);
     uint64_t resets = fake_calls(fx->f, "cmd_reset");
     fake_set_result(fx->f, op, 1, r);
-    assert_int_equal(slot_submit(&fx->s, &fx->env), expect);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), expect);
     expect_clean_idle(fx);
     assert_false(slot_active(&fx->s));
     assert_int_equal(fake_calls(fx->f, "cmd_reset"), resets + 1);
@@ -441,7 +441,7 @@ static void test_submit_device_lost_abandons(void **state)
     fixture *fx = *state;
     to_recording(fx);
     fake_set_result(fx->f, "submit", 1, ACCEL_ERROR_DEVICE_LOST);
-    assert_int_equal(slot_submit(&fx->s, &fx->env), SALVO_ERROR_DEVICE_LOST);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_ERROR_DEVICE_LOST);
     assert_int_equal(fx->s.state, SLOT_ABANDONED);
     expect_kernels_named();
     assert_int_equal(fake_pending(fx->f), 0);
@@ -526,7 +526,7 @@ static salvo_status apply(fixture *fx, slot_op op)
     slot_dep dep = {.op = {(accel_timeline *)NULL, 1}};
     switch (op) {
     case OP_BEGIN: return slot_begin(&fx->s, &fx->env, 99, NO_SIGNAL);
-    case OP_SUBMIT: return slot_submit(&fx->s, &fx->env);
+    case OP_SUBMIT: return slot_submit(&fx->s, &fx->env, false);
     case OP_COMPLETE: return slot_complete(&fx->s, &fx->env, ACCEL_SUCCESS);
     case OP_POLL: return slot_poll(&fx->s, &fx->env);
     case OP_WAIT: return slot_wait(&fx->s, &fx->env, UINT64_MAX);
@@ -607,7 +607,7 @@ static void test_submit_carries_signal_and_waits(void **state)
     assert_int_equal(fx->s.wait_count, 1);
     assert_int_equal(fx->s.waits[0].op.value, 3);
     slot_note_launch(&fx->s, ALPHA);
-    assert_int_equal(slot_submit(&fx->s, &fx->env), SALVO_OK);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_OK);
 
     /* The batch cannot start before its wait is met... */
     assert_false(fake_complete_next(fx->f));
@@ -687,7 +687,7 @@ static void test_kernel_list_caps_at_eight(void **state)
 
     /* The list in a failure message, through a refused submit. */
     fake_set_result(fx->f, "submit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
-    assert_int_equal(slot_submit(&fx->s, &fx->env), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
     expect_error_contains("k0, k1, k2, k3, k4, k5, k6, k7 (+3 more)");
     expect_error_contains("19 launches");
 }
@@ -735,7 +735,7 @@ static void test_retire_forgets_names(void **state)
     assert_int_equal(slot_begin(&fx->s, &fx->env, 8, NO_SIGNAL), SALVO_OK);
     slot_note_launch(&fx->s, kname(3));
     fake_set_result(fx->f, "submit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
-    assert_int_equal(slot_submit(&fx->s, &fx->env), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
     expect_error_contains("kernels: k3");
     assert_null(strstr(salvo_last_error(), "alpha"));
     expect_error_contains("1 launch ");

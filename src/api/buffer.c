@@ -164,7 +164,8 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
     pthread_mutex_lock(&dev->q.lock);
     /* Every batch that bound the buffer must be over before the host
      * touches it. */
-    salvo_status r = transfer_settle_locked(&dev->q, atomic_load(&buf->last_serial), to_host);
+    salvo_status r = transfer_settle_locked(&dev->q, buf->ab, atomic_load(&buf->last_serial),
+                                            to_host);
     if (r == SALVO_OK && direct) {
         if (to_host)
             memcpy(host, (char *)mapped + offset, size);

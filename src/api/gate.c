@@ -77,6 +77,13 @@ static salvo_status raise_to(struct gate_ext *g, uint64_t value, bool strict)
             st = DEV_FAIL(dev, salvo_status_from_accel(r), "gate_raise: %s", accel_result_name(r));
     }
     pthread_mutex_unlock(&g->raise_lock);
+    /* Batches held on the host for this gate go to the device now, unless
+     * the lock is busy (its holder, or the next submit or wait, sends
+     * them): a raise never waits for the lock. */
+    if (st == SALVO_OK && value > cur && pthread_mutex_trylock(&dev->q.lock) == 0) {
+        queue_pump_locked(&dev->q);
+        pthread_mutex_unlock(&dev->q.lock);
+    }
     return st;
 }
 

@@ -229,6 +229,167 @@ static accel_result spin_then_wait(queue *q, accel_fence *fence)
     return q->acc->vt->fence_wait(q->acc->self, q->adev, fence, timeout);
 }
 
+/* Whether host gate d (serial 0) is raised. A value that cannot be read
+ * counts as raised: the device then waits for it, as without holding. */
+static bool gate_open_locked(queue *q, const slot_dep *d)
+{
+    uint64_t value = 0;
+    return q->acc->vt->timeline_value(q->acc->self, q->adev, d->op.timeline, &value) !=
+               ACCEL_SUCCESS ||
+           value >= d->op.value;
+}
+
+/* Whether other work goes to hardware queue qi than st's batches. */
+static bool queue_shared_locked(queue *q, uint32_t qi, const stream_engine *st)
+{
+    if (qi == q->copy_queue || q->hw_queues <= 1)
+        return true;
+    for (const stream_engine *o = q->streams; o; o = o->next)
+        if (o != st && o->hwq == qi)
+            return true;
+    return false;
+}
+
+bool queue_must_hold_locked(queue *q, stream_engine *st, const slot *s)
+{
+    /* Behind an earlier held batch of its own stream: in order. */
+    for (int i = 0; i < STREAM_SLOTS; i++) {
+        const slot *o = &st->slots[i];
+        if (o != s && o->held && o->state == SLOT_IN_FLIGHT && o->serial < s->serial)
+            return true;
+    }
+    int shared = -1; /* not looked at yet */
+    for (uint32_t w = 0; w < s->wait_count; w++) {
+        const slot_dep *d = &s->waits[w];
+        if (d->serial) {
+            /* Another batch: held, it has not been submitted yet. */
+            slot *o = NULL;
+            if (queue_batch_owner_locked(q, d->serial, &o) && o->held)
+                return true;
+        } else if (d->op.timeline) {
+            if (shared < 0)
+                shared = queue_shared_locked(q, s->queue, st);
+            if (shared && !gate_open_locked(q, d))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The oldest held batch with a serial above after, or NULL. */
+static slot *next_held_locked(queue *q, uint64_t after, stream_engine **owner)
+{
+    slot *best = NULL;
+    for (stream_engine *st = q->streams; st; st = st->next)
+        for (int i = 0; i < STREAM_SLOTS; i++) {
+            slot *s = &st->slots[i];
+            if (s->held && s->state == SLOT_IN_FLIGHT && s->serial > after &&
+                (!best || s->serial < best->serial)) {
+                best = s;
+                *owner = st;
+            }
+        }
+    return best;
+}
+
+void queue_pump_locked(queue *q)
+{
+    bool progress = true;
+    while (progress && !queue_is_lost(q)) {
+        progress = false;
+        stream_engine *st = NULL;
+        for (slot *s = next_held_locked(q, 0, &st); s; s = next_held_locked(q, s->serial, &st)) {
+            if (queue_must_hold_locked(q, st, s))
+                continue;
+            uint32_t n = s->launches;
+            salvo_status r = slot_send_held(s, &q->env);
+            progress = true;
+            if (r == SALVO_OK)
+                continue;
+            /* Refused or lost: the stream's next synchronize hears of it. */
+            if (!slot_active(s))
+                COUNTER_SUB(&q->n, launches_pending, n);
+            if (r == SALVO_ERROR_DEVICE_LOST)
+                queue_mark_lost_locked(q);
+            stream_defer_locked(st, r);
+            break;
+        }
+    }
+}
+
+/* A gate not raised that holds s back: its own, or one holding a held
+ * batch it is behind (of its stream, or one it waits for); NULL if none. */
+static const slot_dep *blocking_gate_locked(queue *q, stream_engine *st, const slot *s, int depth)
+{
+    if (depth > 4 * STREAM_SLOTS)
+        return NULL;
+    for (uint32_t w = 0; w < s->wait_count; w++) {
+        const slot_dep *d = &s->waits[w];
+        if (!d->serial && d->op.timeline && !gate_open_locked(q, d))
+            return d;
+    }
+    for (int i = 0; i < STREAM_SLOTS; i++) {
+        const slot *o = &st->slots[i];
+        const slot_dep *g = NULL;
+        if (o != s && o->held && o->state == SLOT_IN_FLIGHT && o->serial < s->serial &&
+            (g = blocking_gate_locked(q, st, o, depth + 1)))
+            return g;
+    }
+    for (uint32_t w = 0; w < s->wait_count; w++) {
+        slot *o = NULL;
+        stream_engine *owner = s->waits[w].serial
+                                   ? queue_batch_owner_locked(q, s->waits[w].serial, &o)
+                                   : NULL;
+        const slot_dep *g = NULL;
+        if (owner && o->held && (g = blocking_gate_locked(q, owner, o, depth + 1)))
+            return g;
+    }
+    return NULL;
+}
+
+/* Wait on the host, the lock dropped, for the gate that holds st's slot s
+ * back to be raised, or the fence timeout: then pump. SALVO_OK (look
+ * again), SALVO_TIMEOUT, or the device lost. */
+static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s)
+{
+    const slot_dep *gate = blocking_gate_locked(q, st, s, 0);
+    if (gate) {
+        /* The gate's timeline lives while a batch that waits on it is active. */
+        accel_sem_op op = gate->op;
+        uint64_t serial = s->serial;
+        atomic_fetch_add(&q->waiters, 1);
+        s->waiters++;
+        pthread_mutex_unlock(&q->lock);
+        /* In slices: a gate whose raise found the device lost is never
+         * raised, and only the host would notice. */
+        uint64_t left = q->fence_timeout_ns;
+        accel_result r;
+        for (;;) {
+            uint64_t slice = left < HELD_WAIT_SLICE_NS ? left : HELD_WAIT_SLICE_NS;
+            r = q->acc->vt->timeline_wait(q->acc->self, q->adev, op.timeline, op.value, slice);
+            if (r != ACCEL_TIMEOUT || queue_is_lost(q) || left <= slice)
+                break;
+            if (left != UINT64_MAX)
+                left -= slice;
+        }
+        pthread_mutex_lock(&q->lock);
+        atomic_fetch_sub(&q->waiters, 1);
+        if (--s->waiters == 0)
+            pthread_cond_broadcast(&q->slot_cv);
+        if (r == ACCEL_ERROR_DEVICE_LOST)
+            queue_mark_lost_locked(q);
+        if (queue_is_lost(q))
+            return queue_lost_error(q);
+        if (r == ACCEL_TIMEOUT && s->state == SLOT_IN_FLIGHT && s->serial == serial && s->held)
+            return QUEUE_FAIL(q, SALVO_TIMEOUT,
+                              "batch of %u launches held by a gate not raised within the fence "
+                              "timeout",
+                              s->launches);
+    }
+    queue_pump_locked(q);
+    return SALVO_OK;
+}
+
 salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool report)
 {
     if (s->state != SLOT_IN_FLIGHT)
@@ -239,6 +400,15 @@ salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool r
         queue_mark_lost_locked(q);
         return queue_lost_error(q);
     }
+    if (s->held)
+        queue_pump_locked(q);
+    for (uint64_t serial = s->serial; s->state == SLOT_IN_FLIGHT && s->serial == serial && s->held;) {
+        salvo_status r = wait_held_locked(q, st, s);
+        if (r != SALVO_OK)
+            return r;
+    }
+    if (s->state != SLOT_IN_FLIGHT)
+        return queue_is_lost(q) ? queue_lost_error(q) : SALVO_OK;
     uint64_t serial = s->serial;
     accel_fence *fence = s->fence;
     atomic_fetch_add(&q->waiters, 1);
@@ -279,6 +449,7 @@ void queue_reap_locked(queue *q)
     bool advanced = atomic_load_explicit(&q->retire.incoming, memory_order_relaxed) != NULL;
     if (queue_is_lost(q))
         queue_mark_lost_locked(q);
+    queue_pump_locked(q);
     retire_collect(&q->retire);
     for (stream_engine *st = q->streams; st; st = st->next) {
         if (atomic_load(&st->destroyed) && st->open && !queue_is_lost(q))
@@ -315,7 +486,23 @@ void queue_reap_locked(queue *q)
     }
 }
 
+/* Whether held slot s may bind ab. */
+static bool held_uses(const slot *s, const accel_buffer *ab)
+{
+    if (s->held_buffer_count > SLOT_MAX_HELD_BUFFERS)
+        return true;
+    for (uint32_t i = 0; i < s->held_buffer_count; i++)
+        if (s->held_buffers[i] == ab)
+            return true;
+    return false;
+}
+
 salvo_status queue_quiesce_locked(queue *q, uint64_t limit)
+{
+    return queue_quiesce_for_locked(q, limit, NULL);
+}
+
+salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buffer *ab)
 {
     for (;;) {
         if (queue_is_lost(q)) {
@@ -330,7 +517,7 @@ salvo_status queue_quiesce_locked(queue *q, uint64_t limit)
             for (int i = 0; i < STREAM_SLOTS; i++) {
                 slot *s = &st->slots[i];
                 if (s->state == SLOT_IN_FLIGHT && s->serial <= limit &&
-                    (!ws || s->serial < ws->serial)) {
+                    !(ab && s->held && !held_uses(s, ab)) && (!ws || s->serial < ws->serial)) {
                     ws = s;
                     wst = st;
                 }
@@ -352,9 +539,9 @@ salvo_status queue_quiesce_locked(queue *q, uint64_t limit)
  * queue runs in order, so every later batch waits behind it too: a wait
  * for any of them could last until the host raises the gate, which may be
  * this very thread. */
-static bool slot_gated_locked(queue *q, const slot *s)
+static bool slot_gated_locked(queue *q, const slot *s, bool on_device)
 {
-    if (s->state != SLOT_IN_FLIGHT)
+    if (s->state != SLOT_IN_FLIGHT || (on_device && s->held))
         return false;
     for (uint32_t w = 0; w < s->wait_count; w++) {
         const slot_dep *d = &s->waits[w];
@@ -373,7 +560,7 @@ static bool gated_locked(queue *q)
 {
     for (stream_engine *st = q->streams; st; st = st->next)
         for (int i = 0; i < STREAM_SLOTS; i++)
-            if (slot_gated_locked(q, &st->slots[i]))
+            if (slot_gated_locked(q, &st->slots[i], false))
                 return true;
     return false;
 }
@@ -389,7 +576,7 @@ salvo_status queue_wait_ungated_locked(queue *q)
         slot *ws = NULL;
         for (stream_engine *st = q->streams; st && !ws; st = st->next)
             for (int i = 0; i < STREAM_SLOTS && !ws; i++)
-                if (slot_gated_locked(q, &st->slots[i])) {
+                if (slot_gated_locked(q, &st->slots[i], true)) {
                     ws = &st->slots[i];
                     wst = st;
                 }

@@ -34,6 +34,9 @@
 #include "core/trace.h"
 
 enum { NO_COPY_QUEUE = UINT32_MAX };
+/* A host wait for a gate that holds a batch back looks at device loss
+ * this often. */
+#define HELD_WAIT_SLICE_NS (5ull * 1000 * 1000)
 
 enum {
     STREAM_SLOTS = 3,             /* ring: record one while two run */
@@ -162,6 +165,19 @@ void queue_submit_batch_locked(queue *q, uint64_t serial);
  * it first if it is open). Failures of that batch stay with its stream
  * (they are that stream's to report); the caller gets the status. */
 salvo_status queue_wait_batch_locked(queue *q, uint64_t serial);
+/* Held batches. A batch that waits on a host gate not raised yet, going
+ * to a queue that other work shares (one queue for all streams, a queue
+ * two streams share, the copy queue), is kept on the host rather than
+ * given to the device, where it would hold up every later submission to
+ * that queue: a single thread could then synchronize another stream
+ * before raising the gate and wait for ever. So is a batch behind a held
+ * one: a later batch of the same stream, or one that waits for a held
+ * batch. queue_must_hold_locked says whether st's slot s, about to be
+ * submitted, must be held; queue_pump_locked submits, oldest first, the
+ * held batches that need not be held any more. Pumped at every submit,
+ * wait, reap and gate raise. */
+bool queue_must_hold_locked(queue *q, stream_engine *st, const slot *s);
+void queue_pump_locked(queue *q);
 /* Poll every in-flight slot of every stream; finish destroyed streams.
  * Failures go to their stream's deferred error. */
 void queue_reap_locked(queue *q);
@@ -174,6 +190,10 @@ salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool r
  * (never consumed); returns SALVO_OK, or DEVICE_LOST / TIMEOUT when the
  * wait could not finish. */
 salvo_status queue_quiesce_locked(queue *q, uint64_t limit);
+/* queue_quiesce_locked for a host transfer of buffer ab: a batch held on
+ * the host that does not bind ab is not waited for (its gate may be down
+ * for long; the transfer does not need it). */
+salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buffer *ab);
 /* Wait (dropping the lock meanwhile) until no batch in flight waits on
  * a gate not raised yet: work submitted after that point is then not held
  * behind a gate on the queue. SALVO_OK, TIMEOUT, DEVICE_LOST, or the

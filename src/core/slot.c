@@ -49,6 +49,7 @@ static void to_idle(slot *s, const slot_env *env)
 {
     VT(env)->descpool_reset(SELF(env), env->dev, s->pool);
     s->state = SLOT_IDLE;
+    s->held = false;
     s->launches = 0;
     s->name_count = 0;
     s->names_dropped = 0;
@@ -224,35 +225,30 @@ salvo_status slot_add_wait(slot *s, const slot_env *env, const slot_dep *w)
     return SALVO_OK;
 }
 
-salvo_status slot_submit(slot *s, const slot_env *env)
+/* The device submit of an ended batch: its timeline waits (an
+ * ordering-only one names no timeline) and its signal. */
+static accel_result send(slot *s, const slot_env *env)
 {
-    if (s->state != SLOT_RECORDING)
-        return refuse(s, env, "submit");
-    accel_result r = VT(env)->cmd_end(SELF(env), env->dev, s->cmd);
-    const char *what = "could not be ended";
-    if (r == ACCEL_SUCCESS) {
-        r = VT(env)->fence_reset(SELF(env), env->dev, s->fence);
-        what = "could not be submitted";
-    }
-    if (r == ACCEL_SUCCESS) {
-        accel_sem_op waits[SLOT_MAX_WAITS];
-        for (uint32_t i = 0; i < s->wait_count; i++)
-            waits[i] = s->waits[i].op;
-        accel_submit_desc d = {
-            .queue = s->queue,
-            .cmd = s->cmd,
-            .fence = s->fence,
-            .waits = waits,
-            .wait_count = s->wait_count,
-            .signals = &s->signal,
-            .signal_count = s->signal.timeline ? 1 : 0,
-        };
-        r = VT(env)->submit(SELF(env), env->dev, &d);
-    }
-    if (r == ACCEL_SUCCESS) {
-        s->state = SLOT_IN_FLIGHT;
-        return SALVO_OK;
-    }
+    accel_sem_op waits[SLOT_MAX_WAITS];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->wait_count; i++)
+        if (s->waits[i].op.timeline)
+            waits[n++] = s->waits[i].op;
+    accel_submit_desc d = {
+        .queue = s->queue,
+        .cmd = s->cmd,
+        .fence = s->fence,
+        .waits = waits,
+        .wait_count = n,
+        .signals = &s->signal,
+        .signal_count = s->signal.timeline ? 1 : 0,
+    };
+    return VT(env)->submit(SELF(env), env->dev, &d);
+}
+
+/* A submit that failed: lost (abandoned) or refused (back to IDLE). */
+static salvo_status send_failed(slot *s, const slot_env *env, accel_result r, const char *what)
+{
     if (r == ACCEL_ERROR_DEVICE_LOST) {
         salvo_status st = batch_error(s, env, SALVO_ERROR_DEVICE_LOST, r, "lost with the device");
         slot_abandon(s);
@@ -264,6 +260,38 @@ salvo_status slot_submit(slot *s, const slot_env *env)
     reset_cmd(s, env);
     to_idle(s, env);
     return st;
+}
+
+salvo_status slot_send_held(slot *s, const slot_env *env)
+{
+    if (s->state != SLOT_IN_FLIGHT || !s->held)
+        return refuse(s, env, "send_held");
+    accel_result r = send(s, env);
+    if (r == ACCEL_SUCCESS) {
+        s->held = false;
+        return SALVO_OK;
+    }
+    return send_failed(s, env, r, "could not be submitted");
+}
+
+salvo_status slot_submit(slot *s, const slot_env *env, bool hold)
+{
+    if (s->state != SLOT_RECORDING)
+        return refuse(s, env, "submit");
+    accel_result r = VT(env)->cmd_end(SELF(env), env->dev, s->cmd);
+    const char *what = "could not be ended";
+    if (r == ACCEL_SUCCESS) {
+        r = VT(env)->fence_reset(SELF(env), env->dev, s->fence);
+        what = "could not be submitted";
+    }
+    if (r == ACCEL_SUCCESS && !hold)
+        r = send(s, env);
+    if (r == ACCEL_SUCCESS) {
+        s->state = SLOT_IN_FLIGHT;
+        s->held = hold;
+        return SALVO_OK;
+    }
+    return send_failed(s, env, r, what);
 }
 
 salvo_status slot_discard(slot *s, const slot_env *env)
@@ -304,12 +332,14 @@ salvo_status slot_poll(slot *s, const slot_env *env)
 {
     if (s->state != SLOT_IN_FLIGHT)
         return refuse(s, env, "poll");
+    if (s->held)
+        return SALVO_NOT_READY; /* not on the device yet */
     return slot_complete(s, env, VT(env)->fence_status(SELF(env), env->dev, s->fence));
 }
 
 salvo_status slot_wait(slot *s, const slot_env *env, uint64_t timeout_ns)
 {
-    if (s->state != SLOT_IN_FLIGHT)
+    if (s->state != SLOT_IN_FLIGHT || s->held)
         return refuse(s, env, "wait");
     return slot_complete(s, env, VT(env)->fence_wait(SELF(env), env->dev, s->fence, timeout_ns));
 }
@@ -317,4 +347,5 @@ salvo_status slot_wait(slot *s, const slot_env *env, uint64_t timeout_ns)
 void slot_abandon(slot *s)
 {
     s->state = SLOT_ABANDONED;
+    s->held = false;
 }

@@ -60,7 +60,13 @@ typedef struct slot_env {
     const salvo_log_sink *log;
 } slot_env;
 
-enum { SLOT_MAX_NAMES = 8, SLOT_MAX_MORE = 24, SLOT_MAX_WAITS = 16, SLOT_RESET_ATTEMPTS = 3 };
+enum {
+    SLOT_MAX_NAMES = 8,
+    SLOT_MAX_MORE = 24,
+    SLOT_MAX_WAITS = 16,
+    SLOT_RESET_ATTEMPTS = 3,
+    SLOT_MAX_HELD_BUFFERS = 32
+};
 
 /* What a batch must wait for before it starts: a timeline value (a host
  * gate). serial/owner (op.timeline NULL) name another batch that only
@@ -97,6 +103,16 @@ typedef struct slot {
     slot_dep waits[SLOT_MAX_WAITS];
     accel_sem_op signal;
     uint32_t queue; /* the hardware queue it is submitted to (cmd was made for it) */
+    /* IN_FLIGHT for the stream, but kept on the host: ended and its fence
+     * reset, not yet given to the device (its gate is down on a queue that
+     * other work shares; see queue_pump_locked). Its fence is not waited
+     * on, nor polled, until slot_send_held has sent it. */
+    bool held;
+    /* While held: the buffers it binds (held_buffer_count past
+     * SLOT_MAX_HELD_BUFFERS: not known, any), so that a host transfer of
+     * another buffer need not wait for the gate. */
+    uint32_t held_buffer_count;
+    const void *held_buffers[SLOT_MAX_HELD_BUFFERS];
     /* The command buffer for the stream's other queue (its copy queue),
      * made the first time a batch goes there; slot_use_queue swaps it
      * with cmd (and queue with alt_queue). */
@@ -127,11 +143,15 @@ void slot_note_launch(slot *s, const char *kernel_name);
  * value kept), or per batch serial for ordering-only ones (timeline NULL:
  * the owner guarantees order by submitting that batch first). SALVO_ERROR_INVALID_STATE when full or not recording. */
 salvo_status slot_add_wait(slot *s, const slot_env *env, const slot_dep *w);
-/* RECORDING -> IN_FLIGHT (end, fence reset, submit with the slot's waits
- * and signal).
+/* RECORDING -> IN_FLIGHT (end, fence reset, submit with the slot's
+ * timeline waits and signal; ordering-only waits are the caller's). hold:
+ * stop before the submit, held (slot_send_held submits later).
  * Refused (not device loss): -> IDLE with the command buffer reset, returns
  * the error naming the batch's kernels. Device lost: -> ABANDONED. */
-salvo_status slot_submit(slot *s, const slot_env *env);
+salvo_status slot_submit(slot *s, const slot_env *env, bool hold);
+/* Submit a held slot: no longer held on success; a refusal or loss as for
+ * slot_submit. */
+salvo_status slot_send_held(slot *s, const slot_env *env);
 /* RECORDING -> IDLE, dropping what was recorded (nothing was submitted). */
 salvo_status slot_discard(slot *s, const slot_env *env);
 /* Apply an observed fence result to an IN_FLIGHT slot:
@@ -141,9 +161,10 @@ salvo_status slot_discard(slot *s, const slot_env *env);
  *   DEVICE_LOST -> ABANDONED, returns SALVO_ERROR_DEVICE_LOST naming the kernels;
  *   other errors -> stays, returns the error naming the kernels. */
 salvo_status slot_complete(slot *s, const slot_env *env, accel_result observed);
-/* Query the fence without blocking, then slot_complete. */
+/* Query the fence without blocking, then slot_complete (a held slot:
+ * SALVO_NOT_READY, its fence untouched). */
 salvo_status slot_poll(slot *s, const slot_env *env);
-/* Wait up to timeout_ns, then slot_complete. */
+/* Wait up to timeout_ns, then slot_complete. Refused for a held slot. */
 salvo_status slot_wait(slot *s, const slot_env *env, uint64_t timeout_ns);
 /* Any state -> ABANDONED. */
 void slot_abandon(slot *s);

@@ -65,6 +65,30 @@ void stream_free_locked(stream_engine *st)
     salvo_mem_free(q->alloc, st);
 }
 
+/* The buffers st's open batch s binds, from its log, for a held batch. */
+static void note_held_buffers(stream_engine *st, slot *s)
+{
+    s->held_buffer_count = st->log.broken ? SLOT_MAX_HELD_BUFFERS + 1 : 0;
+    for (size_t o = st->log.start; s->held_buffer_count <= SLOT_MAX_HELD_BUFFERS;) {
+        const batch_entry *e = batch_log_at(&st->log, o);
+        if (!e)
+            break;
+        const accel_bind *b = batch_entry_binds(e);
+        for (uint32_t i = 0; i < e->bind_count && s->held_buffer_count <= SLOT_MAX_HELD_BUFFERS;
+             i++) {
+            uint32_t k = 0;
+            while (k < s->held_buffer_count && s->held_buffers[k] != b[i].buffer)
+                k++;
+            if (k == s->held_buffer_count) {
+                if (k < SLOT_MAX_HELD_BUFFERS)
+                    s->held_buffers[k] = b[i].buffer;
+                s->held_buffer_count++; /* past the table: any */
+            }
+        }
+        o += e->size;
+    }
+}
+
 salvo_status stream_submit_locked(stream_engine *st, bool report)
 {
     queue *q = st->q;
@@ -78,7 +102,11 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
     barrier(q, s, ACCEL_BARRIER_ALL_HOST);
     uint32_t n = s->launches;
     uint64_t t0 = trace_submit_begin(st->trace, slot_index(st, s), &q->env, s->cmd);
-    salvo_status r = slot_submit(s, &q->env);
+    queue_pump_locked(q);
+    bool hold = queue_must_hold_locked(q, st, s);
+    if (hold)
+        note_held_buffers(st, s);
+    salvo_status r = slot_submit(s, &q->env, hold);
     trace_submit_end(st->trace, slot_index(st, s), t0, r == SALVO_OK);
     if (r == SALVO_OK) {
         COUNTER_ADD(&q->n, batches_submitted, 1);
@@ -203,11 +231,18 @@ salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, u
         stream_submit_locked(owner, false);
     if (queue_is_lost(q))
         return queue_lost_error(q);
+    if (owner == st || queue_batch_owner_locked(q, serial, &s) != owner)
+        return SALVO_OK; /* in order in one stream, or over already */
     /* The wait goes into a batch on st's queue: in order with the owner's
-     * batch where that went to the same queue. */
-    if (owner == st || !owner->timeline || queue_batch_owner_locked(q, serial, &s) != owner ||
-        s->queue == st->hwq)
-        return SALVO_OK; /* in order on one queue, or over already */
+     * batch where that went to the same queue, once the device has it; a
+     * batch held on the host is sent before st's next (an ordering-only
+     * wait). */
+    if (!owner->timeline || s->queue == st->hwq) {
+        if (!s->held)
+            return SALVO_OK;
+        slot_dep w = {.serial = serial, .owner = owner};
+        return stream_add_wait_locked(st, &w);
+    }
     slot_dep w = {.op = {owner->timeline->t, serial}, .serial = serial, .owner = owner};
     return stream_add_wait_locked(st, &w);
 }
@@ -608,6 +643,12 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
         }
         if (r == SALVO_TIMEOUT)
             break;
+    }
+    /* A held batch the device refused while this waited: this wait's. */
+    if (first == SALVO_OK && st->deferred != SALVO_OK) {
+        first = st->deferred;
+        memcpy(msg, st->deferred_msg, SALVO_ERROR_MAX);
+        st->deferred = SALVO_OK;
     }
     if (first == SALVO_OK && queue_is_lost(q)) {
         first = queue_lost_error(q);

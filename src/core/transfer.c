@@ -206,13 +206,14 @@ salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset,
     return r;
 }
 
-salvo_status transfer_settle_locked(queue *q, uint64_t last_serial, bool to_host)
+salvo_status transfer_settle_locked(queue *q, const accel_buffer *ab, uint64_t last_serial,
+                                    bool to_host)
 {
     if (queue_is_lost(q))
         return queue_lost_error(q);
     if (last_serial == 0)
         return SALVO_OK;
-    salvo_status r = queue_quiesce_locked(q, last_serial);
+    salvo_status r = queue_quiesce_for_locked(q, last_serial, ab);
     return r == SALVO_TIMEOUT ? not_done(q, "the work that uses the buffer", to_host) : r;
 }
 

@@ -18,7 +18,8 @@
 /* Every batch up to last_serial (the last that used the buffer) complete,
  * before the host touches the buffer: SALVO_OK, DEVICE_LOST, or
  * SALVO_ERROR_TIMEOUT (nothing done) when the wait expired. */
-salvo_status transfer_settle_locked(queue *q, uint64_t last_serial, bool to_host);
+salvo_status transfer_settle_locked(queue *q, const accel_buffer *ab, uint64_t last_serial,
+                                    bool to_host);
 /* host[0, size) -> ab[offset, +size) (to_host false) or back, through the
  * device; *imported: the bytes the device copied from or to the caller's
  * own pages. */
