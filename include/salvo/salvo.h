@@ -77,14 +77,18 @@ typedef enum salvo_status {
  *
  * Gates and waits. Work that waits on a gate not raised yet holds, until
  * it is raised, everything that waits for that work: its stream's
- * synchronize, a launch that needs its batch slot (a stream has 3), and a
- * buffer read or write of a buffer it uses. On a device with one queue
- * (lavapipe) every stream's later batches and every staged transfer wait
- * behind it as well. Without a fence timeout such a wait lasts until the
- * gate is raised, so raise from another thread, or raise before waiting;
- * none of these waits holds a lock that salvo_gate_raise or another
- * stream's launch, flush or destroy needs. A batch waits on at most 16
- * gates (SALVO_ERROR_INVALID_STATE beyond). */
+ * synchronize, a launch that needs its batch slot (a stream has 3), a
+ * buffer read or write of a buffer it uses, a device synchronize, and
+ * another stream's work ordered after it by an event. It holds up nothing
+ * else: where its queue is shared with other work (a device with one
+ * queue, such as lavapipe; more streams than queues), the batch is kept
+ * on the host until the gate is raised rather than given to the device,
+ * where it would stall everything behind it; the raise (or the next salvo
+ * call that submits or waits) sends it. Without a fence timeout a wait for
+ * gated work lasts until the gate is raised, so raise from another thread,
+ * or raise before waiting; none of these waits holds a lock that
+ * salvo_gate_raise or another stream's launch, flush or destroy needs. A
+ * batch waits on at most 16 gates (SALVO_ERROR_INVALID_STATE beyond). */
 
 /* Name of a status ("SALVO_ERROR_DEVICE_LOST"); never allocates, never NULL.
  * Thread safety: any thread. */

@@ -360,17 +360,24 @@ static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s)
         atomic_fetch_add(&q->waiters, 1);
         s->waiters++;
         pthread_mutex_unlock(&q->lock);
-        /* In slices: a gate whose raise found the device lost is never
-         * raised, and only the host would notice. */
-        uint64_t left = q->fence_timeout_ns;
+        /* Polled, with naps from 20 us up to 1 ms: a gate whose raise found
+         * the device lost is never raised (only the host would notice), and
+         * a blocking semaphore wait may keep the raise itself out (a lock
+         * some validation layers hold across it). */
+        uint64_t start = now_ns(), nap = 20 * 1000;
         accel_result r;
         for (;;) {
-            uint64_t slice = left < HELD_WAIT_SLICE_NS ? left : HELD_WAIT_SLICE_NS;
-            r = q->acc->vt->timeline_wait(q->acc->self, q->adev, op.timeline, op.value, slice);
-            if (r != ACCEL_TIMEOUT || queue_is_lost(q) || left <= slice)
+            uint64_t value = 0;
+            r = q->acc->vt->timeline_value(q->acc->self, q->adev, op.timeline, &value);
+            if (r != ACCEL_SUCCESS || value >= op.value || queue_is_lost(q))
                 break;
-            if (left != UINT64_MAX)
-                left -= slice;
+            if (q->fence_timeout_ns != UINT64_MAX && now_ns() - start >= q->fence_timeout_ns) {
+                r = ACCEL_TIMEOUT;
+                break;
+            }
+            struct timespec ts = {0, (long)nap};
+            nanosleep(&ts, NULL);
+            nap = nap * 2 < HELD_WAIT_NAP_MAX_NS ? nap * 2 : HELD_WAIT_NAP_MAX_NS;
         }
         pthread_mutex_lock(&q->lock);
         atomic_fetch_sub(&q->waiters, 1);

@@ -34,9 +34,9 @@
 #include "core/trace.h"
 
 enum { NO_COPY_QUEUE = UINT32_MAX };
-/* A host wait for a gate that holds a batch back looks at device loss
- * this often. */
-#define HELD_WAIT_SLICE_NS (5ull * 1000 * 1000)
+/* A host wait for a gate that holds a batch back polls the gate, napping
+ * up to this long between looks. */
+#define HELD_WAIT_NAP_MAX_NS (1000ull * 1000)
 
 enum {
     STREAM_SLOTS = 3,             /* ring: record one while two run */
