@@ -175,7 +175,7 @@ static void test_event_wait_across_queues(void **state)
 {
     (void)state;
     env e;
-    open_env(&e, 2, FAKE_COMPLETE_MANUAL);
+    open_env_copy(&e, 2, FAKE_COMPLETE_MANUAL, true); /* queue 0: no staged copies */
     two_streams_only(&e);
     salvo_gate *g = NULL;
     salvo_event *ev = NULL;
@@ -552,6 +552,34 @@ static void test_held_batch_wait_and_refusal(void **state)
     close_env(&e);
 }
 
+/* Streams on queues of their own: a gated batch goes to the device (the
+ * device waits for the gate). A host read of a buffer it does not bind
+ * does not wait for it; a read of one it binds does (the fake never
+ * blocks: a timeout, nothing read). */
+static void test_read_not_behind_unrelated_gate(void **state)
+{
+    (void)state;
+    env e;
+    open_env_copy(&e, 2, FAKE_COMPLETE_AUTO, true);
+    two_streams_only(&e);
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 1); /* on the device */
+    assert_int_equal(launch(&e, 1, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
+    uint32_t v[4];
+    assert_int_equal(salvo_buffer_read(e.buf[1], 0, v, sizeof v), SALVO_OK);
+    assert_int_equal(salvo_buffer_read(e.buf[0], 0, v, sizeof v), SALVO_ERROR_TIMEOUT);
+    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+    assert_int_equal(salvo_buffer_read(e.buf[0], 0, v, sizeof v), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 2);
+    salvo_gate_destroy(g);
+    close_env(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -568,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_staged_and_fallback),
         cmocka_unit_test(test_gated_batch_held_on_shared_queue),
         cmocka_unit_test(test_held_batch_wait_and_refusal),
+        cmocka_unit_test(test_read_not_behind_unrelated_gate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,6 +68,9 @@ struct fault_accel {
     struct {
         accel_timeline *timeline;
         uint64_t value;
+        /* A submission signals it (a stream's timeline, not a gate): its
+         * waiters are released by that submission, never by the host. */
+        bool device_signalled;
     } waited[MAX_WAITED];
     uint32_t waited_count;
 };
@@ -174,7 +177,8 @@ static void release_gated_locked(fault_accel *f, accel_device *dev)
     const accel_vtable *vt = f->inner.vt;
     for (uint32_t i = 0; i < f->waited_count; i++) {
         uint64_t v = 0;
-        if (vt->timeline_value(f->inner.self, dev, f->waited[i].timeline, &v) == ACCEL_SUCCESS &&
+        if (!f->waited[i].device_signalled &&
+            vt->timeline_value(f->inner.self, dev, f->waited[i].timeline, &v) == ACCEL_SUCCESS &&
             v < f->waited[i].value)
             vt->timeline_signal(f->inner.self, dev, f->waited[i].timeline, f->waited[i].value);
     }
@@ -312,18 +316,24 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
         return r;
     pthread_mutex_lock(&f->queue_lock);
     r = CALL(self, submit, dev, d);
-    for (uint32_t i = 0; r == ACCEL_SUCCESS && i < d->wait_count; i++) {
+    uint32_t n = d->wait_count + d->signal_count;
+    for (uint32_t i = 0; r == ACCEL_SUCCESS && i < n; i++) {
+        bool signal = i >= d->wait_count;
+        const accel_sem_op *op = signal ? &d->signals[i - d->wait_count] : &d->waits[i];
         uint32_t j = 0;
-        while (j < f->waited_count && f->waited[j].timeline != d->waits[i].timeline)
+        while (j < f->waited_count && f->waited[j].timeline != op->timeline)
             j++;
         if (j == f->waited_count) {
             if (j == MAX_WAITED)
                 continue; /* more gates than tracked: those are not released */
-            f->waited[f->waited_count++].timeline = d->waits[i].timeline;
+            f->waited[f->waited_count++].timeline = op->timeline;
             f->waited[j].value = 0;
+            f->waited[j].device_signalled = false;
         }
-        if (d->waits[i].value > f->waited[j].value)
-            f->waited[j].value = d->waits[i].value;
+        if (signal)
+            f->waited[j].device_signalled = true;
+        else if (op->value > f->waited[j].value)
+            f->waited[j].value = op->value;
     }
     pthread_mutex_unlock(&f->queue_lock);
     return r;

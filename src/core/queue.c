@@ -242,7 +242,8 @@ static bool gate_open_locked(queue *q, const slot_dep *d)
 /* Whether other work goes to hardware queue qi than st's batches. */
 static bool queue_shared_locked(queue *q, uint32_t qi, const stream_engine *st)
 {
-    if (qi == q->copy_queue || q->hw_queues <= 1)
+    /* Staged transfers copy on queue 0 where there is no copy queue. */
+    if (qi == q->copy_queue || q->hw_queues <= 1 || (q->copy_queue == NO_COPY_QUEUE && qi == 0))
         return true;
     for (const stream_engine *o = q->streams; o; o = o->next)
         if (o != st && o->hwq == qi)
@@ -493,13 +494,13 @@ void queue_reap_locked(queue *q)
     }
 }
 
-/* Whether held slot s may bind ab. */
-static bool held_uses(const slot *s, const accel_buffer *ab)
+/* Whether slot s, its buffers noted, may bind ab. */
+static bool noted_uses(const slot *s, const accel_buffer *ab)
 {
-    if (s->held_buffer_count > SLOT_MAX_HELD_BUFFERS)
+    if (s->noted_count > SLOT_MAX_NOTED_BUFFERS)
         return true;
-    for (uint32_t i = 0; i < s->held_buffer_count; i++)
-        if (s->held_buffers[i] == ab)
+    for (uint32_t i = 0; i < s->noted_count; i++)
+        if (s->noted_buffers[i] == ab)
             return true;
     return false;
 }
@@ -524,7 +525,8 @@ salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buff
             for (int i = 0; i < STREAM_SLOTS; i++) {
                 slot *s = &st->slots[i];
                 if (s->state == SLOT_IN_FLIGHT && s->serial <= limit &&
-                    !(ab && s->held && !held_uses(s, ab)) && (!ws || s->serial < ws->serial)) {
+                    !(ab && s->buffers_noted && !noted_uses(s, ab)) &&
+                    (!ws || s->serial < ws->serial)) {
                     ws = s;
                     wst = st;
                 }

@@ -190,9 +190,10 @@ salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool r
  * (never consumed); returns SALVO_OK, or DEVICE_LOST / TIMEOUT when the
  * wait could not finish. */
 salvo_status queue_quiesce_locked(queue *q, uint64_t limit);
-/* queue_quiesce_locked for a host transfer of buffer ab: a batch held on
- * the host that does not bind ab is not waited for (its gate may be down
- * for long; the transfer does not need it). */
+/* queue_quiesce_locked for a host transfer of buffer ab: a batch waiting
+ * on a gate that does not bind ab is not waited for (the gate may stay
+ * down for long; the transfer does not need it, and its own copy is not
+ * queued behind it: such a batch on the transfer's queue is held). */
 salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buffer *ab);
 /* Wait (dropping the lock meanwhile) until no batch in flight waits on
  * a gate not raised yet: work submitted after that point is then not held

@@ -146,6 +146,7 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
                           accel_result_name(r));
     }
     s->state = SLOT_RECORDING;
+    s->buffers_noted = false;
     s->serial = serial;
     s->signal = signal;
     s->wait_count = 0;

@@ -65,7 +65,7 @@ enum {
     SLOT_MAX_MORE = 24,
     SLOT_MAX_WAITS = 16,
     SLOT_RESET_ATTEMPTS = 3,
-    SLOT_MAX_HELD_BUFFERS = 32
+    SLOT_MAX_NOTED_BUFFERS = 32
 };
 
 /* What a batch must wait for before it starts: a timeline value (a host
@@ -108,11 +108,12 @@ typedef struct slot {
      * other work shares; see queue_pump_locked). Its fence is not waited
      * on, nor polled, until slot_send_held has sent it. */
     bool held;
-    /* While held: the buffers it binds (held_buffer_count past
-     * SLOT_MAX_HELD_BUFFERS: not known, any), so that a host transfer of
-     * another buffer need not wait for the gate. */
-    uint32_t held_buffer_count;
-    const void *held_buffers[SLOT_MAX_HELD_BUFFERS];
+    /* For a batch that waits on a gate (held or not): the buffers it binds
+     * (noted_count past SLOT_MAX_NOTED_BUFFERS: not known, any), so that a
+     * host transfer of another buffer need not wait for the gate. */
+    bool buffers_noted;
+    uint32_t noted_count;
+    const void *noted_buffers[SLOT_MAX_NOTED_BUFFERS];
     /* The command buffer for the stream's other queue (its copy queue),
      * made the first time a batch goes there; slot_use_queue swaps it
      * with cmd (and queue with alt_queue). */

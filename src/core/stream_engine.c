@@ -65,24 +65,26 @@ void stream_free_locked(stream_engine *st)
     salvo_mem_free(q->alloc, st);
 }
 
-/* The buffers st's open batch s binds, from its log, for a held batch. */
-static void note_held_buffers(stream_engine *st, slot *s)
+/* The buffers st's open batch s binds, from its log, for a batch that
+ * waits on a gate. */
+static void note_buffers(stream_engine *st, slot *s)
 {
-    s->held_buffer_count = st->log.broken ? SLOT_MAX_HELD_BUFFERS + 1 : 0;
-    for (size_t o = st->log.start; s->held_buffer_count <= SLOT_MAX_HELD_BUFFERS;) {
+    s->buffers_noted = true;
+    s->noted_count = st->log.broken ? SLOT_MAX_NOTED_BUFFERS + 1 : 0;
+    for (size_t o = st->log.start; s->noted_count <= SLOT_MAX_NOTED_BUFFERS;) {
         const batch_entry *e = batch_log_at(&st->log, o);
         if (!e)
             break;
         const accel_bind *b = batch_entry_binds(e);
-        for (uint32_t i = 0; i < e->bind_count && s->held_buffer_count <= SLOT_MAX_HELD_BUFFERS;
+        for (uint32_t i = 0; i < e->bind_count && s->noted_count <= SLOT_MAX_NOTED_BUFFERS;
              i++) {
             uint32_t k = 0;
-            while (k < s->held_buffer_count && s->held_buffers[k] != b[i].buffer)
+            while (k < s->noted_count && s->noted_buffers[k] != b[i].buffer)
                 k++;
-            if (k == s->held_buffer_count) {
-                if (k < SLOT_MAX_HELD_BUFFERS)
-                    s->held_buffers[k] = b[i].buffer;
-                s->held_buffer_count++; /* past the table: any */
+            if (k == s->noted_count) {
+                if (k < SLOT_MAX_NOTED_BUFFERS)
+                    s->noted_buffers[k] = b[i].buffer;
+                s->noted_count++; /* past the table: any */
             }
         }
         o += e->size;
@@ -104,8 +106,11 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
     uint64_t t0 = trace_submit_begin(st->trace, slot_index(st, s), &q->env, s->cmd);
     queue_pump_locked(q);
     bool hold = queue_must_hold_locked(q, st, s);
-    if (hold)
-        note_held_buffers(st, s);
+    bool gated = hold;
+    for (uint32_t w = 0; w < s->wait_count && !gated; w++)
+        gated = s->waits[w].serial == 0 && s->waits[w].op.timeline;
+    if (gated)
+        note_buffers(st, s);
     salvo_status r = slot_submit(s, &q->env, hold);
     trace_submit_end(st->trace, slot_index(st, s), t0, r == SALVO_OK);
     if (r == SALVO_OK) {
