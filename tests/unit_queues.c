@@ -580,6 +580,40 @@ static void test_read_not_behind_unrelated_gate(void **state)
     close_env(&e);
 }
 
+/* Two streams on one compute queue and a copy queue: a stream waits for
+ * an event of the other, then copies to a HOST buffer. The wait must
+ * order the copy wherever it runs: it opens a batch on the stream's
+ * queue, with a device wait, and the copy joins it (it went to the copy
+ * queue, unordered, when the shared compute queue's order was taken for
+ * enough). Found by the random tester on an H200 (seed 24004, 3 threads). */
+static void test_event_then_copy_on_copy_queue(void **state)
+{
+    (void)state;
+    env e;
+    open_env_copy(&e, 1, FAKE_COMPLETE_MANUAL, true);
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+    salvo_buffer *h = host_buffer(&e, 2);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(e.st[1], ev), SALVO_OK);
+    assert_int_equal(salvo_copy(e.st[1], e.buf[0], 0, h, 0, 1024), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[1]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 1), 0); /* not on the copy queue */
+    assert_int_equal(fake_queue_submits(e.f, 0), 2);
+    assert_true(fake_complete_on(e.f, 0)); /* stream 0's launch, then the copy */
+    assert_int_equal(fake_copy_bytes(e.f), 0);
+    assert_true(fake_complete_on(e.f, 0));
+    assert_int_equal(fake_copy_bytes(e.f), 1024);
+    e.f->complete = FAKE_COMPLETE_AUTO;
+    assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    salvo_event_destroy(ev);
+    salvo_buffer_destroy(h);
+    close_env(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -597,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_gated_batch_held_on_shared_queue),
         cmocka_unit_test(test_held_batch_wait_and_refusal),
         cmocka_unit_test(test_read_not_behind_unrelated_gate),
+        cmocka_unit_test(test_event_then_copy_on_copy_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -238,11 +238,13 @@ salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, u
         return queue_lost_error(q);
     if (owner == st || queue_batch_owner_locked(q, serial, &s) != owner)
         return SALVO_OK; /* in order in one stream, or over already */
-    /* The wait goes into a batch on st's queue: in order with the owner's
-     * batch where that went to the same queue, once the device has it; a
-     * batch held on the host is sent before st's next (an ordering-only
-     * wait). */
-    if (!owner->timeline || s->queue == st->hwq) {
+    /* Where st's next batch surely goes to st's queue (no copy queue to
+     * take a copy elsewhere), it is in order with the owner's batch on the
+     * same queue once the device has that; a batch held on the host is
+     * sent before st's next (an ordering-only wait). Otherwise a timeline
+     * wait, even on the same queue: st's next batch may be a copy on the
+     * copy queue. */
+    if (!owner->timeline || (s->queue == st->hwq && q->copy_queue == NO_COPY_QUEUE)) {
         if (!s->held)
             return SALVO_OK;
         slot_dep w = {.serial = serial, .owner = owner};
