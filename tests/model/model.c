@@ -2173,7 +2173,8 @@ static const struct {
     {"timeline_signal", 3, {"device_lost", NULL, NULL, NULL}},
     {"descpool_reset", 3, {"device_lost", NULL, NULL, NULL}},
     {"buffer_create", 14, {"oom_device", "oom_host", NULL, NULL}},
-    {"fence_status", 20, {"device_lost", "timeout", NULL, NULL}},
+    /* A fence status is signalled, not ready or lost: never a timeout. */
+    {"fence_status", 20, {"device_lost", "not_ready", NULL, NULL}},
     {"cmd_reset", 8, {"oom_host", NULL, NULL, NULL}},
     {"queue_wait_idle", 3, {"device_lost", NULL, NULL, NULL}},
 };
