@@ -25,8 +25,9 @@ typedef struct env {
     salvo_stream *st[4];
 } env;
 
-/* queues compute queues, and a copy queue (index queues) when copy. */
-static void open_env_copy(env *e, uint32_t queues, fake_complete_mode mode, bool copy)
+/* The fake alone: queues compute queues, and a copy queue (index queues)
+ * when copy. A test may change more of its settings, then open_device. */
+static void open_fake(env *e, uint32_t queues, fake_complete_mode mode, bool copy)
 {
     memset(e, 0, sizeof *e);
     e->f = fake_create();
@@ -34,8 +35,13 @@ static void open_env_copy(env *e, uint32_t queues, fake_complete_mode mode, bool
     e->f->queue_count = queues;
     e->f->transfer_queue = copy;
     e->f->complete = mode;
-    salvo_device_desc d = {.batch_size = 64};
-    assert_int_equal(device_create_with_accel(&d, fake_accel_get(e->f), &e->dev), SALVO_OK);
+}
+
+/* The device over e's fake, with the add kernel, four DEVICE buffers of
+ * 1 KiB and four streams. */
+static void open_device(env *e, const salvo_device_desc *d)
+{
+    assert_int_equal(device_create_with_accel(d, fake_accel_get(e->f), &e->dev), SALVO_OK);
     salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
     assert_int_equal(salvo_kernel_create(e->dev, &kd, &e->k), SALVO_OK);
     for (int i = 0; i < 4; i++) {
@@ -43,6 +49,12 @@ static void open_env_copy(env *e, uint32_t queues, fake_complete_mode mode, bool
                          SALVO_OK);
         assert_int_equal(salvo_stream_create(e->dev, NULL, &e->st[i]), SALVO_OK);
     }
+}
+
+static void open_env_copy(env *e, uint32_t queues, fake_complete_mode mode, bool copy)
+{
+    open_fake(e, queues, mode, copy);
+    open_device(e, &(salvo_device_desc){.batch_size = 64});
 }
 
 static void open_env(env *e, uint32_t queues, fake_complete_mode mode)
@@ -426,20 +438,9 @@ static void test_staged_and_fallback(void **state)
 {
     (void)state;
     env e;
-    memset(&e, 0, sizeof e);
-    e.f = fake_create();
-    assert_non_null(e.f);
-    e.f->transfer_queue = true;
+    open_fake(&e, 1, FAKE_COMPLETE_AUTO, true);
     e.f->device_not_mappable = true;
-    salvo_device_desc d = {.batch_size = 64};
-    assert_int_equal(device_create_with_accel(&d, fake_accel_get(e.f), &e.dev), SALVO_OK);
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
-    assert_int_equal(salvo_kernel_create(e.dev, &kd, &e.k), SALVO_OK);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(salvo_buffer_create(e.dev, 1024, SALVO_DOMAIN_DEVICE, &e.buf[i]),
-                         SALVO_OK);
-        assert_int_equal(salvo_stream_create(e.dev, NULL, &e.st[i]), SALVO_OK);
-    }
+    open_device(&e, &(salvo_device_desc){.batch_size = 64});
     salvo_gate *g = NULL;
     assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
     assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
@@ -520,18 +521,8 @@ static void test_held_batch_wait_and_refusal(void **state)
 {
     (void)state;
     env e;
-    memset(&e, 0, sizeof e);
-    e.f = fake_create();
-    assert_non_null(e.f);
-    salvo_device_desc d = {.batch_size = 64, .fence_timeout_s = 0.01};
-    assert_int_equal(device_create_with_accel(&d, fake_accel_get(e.f), &e.dev), SALVO_OK);
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
-    assert_int_equal(salvo_kernel_create(e.dev, &kd, &e.k), SALVO_OK);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(salvo_buffer_create(e.dev, 1024, SALVO_DOMAIN_DEVICE, &e.buf[i]),
-                         SALVO_OK);
-        assert_int_equal(salvo_stream_create(e.dev, NULL, &e.st[i]), SALVO_OK);
-    }
+    open_fake(&e, 1, FAKE_COMPLETE_AUTO, false);
+    open_device(&e, &(salvo_device_desc){.batch_size = 64, .fence_timeout_s = 0.01});
     salvo_gate *g = NULL;
     assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
     assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
