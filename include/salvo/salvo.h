@@ -106,6 +106,7 @@ SALVO_API const char *salvo_last_error(void);
 typedef struct salvo_device salvo_device;
 typedef struct salvo_stream salvo_stream;
 typedef struct salvo_event salvo_event;
+typedef struct salvo_graph salvo_graph;
 typedef struct salvo_buffer salvo_buffer;
 typedef struct salvo_kernel salvo_kernel;
 typedef struct salvo_gate salvo_gate;
@@ -303,6 +304,7 @@ typedef struct salvo_stats {
      * from or into the caller's own memory, imported for the call, with
      * no host copy. */
     uint64_t transfer_bytes_imported;
+    uint64_t live_graphs; /* graphs made and not yet released (captures in progress count) */
 } salvo_stats;
 
 /* List the Vulkan devices that can run compute. With entries NULL, sets
@@ -671,6 +673,89 @@ SALVO_API salvo_status salvo_stream_wait_gate(salvo_stream *stream, salvo_gate *
  * forever; the semaphore is freed once that work is over. Never blocks.
  * Thread safety: any thread, once no other call uses this gate. */
 SALVO_API void salvo_gate_destroy(salvo_gate *gate);
+
+/* ------------------------------------------------------------------ */
+/* Graphs: capture once, replay many times                             */
+/* ------------------------------------------------------------------ */
+
+/* Start capturing stream's work into a graph. Until
+ * salvo_stream_end_capture, salvo_launch and salvo_copy on the stream are
+ * recorded as nodes, not run: node i is the i-th such call that returned
+ * SALVO_OK, counted from 0. Work made on the stream before the call is
+ * submitted now (it runs; the graph does not hold it).
+ *
+ * Several streams: an event recorded on a capturing stream marks a point
+ * of the capture; a stream that waits for it (salvo_stream_wait_event)
+ * joins the capture from there (its earlier work is submitted first), as
+ * in CUDA: its later launches and copies are nodes of the same graph,
+ * ordered after what came before the point. The capturing stream joins
+ * the branch back by waiting for an event recorded on the joined one.
+ * End of capture ends it for every stream that joined.
+ *
+ * While a stream captures, these calls return SALVO_ERROR_INVALID_STATE
+ * (with a message) and the capture goes on: synchronizing it; waiting on
+ * a gate; waiting for an event recorded outside the capture whose work is
+ * not complete; replaying a graph on it; reading (salvo_buffer_read) a
+ * buffer that a node of a capture in progress writes; querying,
+ * synchronizing or cancelling an event recorded during a capture (it
+ * marks a point of the graph, not of a stream, until it is recorded
+ * again on a stream that is not capturing). salvo_stream_flush is
+ * SALVO_OK and does nothing. Beginning a capture on a stream that
+ * captures already (or joined one) is SALVO_ERROR_INVALID_STATE.
+ * Destroying the stream that began a capture abandons it (no graph).
+ * Thread safety: the thread using stream (as salvo_launch). */
+SALVO_API salvo_status salvo_stream_begin_capture(salvo_stream *stream);
+
+/* End the capture that stream began and make the graph: barriers are
+ * computed once here (a node waits only for the earlier nodes whose
+ * writes it reads or whose reads and writes it overwrites; nodes that
+ * are independent, those of separate branches among them, run side by
+ * side), and the graph's command buffers are recorded once. On failure
+ * (out of memory, device loss) the capture is over all the same and no
+ * graph is made. SALVO_ERROR_INVALID_STATE when stream is not capturing,
+ * or joined a capture that another stream began (end it there).
+ * Thread safety: the thread using stream. */
+SALVO_API salvo_status salvo_stream_end_capture(salvo_stream *stream, salvo_graph **out);
+
+/* Replay the graph on stream, in the stream's order (after its earlier
+ * work, before its later work, with barriers only where those touch what
+ * the graph touches), from the command buffers recorded at the end of
+ * capture: no host work per node. Any stream of the device; several
+ * replays of one graph may be pending at once, on one stream or several.
+ * Batched like a launch (the replay counts as its node count of
+ * launches). A failed replay is reported as a failed batch, naming the
+ * graph ("graph N") and its kernels. Timeouts as for salvo_launch.
+ * SALVO_ERROR_INVALID_STATE on a capturing stream.
+ * Thread safety: the thread using stream; not concurrently with an update
+ * or destroy of this graph (replays of one graph on several streams from
+ * several threads are fine). */
+SALVO_API salvo_status salvo_graph_launch(salvo_graph *graph, salvo_stream *stream);
+
+/* Give launch node `node` new bindings (all the kernel declares, checked
+ * as for salvo_launch) or new push constants (push_size must be the
+ * kernel's). Only replays made after the call see the change; replays
+ * made before, pending or not, keep what they had. The next replay
+ * records again the part of the graph the change touches (and, for
+ * bindings that change which nodes depend on which, the barriers: the
+ * whole graph). SALVO_ERROR_INVALID_ARGUMENT for a node that does not
+ * exist or is a copy, or for bad bindings or sizes; nothing changes then.
+ * Thread safety: not concurrently with another call on this graph. */
+SALVO_API salvo_status salvo_graph_set_bindings(salvo_graph *graph, uint32_t node,
+                                                const salvo_binding *bindings,
+                                                uint32_t binding_count);
+SALVO_API salvo_status salvo_graph_set_push(salvo_graph *graph, uint32_t node, const void *push,
+                                            uint32_t push_size);
+
+/* Nodes in the graph (0 for NULL). */
+SALVO_API uint32_t salvo_graph_node_count(const salvo_graph *graph);
+
+/* Release the graph. Never blocks: its command buffers are freed once its
+ * replays are complete. A graph keeps the buffers and kernels it uses
+ * alive: destroying one of them while a graph uses it defers its release
+ * until every such graph is destroyed and its replays are complete. NULL
+ * is a no-op.
+ * Thread safety: any thread, once no other call uses this graph. */
+SALVO_API void salvo_graph_destroy(salvo_graph *graph);
 
 #ifdef __cplusplus
 }

@@ -222,6 +222,22 @@ typedef struct accel_vtable {
     void (*cmd_barrier)(void *self, accel_device *dev, accel_cmd *cmd, accel_barrier kind);
     void (*cmd_copy)(void *self, accel_device *dev, accel_cmd *cmd, accel_buffer *src,
                      uint64_t src_offset, accel_buffer *dst, uint64_t dst_offset, uint64_t size);
+    /* Reusable command buffers (graphs): recorded once between
+     * cmd_begin_reusable and cmd_end with cmd_dispatch, cmd_barrier and
+     * cmd_copy, then executed from batches' command buffers (cmd_execute)
+     * any number of times, also while batches that executed it earlier
+     * are still pending (Vulkan: secondary command buffers with
+     * simultaneous use). cmd_destroy, cmd_end and cmd_reset serve them
+     * too. One must not be begun again, reset or destroyed while a batch
+     * that executes it is pending. */
+    accel_result (*cmd_create_reusable)(void *self, accel_device *dev, uint32_t queue,
+                                        accel_cmd **out);
+    accel_result (*cmd_begin_reusable)(void *self, accel_device *dev, accel_cmd *cmd);
+    /* Record, into the recording command buffer cmd, the execution of count
+     * reusable command buffers (each ended, made for cmd's queue family).
+     * What cmd had bound before is unknown after it. */
+    void (*cmd_execute)(void *self, accel_device *dev, accel_cmd *cmd, accel_cmd *const *reusable,
+                        uint32_t count);
 
     /* Fences. status: SUCCESS (signalled), NOT_READY, or an error. */
     accel_result (*fence_create)(void *self, accel_device *dev, accel_fence **out);

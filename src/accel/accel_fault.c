@@ -13,7 +13,7 @@
 #define FAULT_OPS(X)                                                                              \
     X(enumerate) X(device_open) X(queue_wait_idle) X(buffer_create) X(pipeline_create)            \
     X(descpool_create) X(descpool_reset) X(cmd_create) X(cmd_begin) X(cmd_end) X(cmd_reset)       \
-    X(cmd_dispatch) X(fence_create) X(fence_reset) X(fence_status) X(fence_wait) X(submit)        \
+    X(cmd_create_reusable) X(cmd_begin_reusable) X(cmd_dispatch) X(fence_create) X(fence_reset) X(fence_status) X(fence_wait) X(submit)        \
     X(timeline_create) X(timeline_signal) X(timeline_value) X(timeline_wait)
 
 enum fault_op {
@@ -286,6 +286,14 @@ CREATING(cmd_create, cmd_destroy,
          (self, cmd_create, dev, queue, out))
 DESTROY(cmd_destroy, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_destroy, dev, c))
 PLAIN(cmd_begin, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_begin, dev, c))
+CREATING(cmd_create_reusable, cmd_destroy,
+         (void *self, accel_device *dev, uint32_t queue, accel_cmd **out),
+         (self, cmd_create_reusable, dev, queue, out))
+PLAIN(cmd_begin_reusable, (void *self, accel_device *dev, accel_cmd *c),
+      (self, cmd_begin_reusable, dev, c))
+PASS(cmd_execute,
+     (void *self, accel_device *dev, accel_cmd *c, accel_cmd *const *r, uint32_t n),
+     (self, cmd_execute, dev, c, r, n))
 PLAIN(cmd_end, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_end, dev, c))
 PLAIN(cmd_reset, (void *self, accel_device *dev, accel_cmd *c), (self, cmd_reset, dev, c))
 PLAIN(cmd_dispatch,
@@ -445,6 +453,9 @@ static const accel_vtable fault_vtable = {
     .cmd_dispatch = f_cmd_dispatch,
     .cmd_barrier = f_cmd_barrier,
     .cmd_copy = f_cmd_copy,
+    .cmd_create_reusable = f_cmd_create_reusable,
+    .cmd_begin_reusable = f_cmd_begin_reusable,
+    .cmd_execute = f_cmd_execute,
     .fence_create = f_fence_create,
     .fence_destroy = f_fence_destroy,
     .fence_reset = f_fence_reset,

@@ -63,6 +63,7 @@ static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain d
     buf->domain = domain;
     buf->imported = host != NULL;
     atomic_init(&buf->last_serial, 0);
+    atomic_init(&buf->holds, 1);
 
     COUNT_ADD(dev, live_buffers, 1);
     COUNT_ADD(dev, live_buffer_bytes, size);
@@ -128,10 +129,16 @@ salvo_status salvo_buffer_map(salvo_buffer *buf, void **out)
     return SALVO_OK;
 }
 
+void buffer_let_go(salvo_buffer *buf)
+{
+    if (atomic_fetch_sub(&buf->holds, 1) == 1)
+        device_release(buf->dev, &buf->release);
+}
+
 void salvo_buffer_destroy(salvo_buffer *buf)
 {
     if (buf)
-        device_release(buf->dev, &buf->release);
+        buffer_let_go(buf);
 }
 
 /* ------------------------------------------------------------------ */
@@ -162,6 +169,12 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
     bool direct = mapped && !(dev->force_staging && buf->domain == SALVO_DOMAIN_DEVICE);
     uint64_t imported = 0;
     pthread_mutex_lock(&dev->q.lock);
+    if (to_host && graph_capture_writes_locked(dev, buf)) {
+        pthread_mutex_unlock(&dev->q.lock);
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                        "buffer_read: a capture in progress writes this buffer; its nodes run "
+                        "only when the graph is replayed");
+    }
     /* Every batch that bound the buffer must be over before the host
      * touches it. */
     salvo_status r = transfer_settle_locked(&dev->q, buf->ab, atomic_load(&buf->last_serial),

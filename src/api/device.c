@@ -302,6 +302,7 @@ void salvo_device_destroy(salvo_device *dev)
     device_trace_stop_locked(dev);
     queue_release_all_locked(q);
     /* What the user never released: reclaim it now (each unlinks itself). */
+    dev->reclaiming = true;
     uint64_t leaked = 0;
     while (dev->live.next != &dev->live) {
         retire_entry *e = dev->live.next->release;
@@ -357,6 +358,7 @@ salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
         .live_streams = LOAD(live_streams),
         .live_events = LOAD(live_events),
         .live_gates = LOAD(live_gates),
+        .live_graphs = LOAD(live_graphs),
         .live_buffer_bytes = LOAD(live_buffer_bytes),
         .releases_pending = retire_pending(&dev->q.retire),
         .release_bytes_pending = atomic_load(&dev->q.retire.bytes),

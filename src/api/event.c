@@ -13,6 +13,15 @@ static void event_release(retire_entry *e, bool abandoned)
     salvo_mem_free(ev->dev->alloc, ev);
 }
 
+/* An event recorded during a capture marks a point of a graph. */
+static salvo_status captured_event(salvo_device *dev, const char *what)
+{
+    return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                    "%s: the event was recorded during a capture; it marks a point of the graph, "
+                    "not of a stream",
+                    what);
+}
+
 salvo_status salvo_event_create(salvo_device *dev, salvo_event **out)
 {
     if (!out)
@@ -57,8 +66,15 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
     pthread_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
     ev->cancelled = false;
+    ev->capture_id = 0;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
+    } else if (st->capture) {
+        /* A point of the capture: a stream that waits for it joins. */
+        ev->capture_id = st->capture->capture_id;
+        ev->serial = 0;
+        ev->stream = &st->e;
+        ev->log_offset = 0;
     } else if (st->e.open) {
         ev->serial = st->e.open->serial;
         ev->stream = &st->e;
@@ -85,7 +101,9 @@ salvo_status salvo_event_query(salvo_event *ev)
     salvo_device *dev = ev->dev;
     pthread_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
-    if (ev->cancelled) {
+    if (ev->capture_id) {
+        r = captured_event(dev, "event_query");
+    } else if (ev->cancelled) {
         r = SALVO_CANCELLED;
     } else if (device_is_lost(dev)) {
         r = device_lost_error(dev);
@@ -109,7 +127,9 @@ salvo_status salvo_event_synchronize(salvo_event *ev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_synchronize: event is NULL");
     salvo_device *dev = ev->dev;
     pthread_mutex_lock(&dev->q.lock);
-    salvo_status r = ev->cancelled ? SALVO_CANCELLED : queue_wait_batch_locked(&dev->q, ev->serial);
+    salvo_status r = ev->capture_id ? captured_event(dev, "event_synchronize")
+                     : ev->cancelled ? SALVO_CANCELLED
+                                     : queue_wait_batch_locked(&dev->q, ev->serial);
     if (r == SALVO_OK)
         queue_reap_locked(&dev->q);
     pthread_mutex_unlock(&dev->q.lock);
@@ -131,6 +151,25 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
     salvo_status r = SALVO_OK;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
+    } else if (ev->capture_id) {
+        salvo_graph *gr = graph_capture_find_locked(dev, ev->capture_id);
+        if (!gr)
+            r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                         "stream_wait_event: the event was recorded during a capture that has "
+                         "ended; record it again on a stream");
+        else if (st->capture && st->capture != gr)
+            r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                         "stream_wait_event: the stream is in %s, the event in %s",
+                         st->capture->g.label, gr->g.label);
+        else if (!st->capture)
+            r = graph_capture_join_locked(gr, st); /* fork: it joins the capture */
+        /* else: in the same capture, ordered by capture order already */
+    } else if (st->capture && !ev->cancelled && ev->stream != &st->e &&
+               !queue_batch_done_locked(&dev->q, ev->serial)) {
+        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                     "stream_wait_event: the stream is capturing (%s) and the event marks work "
+                     "outside the capture that is not complete; a graph cannot wait for it",
+                     st->capture->g.label);
     } else if (ev->cancelled || queue_batch_done_locked(&dev->q, ev->serial) || ev->stream == &st->e) {
         /* Never recorded, withdrawn, already over, or the same stream (in
          * order anyway). */
@@ -156,6 +195,8 @@ salvo_status salvo_event_cancel(salvo_event *ev)
     stream_engine *owner = ev->serial ? queue_batch_owner_locked(&dev->q, ev->serial, &s) : NULL;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
+    } else if (ev->capture_id) {
+        r = captured_event(dev, "event_cancel");
     } else if (ev->cancelled) {
         /* withdrawn already */
     } else if (ev->serial == 0 || ev->log_offset == 0) {

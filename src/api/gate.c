@@ -121,6 +121,11 @@ salvo_status salvo_stream_wait_gate(salvo_stream *st, salvo_gate *gate, uint64_t
     salvo_status r = SALVO_OK;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
+    } else if (st->capture) {
+        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                     "stream_wait_gate: the stream is capturing (%s); a graph cannot wait on a "
+                     "gate",
+                     st->capture->g.label);
     } else if (value > atomic_load(&gate->value)) {
         slot_dep w = {.op = {gate->timeline, value}};
         r = stream_add_wait_locked(&st->e, &w);

@@ -15,6 +15,7 @@
 #include "accel/accel.h"
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "core/graph.h"
 #include "core/queue.h"
 #include "core/reflect.h"
 #include "core/retire.h"
@@ -47,6 +48,13 @@ struct salvo_device {
 
     queue q;                /* the engine: lock, serials, streams, waits, transfers */
     live_link live;         /* [q.lock] sentinel of the live objects' ring */
+    /* [q.lock] Captures in progress (salvo_graph.next_capture), and the
+     * graphs made so far (a graph's number and capture id). */
+    salvo_graph *captures;
+    uint32_t graph_count;
+    /* [q.lock] Device destroy reclaims what the user never destroyed:
+     * graphs then drop no holds (what they hold is reclaimed too). */
+    bool reclaiming;
     int trace_env_slot;     /* [q.lock] which $SALVO_TRACE name it writes (1..), or 0 */
 };
 
@@ -54,6 +62,7 @@ struct salvo_device {
  * frees destroyed streams, frees this whole allocation. */
 struct salvo_stream {
     stream_engine e;
+    salvo_graph *capture; /* [lock] the capture its calls go to, or NULL */
 };
 
 static inline salvo_device *stream_device(const salvo_stream *st)
@@ -68,6 +77,9 @@ struct salvo_event {
     stream_engine *stream;    /* [lock] valid while the batch is active */
     size_t log_offset;        /* [lock] where the point is in its batch's log */
     bool cancelled;           /* [lock] the launches before it were withdrawn */
+    /* [lock] Recorded on a capturing stream: a point in that capture (its
+     * id), not in a stream; 0 otherwise. */
+    uint64_t capture_id;
     live_link live;
     retire_entry release;
 };
@@ -89,6 +101,9 @@ struct salvo_buffer {
     bool imported;
     /* Highest serial of a batch that bound it (fetch-max). */
     _Atomic uint64_t last_serial;
+    /* The user's handle (1) plus each graph that uses it: the release
+     * goes to the retire queue when the last one lets go. */
+    _Atomic uint32_t holds;
     live_link live;
     retire_entry release;
 };
@@ -96,9 +111,63 @@ struct salvo_buffer {
 struct salvo_kernel {
     engine_kernel ek; /* what batches record */
     salvo_device *dev;
+    _Atomic uint32_t holds; /* as a buffer's */
     live_link live;
     retire_entry release;
 };
+
+/* A graph: the engine's part, and what the public contract adds (the
+ * capture's streams, the objects it keeps alive). */
+typedef struct graph_hold {
+    salvo_buffer *buf;
+    bool written; /* some node writes it */
+} graph_hold;
+
+struct salvo_graph {
+    engine_graph g; /* first: batch logs name it */
+    salvo_device *dev;
+    uint64_t capture_id;
+    /* [lock] While capturing: the stream that began it, the streams that
+     * joined it (an event of the capture waited for), the next capture. */
+    salvo_stream *origin;
+    salvo_stream **members;
+    size_t member_count, member_cap;
+    salvo_graph *next_capture;
+    graph_hold *bufs; /* [lock] distinct */
+    size_t buf_count, buf_cap;
+    salvo_kernel **kernels; /* [lock] distinct */
+    size_t kernel_count, kernel_cap;
+    live_link live;
+    retire_entry release;
+};
+
+/* stream.c: check a launch against what the kernel declares; fill binds
+ * (and bufs) in the kernel's binding order. Touches no state. */
+salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t groups[3],
+                          const salvo_binding *bindings, uint32_t count, const void *push,
+                          uint32_t push_size, accel_bind *binds, salvo_buffer **bufs);
+/* Raise buf's last serial to serial. */
+void buffer_note_use(salvo_buffer *buf, uint64_t serial);
+
+/* graph.c (all [lock]) */
+/* Capture a launch or copy into st's capture. */
+salvo_status graph_capture_launch_locked(salvo_graph *gr, salvo_kernel *k, const uint32_t groups[3],
+                                         const accel_bind *binds, salvo_buffer **bufs,
+                                         const void *push, uint32_t push_size);
+salvo_status graph_capture_copy_locked(salvo_graph *gr, salvo_buffer *src, uint64_t so,
+                                       salvo_buffer *dst, uint64_t dof, uint64_t size);
+/* The capture in progress with this id, or NULL. */
+salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id);
+/* st leaves its capture: a joined stream simply leaves; the stream that
+ * began it abandons it (no graph is made). */
+void graph_capture_leave_locked(salvo_stream *st);
+/* st (not capturing) joins capture gr: its work so far is submitted. */
+salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st);
+/* Whether a capture in progress has a node that writes buf. */
+bool graph_capture_writes_locked(salvo_device *dev, const salvo_buffer *buf);
+/* Let go of one hold (the last one releases). kernel.c/buffer.c. */
+void buffer_let_go(salvo_buffer *buf);
+void kernel_let_go(salvo_kernel *k);
 
 /* device.c */
 salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,

@@ -108,6 +108,7 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
                         name, accel_result_name(r));
     }
     k->dev = dev;
+    atomic_init(&k->holds, 1);
     k->release.fn = kernel_release;
     pthread_mutex_lock(&dev->q.lock);
     live_link_locked(dev, &k->live, &k->release);
@@ -189,8 +190,14 @@ salvo_status salvo_kernel_info_get(const salvo_kernel *k, salvo_kernel_info *out
     return SALVO_OK;
 }
 
+void kernel_let_go(salvo_kernel *k)
+{
+    if (atomic_fetch_sub(&k->holds, 1) == 1)
+        device_release(k->dev, &k->release);
+}
+
 void salvo_kernel_destroy(salvo_kernel *k)
 {
     if (k)
-        device_release(k->dev, &k->release);
+        kernel_let_go(k);
 }

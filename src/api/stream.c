@@ -34,17 +34,20 @@ salvo_status salvo_stream_create(salvo_device *dev, const salvo_stream_desc *des
 
 void salvo_stream_destroy(salvo_stream *st)
 {
-    if (st)
-        stream_engine_destroy(&st->e);
+    if (!st)
+        return;
+    salvo_device *dev = stream_device(st);
+    pthread_mutex_lock(&dev->q.lock);
+    if (st->capture)
+        graph_capture_leave_locked(st);
+    pthread_mutex_unlock(&dev->q.lock);
+    stream_engine_destroy(&st->e);
 }
 
-/* Check a launch against what the kernel declares; fill binds in the
- * kernel's binding order. Touches no state. */
-static salvo_status check_launch(salvo_stream *st, salvo_kernel *k, const uint32_t groups[3],
-                                 const salvo_binding *bindings, uint32_t count, const void *push,
-                                 uint32_t push_size, accel_bind *binds, salvo_buffer **bufs)
+salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t groups[3],
+                          const salvo_binding *bindings, uint32_t count, const void *push,
+                          uint32_t push_size, accel_bind *binds, salvo_buffer **bufs)
 {
-    salvo_device *dev = stream_device(st);
     const salvo_device_info *info = &dev->info;
     if (k->dev != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
@@ -154,7 +157,7 @@ static salvo_status check_launch(salvo_stream *st, salvo_kernel *k, const uint32
     return SALVO_OK;
 }
 
-static void note_use(salvo_buffer *buf, uint64_t serial)
+void buffer_note_use(salvo_buffer *buf, uint64_t serial)
 {
     uint64_t old = atomic_load_explicit(&buf->last_serial, memory_order_relaxed);
     while (old < serial && !atomic_compare_exchange_weak_explicit(
@@ -173,7 +176,7 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
     salvo_device *dev = stream_device(st);
     accel_bind binds[SALVO_MAX_BINDINGS];
     salvo_buffer *bufs[SALVO_MAX_BINDINGS];
-    salvo_status r = check_launch(st, k, groups, bindings, binding_count, push, push_size, binds,
+    salvo_status r = launch_check(dev, k, groups, bindings, binding_count, push, push_size, binds,
                                   bufs);
     if (r != SALVO_OK)
         return r;
@@ -183,10 +186,13 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
         return device_lost_error(dev);
     }
     uint64_t serial = 0;
-    r = stream_dispatch_locked(&st->e, &k->ek, groups, binds, push, push_size, &serial);
+    if (st->capture)
+        r = graph_capture_launch_locked(st->capture, k, groups, binds, bufs, push, push_size);
+    else
+        r = stream_dispatch_locked(&st->e, &k->ek, groups, binds, push, push_size, &serial);
     if (serial)
         for (uint32_t i = 0; i < binding_count; i++)
-            note_use(bufs[i], serial);
+            buffer_note_use(bufs[i], serial);
     pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
@@ -233,11 +239,14 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
     uint64_t serial = 0;
     /* A HOST buffer is in system memory: the copy engine's work. */
     bool host_side = src->domain == SALVO_DOMAIN_HOST || dst->domain == SALVO_DOMAIN_HOST;
-    r = stream_copy_locked(&st->e, src->ab, src_offset, dst->ab, dst_offset, size, host_side,
-                           &serial);
+    if (st->capture)
+        r = graph_capture_copy_locked(st->capture, src, src_offset, dst, dst_offset, size);
+    else
+        r = stream_copy_locked(&st->e, src->ab, src_offset, dst->ab, dst_offset, size, host_side,
+                               &serial);
     if (serial) {
-        note_use(src, serial);
-        note_use(dst, serial);
+        buffer_note_use(src, serial);
+        buffer_note_use(dst, serial);
     }
     pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
@@ -268,6 +277,13 @@ salvo_status salvo_stream_synchronize(salvo_stream *st)
     salvo_device *dev = stream_device(st);
     char msg[SALVO_ERROR_MAX];
     pthread_mutex_lock(&dev->q.lock);
+    if (st->capture) {
+        pthread_mutex_unlock(&dev->q.lock);
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                        "synchronize: the stream is capturing into %s; its work runs when the "
+                        "graph is replayed",
+                        st->capture->g.label);
+    }
     salvo_status first = stream_synchronize_locked(&st->e, msg);
     pthread_mutex_unlock(&dev->q.lock);
     if (first != SALVO_OK)

@@ -31,6 +31,27 @@ void *salvo_mem_calloc(const salvo_allocator *alloc, size_t count, size_t size)
     return p;
 }
 
+bool salvo_mem_grow(const salvo_allocator *alloc, void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap : 16;
+    while (n < need) {
+        if (n > SIZE_MAX / 2)
+            return false;
+        n *= 2;
+    }
+    void *fresh = salvo_mem_calloc(alloc, n, elem);
+    if (!fresh)
+        return false;
+    if (*p && *cap)
+        memcpy(fresh, *p, *cap * elem);
+    salvo_mem_free(alloc, *p);
+    *p = fresh;
+    *cap = n;
+    return true;
+}
+
 void salvo_mem_free(const salvo_allocator *alloc, void *ptr)
 {
     if (!ptr)

@@ -27,6 +27,10 @@
 void *salvo_mem_alloc(const salvo_allocator *alloc, size_t size);
 void *salvo_mem_calloc(const salvo_allocator *alloc, size_t count, size_t size);
 void salvo_mem_free(const salvo_allocator *alloc, void *ptr);
+/* Make room for need elements of elem bytes in the array *p of *cap
+ * elements, doubling (from 16); the contents are kept. false: out of
+ * memory (or the size overflows), nothing changed. */
+bool salvo_mem_grow(const salvo_allocator *alloc, void **p, size_t *cap, size_t need, size_t elem);
 /* A copy of s (NULL for NULL or on failure). */
 char *salvo_mem_strdup(const salvo_allocator *alloc, const char *s);
 /* Copy the process-wide default into *out: true when one is set (false:

@@ -65,6 +65,16 @@ void batch_log_append(batch_log *log, const void *kernel, const uint32_t groups[
     log->used += need;
 }
 
+void batch_log_append_graph(batch_log *log, const void *graph, accel_cmd *const *cmds,
+                            uint32_t count)
+{
+    static const uint32_t none[3] = {0, 0, 0};
+    size_t at = log->used;
+    batch_log_append(log, graph, none, NULL, 0, cmds, count * (uint32_t)sizeof *cmds);
+    if (!log->broken)
+        ((batch_entry *)(log->arena + at))->graph = true;
+}
+
 const batch_entry *batch_log_at(const batch_log *log, size_t offset)
 {
     return offset < log->used ? (const batch_entry *)(log->arena + offset) : NULL;

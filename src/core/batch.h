@@ -18,7 +18,9 @@
 #include "accel/accel.h"
 
 typedef struct batch_entry {
-    const void *kernel; /* the launch's kernel, or NULL for a copy */
+    /* the launch's kernel, NULL for a copy, or (graph) the graph replayed */
+    const void *kernel;
+    bool graph; /* a graph replay: its push bytes hold the command buffers executed */
     uint32_t groups[3];
     uint32_t bind_count; /* a copy: binds[0] source, binds[1] destination */
     uint32_t push_size;
@@ -42,6 +44,10 @@ void batch_log_clear(batch_log *log);
 void batch_log_append(batch_log *log, const void *kernel, const uint32_t groups[3],
                       const accel_bind *binds, uint32_t bind_count, const void *push,
                       uint32_t push_size);
+/* Append a graph replay: the graph, and the reusable command buffers it
+ * executed (count of them). */
+void batch_log_append_graph(batch_log *log, const void *graph, accel_cmd *const *cmds,
+                            uint32_t count);
 /* The entry at offset (NULL at the end), and its parts. */
 const batch_entry *batch_log_at(const batch_log *log, size_t offset);
 static inline const accel_bind *batch_entry_binds(const batch_entry *e)

@@ -63,6 +63,7 @@ enum {
 /* What the device counts; the stats read them without the lock. */
 typedef struct queue_counters {
     _Atomic uint64_t live_buffers, live_kernels, live_streams, live_events, live_gates;
+    _Atomic uint64_t live_graphs;
     _Atomic uint64_t live_buffer_bytes;
     _Atomic uint64_t launches_pending, launches_total, batches_submitted, barriers_emitted;
     _Atomic uint64_t transfer_bytes, direct_bindings, validation_messages;

@@ -159,6 +159,11 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
 void slot_note_launch(slot *s, const char *kernel_name)
 {
     s->launches++;
+    slot_note_name(s, kernel_name);
+}
+
+void slot_note_name(slot *s, const char *kernel_name)
+{
     for (uint32_t i = 0; i < s->name_count; i++)
         if (s->names[i] == kernel_name)
             return;

@@ -140,6 +140,8 @@ salvo_status slot_use_queue(slot *s, const slot_env *env, uint32_t queue);
 salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem_op signal);
 /* Note one launch of the named kernel recorded (RECORDING only). */
 void slot_note_launch(slot *s, const char *kernel_name);
+/* Note a name for the batch's failures without counting a launch. */
+void slot_note_name(slot *s, const char *name);
 /* Add a dependency to a RECORDING slot: one entry per timeline (the higher
  * value kept), or per batch serial for ordering-only ones (timeline NULL:
  * the owner guarantees order by submitting that batch first). SALVO_ERROR_INVALID_STATE when full or not recording. */

@@ -4,6 +4,8 @@
 #include "core/stream_engine.h"
 
 #include <stdio.h>
+
+#include "core/graph.h"
 #include <string.h>
 
 #define VT(q) ((q)->acc->vt)
@@ -75,6 +77,10 @@ static void note_buffers(stream_engine *st, slot *s)
         const batch_entry *e = batch_log_at(&st->log, o);
         if (!e)
             break;
+        if (e->graph) {
+            s->noted_count = SLOT_MAX_NOTED_BUFFERS + 1; /* a graph's: not listed, any */
+            break;
+        }
         const accel_bind *b = batch_entry_binds(e);
         for (uint32_t i = 0; i < e->bind_count && s->noted_count <= SLOT_MAX_NOTED_BUFFERS;
              i++) {
@@ -360,6 +366,61 @@ static salvo_status record_locked(stream_engine *st, const engine_kernel *k, con
 
 static const char copy_name[] = "(copy)";
 
+/* Record the execution of graph g's recordings (cmds) into st's open
+ * batch: a barrier first if g touches what the batch's earlier work
+ * wrote, or writes what it read (as for a launch, with g's touches); then
+ * what g touches joins the batch's hazards. Names and counts its nodes in
+ * the slot. */
+static void record_graph_locked(stream_engine *st, const engine_graph *g, accel_cmd *const *cmds,
+                                uint32_t count)
+{
+    queue *q = st->q;
+    slot *s = st->open;
+    bool copy = g->has_copy;
+    bool conflict = copy && st->compute_overflow;
+    for (uint32_t i = 0; i < g->touch_count && !conflict; i++) {
+        const graph_touch *t = &g->touch[i];
+        bool r = t->how & SALVO_ACCESS_READ, w = t->how & SALVO_ACCESS_WRITE;
+        conflict = hazard_conflicts(&st->hazards, t->buffer, t->begin, t->end, r, w) ||
+                   (copy && hazard_conflicts(&st->compute_unordered, t->buffer, t->begin, t->end,
+                                             r, w));
+    }
+    if (conflict) {
+        accel_barrier kind = copy || st->copied ? ACCEL_BARRIER_WORK : ACCEL_BARRIER_COMPUTE_COMPUTE;
+        barrier(q, s, kind);
+        hazard_reset(&st->hazards);
+        st->copied = false;
+        if (kind == ACCEL_BARRIER_WORK) {
+            hazard_reset(&st->compute_unordered);
+            st->compute_overflow = false;
+        }
+    }
+    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+    if (count)
+        VT(q)->cmd_execute(SELF(q), q->adev, s->cmd, cmds, count);
+    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
+    for (uint32_t i = 0; i < g->touch_count; i++) {
+        const graph_touch *t = &g->touch[i];
+        bool w = t->how & SALVO_ACCESS_WRITE;
+        if (!hazard_add(&st->hazards, t->buffer, t->begin, t->end, w)) {
+            /* More than the set holds: order everything so far instead. */
+            barrier(q, s, ACCEL_BARRIER_WORK);
+            order_reset(st);
+            break;
+        }
+        if (!copy && !st->compute_overflow)
+            st->compute_overflow = !hazard_add(&st->compute_unordered, t->buffer, t->begin,
+                                               t->end, w);
+    }
+    st->copied |= copy;
+    slot_note_launch(s, g->label);
+    for (uint32_t i = 0; i < g->name_count; i++)
+        slot_note_name(s, g->names[i]);
+    /* A replay counts each of its nodes as a launch. */
+    s->launches += g->node_count ? g->node_count - 1 : 0;
+    COUNTER_ADD(&q->n, launches_pending, g->node_count);
+}
+
 /* Record a copy (a[0] its source range, a[1] its destination) and log it. */
 static void record_copy_locked(stream_engine *st, const access a[2])
 {
@@ -410,6 +471,15 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
     for (const batch_entry *e; (e = batch_log_at(&st->log, offset)); offset += e->size) {
         const accel_bind *b = batch_entry_binds(e);
         const char *name = copy_name;
+        if (e->graph) {
+            const engine_graph *g = e->kernel;
+            /* Entries are 8-byte aligned, the pointers right after the header. */
+            accel_cmd *const *cmds = (accel_cmd *const *)batch_entry_push(e);
+            record_graph_locked(st, g, cmds, e->push_size / (uint32_t)sizeof *cmds);
+            trace_launch_note(q->trace, st->trace, slot_index(st, s), g->label, 0);
+            st->batch_groups += g->groups_total;
+            continue;
+        }
         if (!e->kernel) {
             access a[2] = {{b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_READ},
                            {b[1].buffer, b[1].offset, b[1].offset + b[1].size, SALVO_ACCESS_WRITE}};
@@ -571,6 +641,20 @@ void stream_engine_destroy(stream_engine *st)
     pthread_mutex_unlock(&q->lock);
 }
 
+/* After a launch or a replay went into s (st's open batch): submit the
+ * batch once it is full, and wait for it where batches are of one. */
+static salvo_status batch_check_locked(stream_engine *st, slot *s)
+{
+    if (s->launches < st->batch_limit && st->batch_groups < BATCH_MAX_GROUPS)
+        return SALVO_OK;
+    /* Grow towards the full batch while work keeps coming. */
+    st->batch_limit = st->batch_limit > st->batch_size / 2 ? st->batch_size : st->batch_limit * 2;
+    salvo_status r = stream_submit_locked(st, true);
+    if (r == SALVO_OK && st->batch_size == 1)
+        r = queue_wait_slot_locked(st->q, st, s, true);
+    return r;
+}
+
 salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
                                     const uint32_t groups[3], const accel_bind *binds,
                                     const void *push, uint32_t push_size, uint64_t *serial)
@@ -588,15 +672,7 @@ salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
     COUNTER_ADD(&q->n, launches_total, 1);
     *serial = s->serial;
     st->batch_groups += (uint64_t)groups[0] * groups[1] * groups[2];
-    if (s->launches >= st->batch_limit || st->batch_groups >= BATCH_MAX_GROUPS) {
-        /* Grow towards the full batch while work keeps coming. */
-        st->batch_limit = st->batch_limit > st->batch_size / 2 ? st->batch_size
-                                                               : st->batch_limit * 2;
-        r = stream_submit_locked(st, true);
-        if (r == SALVO_OK && st->batch_size == 1)
-            r = queue_wait_slot_locked(q, st, s, true);
-    }
-    return r;
+    return batch_check_locked(st, s);
 }
 
 salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
@@ -698,4 +774,35 @@ void stream_trace_retired_locked(stream_engine *st, slot *s)
 {
     if (st->trace)
         trace_batch_retire(st->q->trace, st->trace, slot_index(st, s), &st->q->env);
+}
+
+salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *serial)
+{
+    queue *q = st->q;
+    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
+    queue_relieve_locked(q);
+    /* Kernels do not run on the copy queue (see record_locked). */
+    if (st->open && st->open->queue == q->copy_queue) {
+        salvo_status r = stream_submit_locked(st, true);
+        if (r != SALVO_OK)
+            return r;
+    }
+    salvo_status r = stream_open_locked(st);
+    if (r != SALVO_OK)
+        return r;
+    /* After the open, which may drop the lock: what is executed is what
+     * the graph holds now. */
+    r = graph_prepare_locked(g);
+    if (r != SALVO_OK)
+        return r;
+    slot *s = st->open;
+    record_graph_locked(st, g, g->cmds, g->chunk_count);
+    batch_log_append_graph(&st->log, g, g->cmds, g->chunk_count);
+    trace_launch_note(q->trace, st->trace, slot_index(st, s), g->label, t0);
+    COUNTER_ADD(&q->n, launches_total, g->node_count);
+    for (uint32_t i = 0; i < g->chunk_count; i++)
+        g->chunks[i].rec->last_serial = s->serial;
+    *serial = s->serial;
+    st->batch_groups += g->groups_total;
+    return batch_check_locked(st, s);
 }

@@ -18,7 +18,8 @@
     X(buffer_create, 1) X(buffer_destroy, 0) X(pipeline_create, 1) X(pipeline_destroy, 0)      \
     X(descpool_create, 1) X(descpool_reset, 1) X(descpool_destroy, 0) X(cmd_create, 1)         \
     X(cmd_destroy, 0) X(cmd_begin, 1) X(cmd_end, 1) X(cmd_reset, 1) X(cmd_dispatch, 1)         \
-    X(cmd_barrier, 0) X(cmd_copy, 0) X(fence_create, 1) X(fence_destroy, 0) X(fence_reset, 1)  \
+    X(cmd_barrier, 0) X(cmd_copy, 0) X(cmd_create_reusable, 1) X(cmd_begin_reusable, 1)        \
+    X(cmd_execute, 0) X(fence_create, 1) X(fence_destroy, 0) X(fence_reset, 1)                 \
     X(fence_status, 1) X(fence_wait, 1) X(submit, 1) X(timeline_create, 1)                     \
     X(timeline_destroy, 0) X(timeline_signal, 1) X(timeline_value, 1) X(timeline_wait, 1)      \
     X(destroy, 0) X(querypool_create, 1) X(querypool_destroy, 0) X(cmd_querypool_reset, 0)     \
@@ -31,7 +32,8 @@
     X(wait_idle_deadlock) X(destroy_in_use) X(pool_reset_in_use) X(dispatch_mismatch)          \
     X(copy_out_of_range) X(bad_handle) X(bad_argument) X(close_with_children)                  \
     X(use_after_destroy) X(timeline_not_increasing) X(timeline_unsupported)                    \
-    X(query_not_reset) X(submit_bad_queue) X(transfer_queue_work)
+    X(query_not_reset) X(submit_bad_queue) X(transfer_queue_work) X(reusable_mismatch)         \
+    X(execute_not_executable)
 
 typedef enum op_id {
 #define X(name, fallible) OP_##name,
@@ -136,8 +138,11 @@ typedef enum rec_kind {
     REC_COPY,
     REC_DISPATCH,
     REC_QUERY_RESET,
-    REC_TIMESTAMP
+    REC_TIMESTAMP,
+    REC_EXECUTE /* run a reusable command buffer's records here */
 } rec_kind;
+
+typedef struct fake_cmd fake_cmd;
 
 /* What a command buffer recorded; handles a record names are nulled when
  * destroyed, so completion never touches freed memory. */
@@ -154,11 +159,13 @@ typedef struct fake_rec {
     /* query reset (first, count) or timestamp (first) */
     fake_qpool *qpool;
     uint32_t q_first, q_count;
+    /* execute */
+    fake_cmd *exec;
 } fake_rec;
 
 typedef struct fake_sub fake_sub;
 
-typedef struct fake_cmd {
+struct fake_cmd {
     fake_obj h;
     fake_cmd_state state;
     bool invalidated; /* recorded a use of something destroyed since */
@@ -167,7 +174,12 @@ typedef struct fake_cmd {
     fake_sub *sub; /* while PENDING */
     uint32_t queue; /* the queue it was made for */
     bool transfer;  /* made for the transfer queue: copies and barriers only */
-} fake_cmd;
+    /* Executed from other command buffers, never submitted. Several
+     * submissions may execute it at once, so instead of PENDING it counts
+     * them: while any is queued it must not be begun, reset or destroyed. */
+    bool reusable;
+    uint32_t pending_uses;
+};
 
 typedef struct fake_fence {
     fake_obj h;
@@ -440,6 +452,55 @@ static fake_sub *pop_head(fake_state *s)
     return unlink_sub(s, NULL, s->head);
 }
 
+/* A submission of c is queued (queued true) or over without running: the
+ * reusable command buffers c executes count it while it is queued. */
+static void count_executes(fake_cmd *c, bool queued)
+{
+    for (size_t i = 0; i < c->rec_count; i++) {
+        fake_cmd *r = c->recs[i].kind == REC_EXECUTE ? c->recs[i].exec : NULL;
+        if (r && queued)
+            r->pending_uses++;
+        else if (r)
+            r->pending_uses--;
+    }
+}
+
+/* What the device does with recorded commands, in order. */
+static void run_recs(fake_state *s, fake_rec *recs, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        fake_rec *r = &recs[i];
+        if (r->kind == REC_EXECUTE) {
+            /* As if its records were here; this submission's use of it
+             * ends with it. */
+            if (r->exec) {
+                run_recs(s, r->exec->recs, r->exec->rec_count);
+                r->exec->pending_uses--;
+            }
+        } else if (r->kind == REC_DISPATCH) {
+            s->dispatches_completed++;
+            s->clock += FAKE_DISPATCH_TICKS;
+        } else if (r->kind == REC_QUERY_RESET) {
+            if (r->qpool)
+                memset(r->qpool->written + r->q_first, 0,
+                       r->q_count * sizeof *r->qpool->written);
+        } else if (r->kind == REC_TIMESTAMP) {
+            fake_qpool *q = r->qpool;
+            /* Vulkan: the query must be unavailable when this executes. */
+            if (q && q->written[r->q_first])
+                note_illegal(s, IL_query_not_reset, "submit",
+                             "timestamp %u written twice without a reset", r->q_first);
+            else if (q) {
+                q->ticks[r->q_first] = ++s->clock;
+                q->written[r->q_first] = true;
+            }
+        } else if (r->src && r->dst) {
+            memmove(r->dst->mem + r->dst_offset, r->src->mem + r->src_offset, r->size);
+            s->copy_bytes += r->size;
+        }
+    }
+}
+
 /* Run a submission: what a device does between submit and the fence
  * signalling. */
 static void execute(fake_state *s, fake_sub *prev, fake_sub *sub)
@@ -447,30 +508,7 @@ static void execute(fake_state *s, fake_sub *prev, fake_sub *sub)
     unlink_sub(s, prev, sub);
     fake_cmd *c = sub->cmd;
     if (c) {
-        for (size_t i = 0; i < c->rec_count; i++) {
-            fake_rec *r = &c->recs[i];
-            if (r->kind == REC_DISPATCH) {
-                s->dispatches_completed++;
-                s->clock += FAKE_DISPATCH_TICKS;
-            } else if (r->kind == REC_QUERY_RESET) {
-                if (r->qpool)
-                    memset(r->qpool->written + r->q_first, 0,
-                           r->q_count * sizeof *r->qpool->written);
-            } else if (r->kind == REC_TIMESTAMP) {
-                fake_qpool *q = r->qpool;
-                /* Vulkan: the query must be unavailable when this executes. */
-                if (q && q->written[r->q_first])
-                    note_illegal(s, IL_query_not_reset, "submit",
-                                 "timestamp %u written twice without a reset", r->q_first);
-                else if (q) {
-                    q->ticks[r->q_first] = ++s->clock;
-                    q->written[r->q_first] = true;
-                }
-            } else if (r->src && r->dst) {
-                memmove(r->dst->mem + r->dst_offset, r->src->mem + r->src_offset, r->size);
-                s->copy_bytes += r->size;
-            }
-        }
+        run_recs(s, c->recs, c->rec_count);
         c->state = FAKE_CMD_EXECUTABLE;
         c->sub = NULL;
     }
@@ -540,6 +578,7 @@ static void lose(fake_state *s)
     while (s->head) {
         fake_sub *sub = pop_head(s);
         if (sub->cmd) {
+            count_executes(sub->cmd, false);
             sub->cmd->state = FAKE_CMD_EXECUTABLE;
             sub->cmd->sub = NULL;
         }
@@ -555,6 +594,8 @@ static void lose(fake_state *s)
 
 static bool rec_uses(const fake_rec *r, const fake_obj *o)
 {
+    if (r->kind == REC_EXECUTE)
+        return (const fake_obj *)r->exec == o;
     if (r->kind == REC_QUERY_RESET || r->kind == REC_TIMESTAMP)
         return (const fake_obj *)r->qpool == o;
     if (r->kind == REC_COPY)
@@ -579,15 +620,19 @@ static void rec_forget(fake_rec *r, const fake_obj *o)
         r->pool = NULL;
     if ((const fake_obj *)r->qpool == o)
         r->qpool = NULL;
+    if ((const fake_obj *)r->exec == o)
+        r->exec = NULL;
     for (uint32_t i = 0; i < r->buf_count; i++)
         if ((const fake_obj *)r->bufs[i] == o)
             r->bufs[i] = NULL;
 }
 
-/* o is going away (or, for a pool reset, its sets are). A pending command
- * buffer that uses it is an illegal use unless the device is lost; a
- * recording or executable one becomes invalid, which only matters if it is
- * submitted before being begun or reset again (Vulkan's rule). */
+/* o is going away (or, for a pool reset, its sets are; for a reusable
+ * command buffer, also a begin or reset: its records are). A pending
+ * command buffer that uses it is an illegal use unless the device is lost;
+ * a recording or executable one becomes invalid, which only matters if it
+ * is submitted before being begun or reset again (Vulkan's rule). A
+ * reusable one that a pending submission executes counts as pending. */
 static void forget_uses(fake_state *s, const fake_obj *o, bool unlink_refs, illegal_id pending_id,
                         const char *op)
 {
@@ -605,9 +650,10 @@ static void forget_uses(fake_state *s, const fake_obj *o, bool unlink_refs, ille
         }
         if (!used)
             continue;
-        if (c->state == FAKE_CMD_PENDING && !s->lost)
+        bool pending = c->state == FAKE_CMD_PENDING || c->pending_uses > 0;
+        if (pending && !s->lost)
             note_illegal(s, pending_id, op, "a pending command buffer uses it");
-        else if (c->state != FAKE_CMD_PENDING)
+        else if (!pending)
             c->invalidated = true;
     }
 }
@@ -948,16 +994,15 @@ static uint32_t queues_offered(const fake_accel *f)
     return (f->queue_count ? f->queue_count : 1) + (transfer_offered(f) ? 1 : 0);
 }
 
-static accel_result f_cmd_create(void *self, accel_device *dev, uint32_t queue, accel_cmd **out)
+/* cmd_create and cmd_create_reusable after the call is counted. */
+static accel_result cmd_create_locked(fake_accel *f, accel_device *dev, uint32_t queue,
+                                      accel_cmd **out, bool reusable, const char *op)
 {
-    fake_accel *f = FAKE(self);
-    fake_state *s = STATE(self);
-    pthread_mutex_lock(&s->lock);
-    ENTER(s, cmd_create);
-    fake_dev *d = check_dev(s, dev, "cmd_create");
+    fake_state *s = f->state;
+    fake_dev *d = check_dev(s, dev, op);
     if (!d || !out || queue >= queues_offered(f)) {
         if (d)
-            note_illegal(s, IL_bad_argument, "cmd_create", "out is NULL or queue %u", queue);
+            note_illegal(s, IL_bad_argument, op, "out is NULL or queue %u", queue);
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
     fake_cmd *c = obj_new(s, sizeof *c, FAKE_CMD, d);
@@ -966,8 +1011,26 @@ static accel_result f_cmd_create(void *self, accel_device *dev, uint32_t queue, 
     c->state = FAKE_CMD_INITIAL;
     c->queue = queue;
     c->transfer = transfer_offered(f) && queue == (f->queue_count ? f->queue_count : 1);
+    c->reusable = reusable;
     *out = (accel_cmd *)c;
     return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static accel_result f_cmd_create(void *self, accel_device *dev, uint32_t queue, accel_cmd **out)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_create);
+    return cmd_create_locked(FAKE(self), dev, queue, out, false, "cmd_create");
+}
+
+static accel_result f_cmd_create_reusable(void *self, accel_device *dev, uint32_t queue,
+                                          accel_cmd **out)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_create_reusable);
+    return cmd_create_locked(FAKE(self), dev, queue, out, true, "cmd_create_reusable");
 }
 
 static void f_cmd_destroy(void *self, accel_device *dev, accel_cmd *cmd)
@@ -980,8 +1043,15 @@ static void f_cmd_destroy(void *self, accel_device *dev, accel_cmd *cmd)
     if (c) {
         if (c->state == FAKE_CMD_PENDING) {
             note_illegal(s, IL_destroy_in_use, "cmd_destroy", "the command buffer is pending");
+            /* Its submission will run nothing, so it no longer executes
+             * anything. */
+            count_executes(c, false);
             c->sub->cmd = NULL;
         }
+        /* Command buffers that execute it lose the pointer (pending ones
+         * count as illegal) and become invalid. */
+        if (c->reusable)
+            forget_uses(s, &c->h, true, IL_destroy_in_use, "cmd_destroy");
         obj_unlink(s, &c->h);
         obj_free(s, &c->h);
     }
@@ -996,6 +1066,10 @@ static accel_result f_cmd_begin(void *self, accel_device *dev, accel_cmd *cmd)
     fake_cmd *c = check(s, cmd, FAKE_CMD, check_dev(s, dev, "cmd_begin"), "cmd_begin");
     if (!c)
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (c->reusable) {
+        note_illegal(s, IL_reusable_mismatch, "cmd_begin", "a reusable command buffer");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
     if (c->state == FAKE_CMD_RECORDING) {
         note_illegal(s, IL_begin_while_recording, "cmd_begin", "already recording");
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
@@ -1004,6 +1078,36 @@ static accel_result f_cmd_begin(void *self, accel_device *dev, accel_cmd *cmd)
         note_illegal(s, IL_begin_while_pending, "cmd_begin", "still pending");
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
+    cmd_clear(c);
+    c->state = FAKE_CMD_RECORDING;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static accel_result f_cmd_begin_reusable(void *self, accel_device *dev, accel_cmd *cmd)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_begin_reusable);
+    fake_cmd *c = check(s, cmd, FAKE_CMD, check_dev(s, dev, "cmd_begin_reusable"),
+                        "cmd_begin_reusable");
+    if (!c)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (!c->reusable) {
+        note_illegal(s, IL_reusable_mismatch, "cmd_begin_reusable",
+                     "an ordinary command buffer");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    if (c->state == FAKE_CMD_RECORDING) {
+        note_illegal(s, IL_begin_while_recording, "cmd_begin_reusable", "already recording");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    if (c->pending_uses) {
+        note_illegal(s, IL_begin_while_pending, "cmd_begin_reusable",
+                     "%u pending submission(s) execute it", c->pending_uses);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    /* Its old records go: command buffers that executed them are invalid. */
+    forget_uses(s, &c->h, false, IL_begin_while_pending, "cmd_begin_reusable");
     cmd_clear(c);
     c->state = FAKE_CMD_RECORDING;
     return unlock_return(s, ACCEL_SUCCESS);
@@ -1037,6 +1141,15 @@ static accel_result f_cmd_reset(void *self, accel_device *dev, accel_cmd *cmd)
         note_illegal(s, IL_reset_while_pending, "cmd_reset", "still pending");
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
+    if (c->pending_uses) {
+        note_illegal(s, IL_reset_while_pending, "cmd_reset",
+                     "%u pending submission(s) execute it", c->pending_uses);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    /* A reusable one's records go: command buffers that executed them are
+     * invalid. */
+    if (c->reusable)
+        forget_uses(s, &c->h, false, IL_reset_while_pending, "cmd_reset");
     cmd_clear(c);
     c->state = FAKE_CMD_INITIAL;
     return unlock_return(s, ACCEL_SUCCESS);
@@ -1197,6 +1310,53 @@ static void f_cmd_copy(void *self, accel_device *dev, accel_cmd *cmd, accel_buff
     pthread_mutex_unlock(&s->lock);
 }
 
+static void f_cmd_execute(void *self, accel_device *dev, accel_cmd *cmd,
+                          accel_cmd *const *reusable, uint32_t count)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, cmd_execute);
+    fake_dev *d = check_dev(s, dev, "cmd_execute");
+    fake_cmd *c = recording(s, dev, cmd, "cmd_execute");
+    bool ok = c != NULL;
+    if (c && c->reusable) {
+        note_illegal(s, IL_reusable_mismatch, "cmd_execute", "into a reusable command buffer");
+        ok = false;
+    }
+    if (c && count && !reusable) {
+        note_illegal(s, IL_bad_argument, "cmd_execute", "the list is NULL");
+        ok = false;
+    }
+    /* The first misuse counts, and nothing is recorded then. */
+    for (uint32_t i = 0; ok && i < count; i++) {
+        fake_cmd *r = check(s, reusable[i], FAKE_CMD, d, "cmd_execute");
+        if (!r) {
+            ok = false;
+        } else if (!r->reusable) {
+            note_illegal(s, IL_reusable_mismatch, "cmd_execute",
+                         "element %u is an ordinary command buffer", i);
+            ok = false;
+        } else if (r->state != FAKE_CMD_EXECUTABLE || r->invalidated) {
+            note_illegal(s, IL_execute_not_executable, "cmd_execute", "element %u: %s", i,
+                         r->invalidated ? "invalidated" : "not ended");
+            ok = false;
+        } else if (r->transfer != c->transfer) {
+            note_illegal(s, IL_submit_bad_queue, "cmd_execute",
+                         "element %u was made for queue %u, the command buffer for %u", i,
+                         r->queue, c->queue);
+            ok = false;
+        }
+    }
+    for (uint32_t i = 0; ok && i < count; i++) {
+        fake_rec *rec = add_rec(c);
+        if (!rec)
+            break;
+        rec->kind = REC_EXECUTE;
+        rec->exec = (fake_cmd *)reusable[i];
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* ------------------------------------------------------------------ */
 /* Fences and submission                                               */
 /* ------------------------------------------------------------------ */
@@ -1328,6 +1488,11 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
     fake_fence *fe = desc->fence ? check(s, desc->fence, FAKE_FENCE, d, "submit") : NULL;
     if (!c || (desc->fence && !fe))
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (c->reusable) {
+        note_illegal(s, IL_reusable_mismatch, "submit",
+                     "a reusable command buffer runs only through cmd_execute");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
     /* A command buffer goes to a queue of the family it was made for: any
      * compute queue, or the transfer queue. */
     bool to_transfer = transfer_offered(f) && desc->queue == queues_offered(f) - 1;
@@ -1345,6 +1510,15 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
         note_illegal(s, IL_submit_invalidated, "submit",
                      "it recorded a use of a handle destroyed (or a pool reset) since");
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    /* Vulkan: a command buffer is invalid once one it executes is. */
+    for (size_t i = 0; i < c->rec_count; i++) {
+        const fake_rec *r = &c->recs[i];
+        if (r->kind == REC_EXECUTE && r->exec && r->exec->invalidated) {
+            note_illegal(s, IL_submit_invalidated, "submit",
+                         "a reusable command buffer it executes is invalidated");
+            return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+        }
     }
     if (fe && (fe->signalled || fe->sub)) {
         note_illegal(s, IL_submit_fence_busy, "submit", "the fence is %s",
@@ -1371,6 +1545,7 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
     sub->fence = fe;
     c->state = FAKE_CMD_PENDING;
     c->sub = sub;
+    count_executes(c, true);
     if (fe)
         fe->sub = sub;
     if (s->tail)
@@ -1649,6 +1824,9 @@ static const accel_vtable fake_vtable = {
     .cmd_dispatch = f_cmd_dispatch,
     .cmd_barrier = f_cmd_barrier,
     .cmd_copy = f_cmd_copy,
+    .cmd_create_reusable = f_cmd_create_reusable,
+    .cmd_begin_reusable = f_cmd_begin_reusable,
+    .cmd_execute = f_cmd_execute,
     .fence_create = f_fence_create,
     .fence_destroy = f_fence_destroy,
     .fence_reset = f_fence_reset,
@@ -1902,6 +2080,15 @@ fake_cmd_state fake_cmd_state_of(fake_accel *f, const accel_cmd *cmd)
 {
     pthread_mutex_lock(&f->state->lock);
     fake_cmd_state v = ((const fake_cmd *)inspect(cmd, FAKE_CMD))->state;
+    pthread_mutex_unlock(&f->state->lock);
+    return v;
+}
+
+uint32_t fake_cmd_pending_uses(fake_accel *f, const accel_cmd *cmd)
+{
+    pthread_mutex_lock(&f->state->lock);
+    const fake_cmd *c = (const fake_cmd *)inspect(cmd, FAKE_CMD);
+    uint32_t v = c->reusable ? c->pending_uses : 0;
     pthread_mutex_unlock(&f->state->lock);
     return v;
 }

@@ -13,6 +13,12 @@
  *    reset, ...) is counted as an "illegal" use under a name (see
  *    fake_illegal). Tests assert fake_illegal_total() == 0 to prove the
  *    library never relied on behaviour a real driver does not give.
+ *  - Reusable command buffers (cmd_create_reusable) are Vulkan's secondary
+ *    command buffers with simultaneous use: executed from other command
+ *    buffers (cmd_execute), never submitted themselves, and they stay
+ *    executable, not pending, while submissions that execute them are
+ *    (fake_cmd_pending_uses counts those). Such a submission runs their
+ *    records where the cmd_execute was recorded.
  *  - Each queue is strictly FIFO: a submission completes only after every
  *    earlier one on its queue, and only once its timeline waits are met;
  *    queues (queue_count) complete independently. Completing a
@@ -126,13 +132,17 @@ uint64_t fake_calls_total(fake_accel *f);
 
 /* Illegal uses seen, by name; an unknown name aborts. The names:
  *   begin_while_recording  cmd_begin on a command buffer that is recording
- *   begin_while_pending    cmd_begin on a pending command buffer
+ *   begin_while_pending    cmd_begin on a pending command buffer, or
+ *                          cmd_begin_reusable on one a pending submission executes
  *   end_not_recording      cmd_end on a command buffer that is not recording
  *   record_not_recording   dispatch, barrier or copy outside recording
- *   reset_while_pending    cmd_reset on a pending command buffer
+ *   reset_while_pending    cmd_reset on a pending command buffer, or on a
+ *                          reusable one a pending submission executes
  *   submit_not_executable  submit of a command buffer that is not executable
  *   submit_invalidated     submit of a command buffer that recorded a use of
- *                          a handle destroyed (or a pool reset) since
+ *                          a handle destroyed (or a pool reset) since, or
+ *                          executes a reusable one begun, reset, destroyed or
+ *                          invalidated since
  *   submit_fence_busy      submit with a fence that is signalled or pending
  *   fence_reset_pending    fence_reset of a fence a pending submission owns
  *   wait_unsubmitted       fence_wait (timeout > 0) on an unsignalled fence
@@ -150,6 +160,14 @@ uint64_t fake_calls_total(fake_accel *f);
  *   timeline_not_increasing  a timeline signalled to a value not above its own
  *   timeline_unsupported   timeline_create with timeline_semaphores false
  *   transfer_queue_work    a dispatch or query reset recorded for the transfer queue
+ *   submit_bad_queue       submit to a queue not of the command buffer's family,
+ *                          or cmd_execute of a reusable one of another family
+ *   reusable_mismatch      cmd_begin on a reusable command buffer,
+ *                          cmd_begin_reusable on an ordinary one, submit of a
+ *                          reusable one, cmd_execute into a reusable one or of
+ *                          an ordinary one
+ *   execute_not_executable cmd_execute of a reusable command buffer not ended,
+ *                          or invalidated since
  *   query_not_reset        a timestamp written to a query not reset since
  *                          its last write, or outside its pool
  */
@@ -195,6 +213,9 @@ int fake_opened_index(fake_accel *f);
 
 /* Inspect single handles (they must be live handles of this fake). */
 fake_cmd_state fake_cmd_state_of(fake_accel *f, const accel_cmd *cmd);
+/* Pending submissions that execute a reusable command buffer (one
+ * executing it twice counts twice); 0 for an ordinary one. */
+uint32_t fake_cmd_pending_uses(fake_accel *f, const accel_cmd *cmd);
 bool fake_fence_signalled(fake_accel *f, const accel_fence *fence);
 uint32_t fake_pool_sets_used(fake_accel *f, const accel_descpool *pool);
 

@@ -463,6 +463,8 @@ static const struct {
     {"descpool_reset", 0},
     {"cmd_create", R_OOM_DEVICE | R_OOM_HOST},
     {"cmd_begin", R_OOM_DEVICE | R_OOM_HOST},
+    {"cmd_create_reusable", R_OOM_DEVICE | R_OOM_HOST},
+    {"cmd_begin_reusable", R_OOM_DEVICE | R_OOM_HOST},
     {"cmd_end", R_OOM_DEVICE | R_OOM_HOST},
     {"cmd_reset", R_OOM_DEVICE | R_OOM_HOST},
     {"cmd_dispatch", R_OOM_DEVICE | R_OOM_HOST},

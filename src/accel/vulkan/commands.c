@@ -32,7 +32,8 @@ void accel_vk_cmd_destroy(void *self, accel_device *d, accel_cmd *c)
     salvo_mem_free(d->alloc, c);
 }
 
-accel_result accel_vk_cmd_create(void *self, accel_device *d, uint32_t queue, accel_cmd **out)
+static accel_result cmd_make(void *self, accel_device *d, uint32_t queue, VkCommandBufferLevel level,
+                             accel_cmd **out)
 {
     *out = NULL;
     accel_cmd *c = salvo_mem_calloc(d->alloc, 1, sizeof *c);
@@ -53,7 +54,7 @@ accel_result accel_vk_cmd_create(void *self, accel_device *d, uint32_t queue, ac
         VkCommandBufferAllocateInfo ai = {
             .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
             .commandPool = c->pool,
-            .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+            .level = level,
             .commandBufferCount = 1,
         };
         r = d->vk.vkAllocateCommandBuffers(d->device, &ai, &c->cb);
@@ -64,6 +65,50 @@ accel_result accel_vk_cmd_create(void *self, accel_device *d, uint32_t queue, ac
     }
     *out = c;
     return ACCEL_SUCCESS;
+}
+
+accel_result accel_vk_cmd_create(void *self, accel_device *d, uint32_t queue, accel_cmd **out)
+{
+    return cmd_make(self, d, queue, VK_COMMAND_BUFFER_LEVEL_PRIMARY, out);
+}
+
+/* A graph's command buffers are secondary ones: executed from a batch's
+ * primary, so the replay takes its place in the stream's batch. */
+accel_result accel_vk_cmd_create_reusable(void *self, accel_device *d, uint32_t queue,
+                                          accel_cmd **out)
+{
+    return cmd_make(self, d, queue, VK_COMMAND_BUFFER_LEVEL_SECONDARY, out);
+}
+
+accel_result accel_vk_cmd_begin_reusable(void *self, accel_device *d, accel_cmd *c)
+{
+    (void)self;
+    /* Compute only: nothing to inherit from a render pass. */
+    VkCommandBufferInheritanceInfo ii = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+    VkCommandBufferBeginInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        /* Several replays of one graph may be pending at once. */
+        .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
+        .pInheritanceInfo = &ii,
+    };
+    cmd_state_forget(c);
+    return d->vk.vkBeginCommandBuffer(c->cb, &bi);
+}
+
+void accel_vk_cmd_execute(void *self, accel_device *d, accel_cmd *c, accel_cmd *const *reusable,
+                          uint32_t count)
+{
+    (void)self;
+    VkCommandBuffer cbs[64];
+    for (uint32_t done = 0; done < count;) {
+        uint32_t n = count - done < 64 ? count - done : 64;
+        for (uint32_t i = 0; i < n; i++)
+            cbs[i] = reusable[done + i]->cb;
+        d->vk.vkCmdExecuteCommands(c->cb, n, cbs);
+        done += n;
+    }
+    /* What the secondaries bound is not what the cache says. */
+    cmd_state_forget(c);
 }
 
 accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c)

@@ -203,6 +203,11 @@ void accel_vk_descpool_destroy(void *self, accel_device *d, accel_descpool *pool
 accel_result accel_vk_cmd_create(void *self, accel_device *d, uint32_t queue, accel_cmd **out);
 void accel_vk_cmd_destroy(void *self, accel_device *d, accel_cmd *c);
 accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c);
+accel_result accel_vk_cmd_create_reusable(void *self, accel_device *d, uint32_t queue,
+                                          accel_cmd **out);
+accel_result accel_vk_cmd_begin_reusable(void *self, accel_device *d, accel_cmd *c);
+void accel_vk_cmd_execute(void *self, accel_device *d, accel_cmd *c, accel_cmd *const *reusable,
+                          uint32_t count);
 accel_result accel_vk_cmd_end(void *self, accel_device *d, accel_cmd *c);
 accel_result accel_vk_cmd_reset(void *self, accel_device *d, accel_cmd *c);
 accel_result accel_vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, accel_pipeline *p,

@@ -1,0 +1,354 @@
+/* Graphs: the public front of capture and replay (core/graph.c): the
+ * capture's streams, the objects a graph keeps alive, the checks. */
+#include <string.h>
+
+#include "api/internal.h"
+
+/* Keep buf alive for the graph (once per graph); note a write. */
+static salvo_status hold_buffer_locked(salvo_graph *gr, salvo_buffer *buf, bool write)
+{
+    for (size_t i = 0; i < gr->buf_count; i++)
+        if (gr->bufs[i].buf == buf) {
+            gr->bufs[i].written |= write;
+            return SALVO_OK;
+        }
+    if (!salvo_mem_grow(gr->dev->alloc, (void **)&gr->bufs, &gr->buf_cap, gr->buf_count + 1,
+                        sizeof *gr->bufs))
+        return DEV_FAIL(gr->dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                        "capture into %s: out of host memory; the call was not captured",
+                        gr->g.label);
+    atomic_fetch_add(&buf->holds, 1);
+    gr->bufs[gr->buf_count++] = (graph_hold){buf, write};
+    return SALVO_OK;
+}
+
+static salvo_status hold_kernel_locked(salvo_graph *gr, salvo_kernel *k)
+{
+    for (size_t i = 0; i < gr->kernel_count; i++)
+        if (gr->kernels[i] == k)
+            return SALVO_OK;
+    if (!salvo_mem_grow(gr->dev->alloc, (void **)&gr->kernels, &gr->kernel_cap,
+                        gr->kernel_count + 1, sizeof *gr->kernels))
+        return DEV_FAIL(gr->dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                        "capture into %s: out of host memory; the call was not captured",
+                        gr->g.label);
+    atomic_fetch_add(&k->holds, 1);
+    gr->kernels[gr->kernel_count++] = k;
+    return SALVO_OK;
+}
+
+/* Hold what a launch binds (before it is a node: a failure leaves extra
+ * holds, which only last until the graph goes). */
+static salvo_status hold_launch_locked(salvo_graph *gr, salvo_kernel *k, const accel_bind *binds,
+                                       salvo_buffer **bufs)
+{
+    salvo_status r = hold_kernel_locked(gr, k);
+    for (uint32_t i = 0; i < k->ek.refl.binding_count && r == SALVO_OK; i++) {
+        bool write = !binds[i].uniform && (k->ek.refl.bindings[i].access & SALVO_ACCESS_WRITE);
+        r = hold_buffer_locked(gr, bufs[i], write);
+    }
+    return r;
+}
+
+salvo_status graph_capture_launch_locked(salvo_graph *gr, salvo_kernel *k, const uint32_t groups[3],
+                                         const accel_bind *binds, salvo_buffer **bufs,
+                                         const void *push, uint32_t push_size)
+{
+    salvo_status r = hold_launch_locked(gr, k, binds, bufs);
+    if (r == SALVO_OK)
+        r = graph_add_launch(&gr->g, &k->ek, groups, binds, k->ek.refl.binding_count, push,
+                             push_size);
+    return r;
+}
+
+salvo_status graph_capture_copy_locked(salvo_graph *gr, salvo_buffer *src, uint64_t so,
+                                       salvo_buffer *dst, uint64_t dof, uint64_t size)
+{
+    salvo_status r = hold_buffer_locked(gr, src, false);
+    if (r == SALVO_OK)
+        r = hold_buffer_locked(gr, dst, true);
+    if (r == SALVO_OK)
+        r = graph_add_copy(&gr->g, src->ab, so, dst->ab, dof, size);
+    return r;
+}
+
+/* Let go of everything the graph holds. Under the lock: a last hold
+ * queues the object's release itself. */
+static void drop_holds_locked(salvo_graph *gr)
+{
+    queue *q = &gr->dev->q;
+    for (size_t i = 0; i < gr->buf_count; i++)
+        if (atomic_fetch_sub(&gr->bufs[i].buf->holds, 1) == 1)
+            retire_push(&q->retire, &gr->bufs[i].buf->release, atomic_load(&q->next_serial));
+    for (size_t i = 0; i < gr->kernel_count; i++)
+        if (atomic_fetch_sub(&gr->kernels[i]->holds, 1) == 1)
+            retire_push(&q->retire, &gr->kernels[i]->release, atomic_load(&q->next_serial));
+}
+
+static void graph_release(retire_entry *e, bool abandoned)
+{
+    (void)abandoned;
+    salvo_graph *gr = (salvo_graph *)((char *)e - offsetof(salvo_graph, release));
+    salvo_device *dev = gr->dev;
+    live_unlink_locked(dev, &gr->live);
+    /* Reclaiming at device destroy: what it holds is reclaimed too, maybe
+     * already. */
+    if (!dev->reclaiming)
+        drop_holds_locked(gr);
+    graph_fini(&gr->g);
+    salvo_mem_free(dev->alloc, gr->members);
+    salvo_mem_free(dev->alloc, gr->bufs);
+    salvo_mem_free(dev->alloc, gr->kernels);
+    COUNT_SUB(dev, live_graphs, 1);
+    salvo_mem_free(dev->alloc, gr);
+}
+
+salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id)
+{
+    for (salvo_graph *gr = dev->captures; gr; gr = gr->next_capture)
+        if (gr->capture_id == id)
+            return gr;
+    return NULL;
+}
+
+bool graph_capture_writes_locked(salvo_device *dev, const salvo_buffer *buf)
+{
+    for (salvo_graph *gr = dev->captures; gr; gr = gr->next_capture)
+        for (size_t i = 0; i < gr->buf_count; i++)
+            if (gr->bufs[i].buf == buf && gr->bufs[i].written)
+                return true;
+    return false;
+}
+
+/* The capture is over for every stream in it. */
+static void capture_close_locked(salvo_graph *gr)
+{
+    salvo_device *dev = gr->dev;
+    for (salvo_graph **p = &dev->captures; *p; p = &(*p)->next_capture)
+        if (*p == gr) {
+            *p = gr->next_capture;
+            break;
+        }
+    gr->next_capture = NULL;
+    if (gr->origin)
+        gr->origin->capture = NULL;
+    gr->origin = NULL;
+    for (size_t i = 0; i < gr->member_count; i++)
+        gr->members[i]->capture = NULL;
+    gr->member_count = 0;
+}
+
+void graph_capture_leave_locked(salvo_stream *st)
+{
+    salvo_graph *gr = st->capture;
+    if (gr->origin == st) {
+        capture_close_locked(gr);
+        graph_release(&gr->release, false); /* nothing of it was ever submitted */
+        return;
+    }
+    for (size_t i = 0; i < gr->member_count; i++)
+        if (gr->members[i] == st) {
+            gr->members[i] = gr->members[--gr->member_count];
+            break;
+        }
+    st->capture = NULL;
+}
+
+salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st)
+{
+    salvo_device *dev = gr->dev;
+    if (!salvo_mem_grow(dev->alloc, (void **)&gr->members, &gr->member_cap, gr->member_count + 1,
+                        sizeof *gr->members))
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                        "stream_wait_event: out of host memory; the stream did not join %s",
+                        gr->g.label);
+    /* Its work so far is not part of the graph: it goes now. */
+    salvo_status r = stream_submit_locked(&st->e, true);
+    if (r != SALVO_OK)
+        return r;
+    gr->members[gr->member_count++] = st;
+    st->capture = gr;
+    return SALVO_OK;
+}
+
+salvo_status salvo_stream_begin_capture(salvo_stream *st)
+{
+    if (!st)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "stream_begin_capture: stream is NULL");
+    salvo_device *dev = stream_device(st);
+    salvo_graph *gr = salvo_mem_calloc(dev->alloc, 1, sizeof *gr);
+    if (!gr)
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                        "stream_begin_capture: out of host memory");
+    pthread_mutex_lock(&dev->q.lock);
+    salvo_status r = SALVO_OK;
+    if (device_is_lost(dev))
+        r = device_lost_error(dev);
+    else if (st->capture)
+        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                     "stream_begin_capture: the stream is in a capture already (%s)",
+                     st->capture->g.label);
+    else
+        r = stream_submit_locked(&st->e, true);
+    if (r != SALVO_OK) {
+        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mem_free(dev->alloc, gr);
+        return r;
+    }
+    gr->dev = dev;
+    gr->capture_id = ++dev->graph_count;
+    graph_init(&gr->g, &dev->q, dev->graph_count);
+    gr->origin = st;
+    gr->release.fn = graph_release;
+    gr->next_capture = dev->captures;
+    dev->captures = gr;
+    st->capture = gr;
+    live_link_locked(dev, &gr->live, &gr->release);
+    COUNT_ADD(dev, live_graphs, 1);
+    pthread_mutex_unlock(&dev->q.lock);
+    salvo_clear_error();
+    return SALVO_OK;
+}
+
+salvo_status salvo_stream_end_capture(salvo_stream *st, salvo_graph **out)
+{
+    if (out)
+        *out = NULL;
+    if (!st || !out)
+        return SALVO_FAIL(st ? &stream_device(st)->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "stream_end_capture: %s is NULL", st ? "out" : "stream");
+    salvo_device *dev = stream_device(st);
+    pthread_mutex_lock(&dev->q.lock);
+    salvo_graph *gr = st->capture;
+    salvo_status r = SALVO_OK;
+    if (!gr)
+        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE, "stream_end_capture: the stream is not capturing");
+    else if (gr->origin != st)
+        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                     "stream_end_capture: the stream joined %s, which another stream began; end "
+                     "it there",
+                     gr->g.label);
+    if (r != SALVO_OK) {
+        pthread_mutex_unlock(&dev->q.lock);
+        return r;
+    }
+    capture_close_locked(gr);
+    r = device_is_lost(dev) ? device_lost_error(dev) : graph_compile_locked(&gr->g);
+    if (r != SALVO_OK) {
+        graph_release(&gr->release, false); /* never executed */
+        pthread_mutex_unlock(&dev->q.lock);
+        return r;
+    }
+    pthread_mutex_unlock(&dev->q.lock);
+    salvo_clear_error();
+    *out = gr;
+    return SALVO_OK;
+}
+
+salvo_status salvo_graph_launch(salvo_graph *gr, salvo_stream *st)
+{
+    if (!gr || !st)
+        return SALVO_FAIL(gr ? &gr->dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "graph_launch: %s is NULL", gr ? "stream" : "graph");
+    salvo_device *dev = gr->dev;
+    if (stream_device(st) != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "graph_launch: the stream belongs to another device");
+    pthread_mutex_lock(&dev->q.lock);
+    salvo_status r;
+    uint64_t serial = 0;
+    if (device_is_lost(dev))
+        r = device_lost_error(dev);
+    else if (st->capture)
+        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                     "graph_launch of %s: the stream is capturing (%s); a replay cannot be "
+                     "captured",
+                     gr->g.label, st->capture->g.label);
+    else
+        r = stream_graph_locked(&st->e, &gr->g, &serial);
+    /* Host reads and writes of its buffers wait for the replay. */
+    if (serial)
+        for (size_t i = 0; i < gr->buf_count; i++)
+            buffer_note_use(gr->bufs[i].buf, serial);
+    pthread_mutex_unlock(&dev->q.lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+/* The launch node n of gr, or NULL after failing (the message says why). */
+static graph_node *launch_node(salvo_graph *gr, uint32_t n, const char *what)
+{
+    if (n >= gr->g.node_count) {
+        DEV_FAIL(gr->dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: %s has %u nodes, not node %u", what,
+                 gr->g.label, gr->g.node_count, n);
+        return NULL;
+    }
+    if (!gr->g.nodes[n].kernel) {
+        DEV_FAIL(gr->dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: node %u of %s is a copy", what, n,
+                 gr->g.label);
+        return NULL;
+    }
+    return &gr->g.nodes[n];
+}
+
+salvo_status salvo_graph_set_push(salvo_graph *gr, uint32_t node, const void *push,
+                                  uint32_t push_size)
+{
+    if (!gr)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "graph_set_push: graph is NULL");
+    graph_node *n = launch_node(gr, node, "graph_set_push");
+    if (!n)
+        return SALVO_ERROR_INVALID_ARGUMENT;
+    if (push_size != n->push_size)
+        return DEV_FAIL(gr->dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "graph_set_push: node %u (kernel '%s') takes %u bytes of push constants, "
+                        "not %u",
+                        node, n->kernel->name, n->push_size, push_size);
+    if (push_size && !push)
+        return DEV_FAIL(gr->dev, SALVO_ERROR_INVALID_ARGUMENT, "graph_set_push: push is NULL");
+    pthread_mutex_lock(&gr->dev->q.lock);
+    salvo_status r = graph_set_push(&gr->g, node, push, push_size);
+    pthread_mutex_unlock(&gr->dev->q.lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+salvo_status salvo_graph_set_bindings(salvo_graph *gr, uint32_t node,
+                                      const salvo_binding *bindings, uint32_t binding_count)
+{
+    if (!gr)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "graph_set_bindings: graph is NULL");
+    graph_node *n = launch_node(gr, node, "graph_set_bindings");
+    if (!n)
+        return SALVO_ERROR_INVALID_ARGUMENT;
+    salvo_device *dev = gr->dev;
+    /* The engine kernel is the first member of its salvo_kernel. */
+    salvo_kernel *k = (salvo_kernel *)n->kernel;
+    accel_bind binds[SALVO_MAX_BINDINGS];
+    salvo_buffer *bufs[SALVO_MAX_BINDINGS];
+    salvo_status r = launch_check(dev, k, n->groups, bindings, binding_count,
+                                  gr->g.push + n->push_at, n->push_size, binds, bufs);
+    if (r != SALVO_OK)
+        return r;
+    pthread_mutex_lock(&dev->q.lock);
+    r = hold_launch_locked(gr, k, binds, bufs);
+    if (r == SALVO_OK)
+        r = graph_set_bindings_locked(&gr->g, node, binds);
+    pthread_mutex_unlock(&dev->q.lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+uint32_t salvo_graph_node_count(const salvo_graph *gr)
+{
+    return gr ? gr->g.node_count : 0;
+}
+
+void salvo_graph_destroy(salvo_graph *gr)
+{
+    if (gr)
+        device_release(gr->dev, &gr->release);
+}

@@ -1,0 +1,499 @@
+/* Graphs: capture, compile (levels, order, chunks), record, update. See
+ * graph.h; the replay itself is in stream_engine.c. */
+#include "core/graph.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define VT(q) ((q)->acc->vt)
+#define SELF(q) ((q)->acc->self)
+
+void graph_init(engine_graph *g, queue *q, uint32_t number)
+{
+    memset(g, 0, sizeof *g);
+    g->q = q;
+    snprintf(g->label, sizeof g->label, "graph %u", number);
+}
+
+static void recording_free(queue *q, graph_recording *rec)
+{
+    if (!rec)
+        return;
+    VT(q)->cmd_destroy(SELF(q), q->adev, rec->cmd);
+    VT(q)->descpool_destroy(SELF(q), q->adev, rec->pool);
+    salvo_mem_free(q->alloc, rec);
+}
+
+static void recording_release(retire_entry *e, bool abandoned)
+{
+    (void)abandoned;
+    graph_recording *rec = (graph_recording *)e;
+    recording_free(rec->q, rec);
+}
+
+/* The compiled part: order, chunks, touches, names (not the recordings). */
+static void plan_free(engine_graph *g)
+{
+    const salvo_allocator *a = g->q->alloc;
+    salvo_mem_free(a, g->order);
+    salvo_mem_free(a, g->barrier);
+    salvo_mem_free(a, g->touch);
+    salvo_mem_free(a, g->names);
+    g->order = NULL;
+    g->barrier = NULL;
+    g->touch = NULL;
+    g->names = NULL;
+    g->touch_count = g->name_count = 0;
+}
+
+void graph_fini(engine_graph *g)
+{
+    const salvo_allocator *a = g->q->alloc;
+    for (uint32_t i = 0; i < g->chunk_count; i++)
+        recording_free(g->q, g->chunks[i].rec);
+    salvo_mem_free(a, g->chunks);
+    salvo_mem_free(a, g->cmds);
+    plan_free(g);
+    salvo_mem_free(a, g->nodes);
+    salvo_mem_free(a, g->binds);
+    salvo_mem_free(a, g->push);
+    memset(g, 0, sizeof *g);
+}
+
+static salvo_status add_node(engine_graph *g, const engine_kernel *k, const uint32_t groups[3],
+                             const accel_bind *binds, uint32_t bind_count, const void *push,
+                             uint32_t push_size)
+{
+    const salvo_allocator *a = g->q->alloc;
+    if (g->node_count == UINT32_MAX - 1 ||
+        !salvo_mem_grow(a, (void **)&g->nodes, &g->node_cap, (size_t)g->node_count + 1,
+                        sizeof *g->nodes) ||
+        !salvo_mem_grow(a, (void **)&g->binds, &g->bind_cap, g->bind_count + bind_count,
+                        sizeof *g->binds) ||
+        !salvo_mem_grow(a, (void **)&g->push, &g->push_cap, g->push_used + push_size, 1))
+        return QUEUE_FAIL(g->q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                          "capture into %s: out of host memory; the call was not captured",
+                          g->label);
+    graph_node *n = &g->nodes[g->node_count++];
+    *n = (graph_node){.kernel = k,
+                      .groups = {groups[0], groups[1], groups[2]},
+                      .bind_count = bind_count,
+                      .push_size = push_size,
+                      .bind_at = g->bind_count,
+                      .push_at = g->push_used};
+    memcpy(g->binds + g->bind_count, binds, bind_count * sizeof *binds);
+    g->bind_count += bind_count;
+    if (push_size)
+        memcpy(g->push + g->push_used, push, push_size);
+    g->push_used += push_size;
+    return SALVO_OK;
+}
+
+salvo_status graph_add_launch(engine_graph *g, const engine_kernel *k, const uint32_t groups[3],
+                              const accel_bind *binds, uint32_t bind_count, const void *push,
+                              uint32_t push_size)
+{
+    return add_node(g, k, groups, binds, bind_count, push, push_size);
+}
+
+salvo_status graph_add_copy(engine_graph *g, accel_buffer *src, uint64_t so, accel_buffer *dst,
+                            uint64_t dof, uint64_t size)
+{
+    static const uint32_t none[3] = {0, 0, 0};
+    accel_bind ends[2] = {{.buffer = src, .offset = so, .size = size},
+                          {.buffer = dst, .offset = dof, .size = size}};
+    return add_node(g, NULL, none, ends, 2, NULL, 0);
+}
+
+/* How node n touches its i-th bound range. */
+static salvo_access node_access(const engine_graph *g, const graph_node *n, uint32_t i)
+{
+    if (!n->kernel)
+        return i == 0 ? SALVO_ACCESS_READ : SALVO_ACCESS_WRITE;
+    const accel_bind *b = &g->binds[n->bind_at + i];
+    return b->uniform ? SALVO_ACCESS_READ : n->kernel->refl.bindings[i].access;
+}
+
+/* ------------------------------------------------------------------ */
+/* Levels                                                              */
+/* ------------------------------------------------------------------ */
+
+/* What earlier nodes did to one buffer: ranges with the highest level
+ * that read or wrote them. */
+typedef struct track_entry {
+    uint64_t begin, end;
+    bool write;
+    uint32_t level;
+} track_entry;
+
+typedef struct track {
+    const void *buffer; /* NULL: a free cell of the table */
+    track_entry *e;
+    size_t count, cap;
+} track;
+
+typedef struct tracks {
+    const salvo_allocator *a;
+    track *cells;
+    size_t cap; /* a power of two, at least twice the buffers */
+} tracks;
+
+static track *track_of(tracks *t, const void *buffer)
+{
+    size_t h = ((uintptr_t)buffer >> 4) * 0x9E3779B97F4A7C15ull;
+    for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1))
+        if (t->cells[i].buffer == buffer || !t->cells[i].buffer) {
+            t->cells[i].buffer = buffer;
+            return &t->cells[i];
+        }
+}
+
+static void tracks_free(tracks *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        salvo_mem_free(t->a, t->cells[i].e);
+    salvo_mem_free(t->a, t->cells);
+}
+
+/* Note that a node of this level touched [b, e) of tr. */
+static bool track_note(tracks *t, track *tr, uint64_t b, uint64_t e, bool write, uint32_t level)
+{
+    if (write) {
+        /* A write hides what it covers: whatever conflicts with those
+         * conflicts with it, and its level is higher. */
+        size_t k = 0;
+        for (size_t i = 0; i < tr->count; i++)
+            if (!(tr->e[i].begin >= b && tr->e[i].end <= e))
+                tr->e[k++] = tr->e[i];
+        tr->count = k;
+    } else {
+        for (size_t i = 0; i < tr->count; i++)
+            if (!tr->e[i].write && tr->e[i].begin == b && tr->e[i].end == e) {
+                if (level > tr->e[i].level)
+                    tr->e[i].level = level;
+                return true;
+            }
+    }
+    if (!salvo_mem_grow(t->a, (void **)&tr->e, &tr->cap, tr->count + 1, sizeof *tr->e))
+        return false;
+    tr->e[tr->count++] = (track_entry){b, e, write, level};
+    return true;
+}
+
+/* Give every node its level; g->levels their count. */
+static salvo_status compute_levels(engine_graph *g)
+{
+    tracks t = {.a = g->q->alloc, .cap = 16};
+    while (t.cap < 2 * (size_t)g->bind_count + 2)
+        t.cap *= 2;
+    t.cells = salvo_mem_calloc(t.a, t.cap, sizeof *t.cells);
+    if (!t.cells)
+        return SALVO_ERROR_OUT_OF_HOST_MEMORY;
+    g->levels = 0;
+    for (uint32_t j = 0; j < g->node_count; j++) {
+        graph_node *n = &g->nodes[j];
+        const accel_bind *b = &g->binds[n->bind_at];
+        uint32_t level = 0;
+        for (uint32_t i = 0; i < n->bind_count; i++) {
+            bool write = node_access(g, n, i) & SALVO_ACCESS_WRITE;
+            track *tr = track_of(&t, b[i].buffer);
+            uint64_t lo = b[i].offset, hi = b[i].offset + b[i].size;
+            for (size_t k = 0; k < tr->count; k++)
+                if (tr->e[k].begin < hi && lo < tr->e[k].end && (write || tr->e[k].write) &&
+                    tr->e[k].level + 1 > level)
+                    level = tr->e[k].level + 1;
+        }
+        n->level = level;
+        for (uint32_t i = 0; i < n->bind_count; i++)
+            if (!track_note(&t, track_of(&t, b[i].buffer), b[i].offset, b[i].offset + b[i].size,
+                            node_access(g, n, i) & SALVO_ACCESS_WRITE, level)) {
+                tracks_free(&t);
+                return SALVO_ERROR_OUT_OF_HOST_MEMORY;
+            }
+        if (level + 1 > g->levels)
+            g->levels = level + 1;
+    }
+    tracks_free(&t);
+    return SALVO_OK;
+}
+
+/* The order (by level, then capture order), the barriers, the touches
+ * and the names, into fresh arrays; g's are replaced only on success. */
+static salvo_status plan(engine_graph *g)
+{
+    const salvo_allocator *a = g->q->alloc;
+    salvo_status r = compute_levels(g);
+    if (r != SALVO_OK)
+        return r;
+    uint32_t n = g->node_count;
+    uint32_t *order = salvo_mem_alloc(a, (n ? n : 1) * sizeof *order);
+    bool *barrier = salvo_mem_calloc(a, n ? n : 1, sizeof *barrier);
+    uint32_t *start = salvo_mem_calloc(a, (size_t)g->levels + 1, sizeof *start);
+    graph_touch *touch = salvo_mem_alloc(a, (g->bind_count ? g->bind_count : 1) * sizeof *touch);
+    const char **names = salvo_mem_alloc(a, (n ? n : 1) * sizeof *names);
+    if (!order || !barrier || !start || !touch || !names) {
+        salvo_mem_free(a, order);
+        salvo_mem_free(a, barrier);
+        salvo_mem_free(a, start);
+        salvo_mem_free(a, touch);
+        salvo_mem_free(a, names);
+        return SALVO_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    /* Counting sort by level, stable. */
+    for (uint32_t j = 0; j < n; j++)
+        start[g->nodes[j].level + 1]++;
+    for (uint32_t l = 0; l < g->levels; l++)
+        start[l + 1] += start[l];
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t pos = start[g->nodes[j].level]++;
+        order[pos] = j;
+        g->nodes[j].pos = pos;
+    }
+    salvo_mem_free(a, start);
+    for (uint32_t p = 1; p < n; p++)
+        barrier[p] = g->nodes[order[p]].level != g->nodes[order[p - 1]].level;
+    /* One touch per buffer: the span of its ranges, every way it is used. */
+    uint32_t touches = 0, name_count = 0, launches = 0;
+    bool has_copy = false;
+    uint64_t groups = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        const graph_node *nd = &g->nodes[j];
+        const accel_bind *b = &g->binds[nd->bind_at];
+        for (uint32_t i = 0; i < nd->bind_count; i++) {
+            uint32_t k = 0;
+            while (k < touches && touch[k].buffer != b[i].buffer)
+                k++;
+            if (k == touches)
+                touch[touches++] = (graph_touch){b[i].buffer, b[i].offset,
+                                                 b[i].offset + b[i].size, 0};
+            if (b[i].offset < touch[k].begin)
+                touch[k].begin = b[i].offset;
+            if (b[i].offset + b[i].size > touch[k].end)
+                touch[k].end = b[i].offset + b[i].size;
+            touch[k].how |= node_access(g, nd, i);
+        }
+        if (!nd->kernel) {
+            has_copy = true;
+            continue;
+        }
+        launches++;
+        groups += (uint64_t)nd->groups[0] * nd->groups[1] * nd->groups[2];
+        uint32_t k = 0;
+        while (k < name_count && names[k] != nd->kernel->name)
+            k++;
+        if (k == name_count)
+            names[name_count++] = nd->kernel->name;
+    }
+    plan_free(g);
+    g->order = order;
+    g->barrier = barrier;
+    g->touch = touch;
+    g->touch_count = touches;
+    g->names = names;
+    g->name_count = name_count;
+    g->has_copy = has_copy;
+    g->launch_count = launches;
+    g->groups_total = groups;
+    return SALVO_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Recording                                                           */
+/* ------------------------------------------------------------------ */
+
+/* A recording for chunk c that no pending batch executes: its own when
+ * that is free, else a fresh one (the old one retires with the batches
+ * that execute it). Its pool fits the chunk's launches. */
+static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint32_t sets,
+                                           uint32_t per_set)
+{
+    queue *q = g->q;
+    graph_recording *rec = c->rec;
+    if (rec && (rec->last_serial == 0 || queue_batch_done_locked(q, rec->last_serial))) {
+        if (rec->pool_sets >= sets && rec->pool_per_set >= per_set) {
+            accel_result ar = VT(q)->descpool_reset(SELF(q), q->adev, rec->pool);
+            if (ar == ACCEL_SUCCESS)
+                return SALVO_OK;
+            return QUEUE_FAIL(q, salvo_status_from_accel(ar),
+                              "%s: descriptor pool reset failed (%s)", g->label,
+                              accel_result_name(ar));
+        }
+    }
+    graph_recording *fresh = salvo_mem_calloc(q->alloc, 1, sizeof *fresh);
+    if (!fresh)
+        return QUEUE_FAIL(q, SALVO_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", g->label);
+    fresh->q = q;
+    fresh->release.fn = recording_release;
+    fresh->pool_sets = sets;
+    fresh->pool_per_set = per_set;
+    accel_result ar = VT(q)->cmd_create_reusable(SELF(q), q->adev, 0, &fresh->cmd);
+    if (ar == ACCEL_SUCCESS)
+        ar = VT(q)->descpool_create(SELF(q), q->adev, sets, per_set, &fresh->pool);
+    if (ar != ACCEL_SUCCESS) {
+        recording_free(q, fresh);
+        return QUEUE_FAIL(q, salvo_status_from_accel(ar),
+                          "%s: command buffer or descriptor pool: %s", g->label,
+                          accel_result_name(ar));
+    }
+    if (rec) {
+        if (rec->last_serial && !queue_batch_done_locked(q, rec->last_serial))
+            retire_push(&q->retire, &rec->release, atomic_load(&q->next_serial));
+        else
+            recording_free(q, rec);
+    }
+    c->rec = fresh;
+    return SALVO_OK;
+}
+
+static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
+{
+    queue *q = g->q;
+    uint32_t sets = 0, descriptors = 0;
+    for (uint32_t p = c->first; p < c->first + c->count; p++) {
+        const graph_node *n = &g->nodes[g->order[p]];
+        if (n->kernel) {
+            sets++;
+            descriptors += n->bind_count;
+        }
+    }
+    uint32_t per_set = sets ? (descriptors + sets - 1) / sets : 1;
+    salvo_status r = chunk_recording_locked(g, c, sets ? sets : 1, per_set ? per_set : 1);
+    if (r != SALVO_OK)
+        return r;
+    graph_recording *rec = c->rec;
+    accel_result ar = VT(q)->cmd_begin_reusable(SELF(q), q->adev, rec->cmd);
+    accel_barrier kind = g->has_copy ? ACCEL_BARRIER_WORK : ACCEL_BARRIER_COMPUTE_COMPUTE;
+    const char *what = "could not be begun";
+    for (uint32_t p = c->first; ar == ACCEL_SUCCESS && p < c->first + c->count; p++) {
+        const graph_node *n = &g->nodes[g->order[p]];
+        const accel_bind *b = &g->binds[n->bind_at];
+        if (g->barrier[p]) {
+            VT(q)->cmd_barrier(SELF(q), q->adev, rec->cmd, kind);
+            COUNTER_ADD(&q->n, barriers_emitted, 1);
+        }
+        if (!n->kernel) {
+            VT(q)->cmd_copy(SELF(q), q->adev, rec->cmd, b[0].buffer, b[0].offset, b[1].buffer,
+                            b[1].offset, b[0].size);
+            continue;
+        }
+        ar = VT(q)->cmd_dispatch(SELF(q), q->adev, rec->cmd, n->kernel->pipe, rec->pool, b,
+                                 n->bind_count, n->groups, g->push + n->push_at, n->push_size);
+        what = "launch could not be recorded";
+    }
+    if (ar == ACCEL_SUCCESS) {
+        ar = VT(q)->cmd_end(SELF(q), q->adev, rec->cmd);
+        what = "could not be ended";
+    }
+    if (ar != ACCEL_SUCCESS) {
+        /* Not executable: recorded from scratch next time. */
+        VT(q)->cmd_reset(SELF(q), q->adev, rec->cmd);
+        return QUEUE_FAIL(q, salvo_status_from_accel(ar), "%s: recording %s (%s)", g->label,
+                          what, accel_result_name(ar));
+    }
+    c->stale = false;
+    return SALVO_OK;
+}
+
+salvo_status graph_prepare_locked(engine_graph *g)
+{
+    for (uint32_t i = 0; i < g->chunk_count; i++) {
+        graph_chunk *c = &g->chunks[i];
+        if (!c->stale)
+            continue;
+        salvo_status r = record_chunk_locked(g, c);
+        if (r != SALVO_OK)
+            return r;
+        g->cmds[i] = c->rec->cmd;
+    }
+    return SALVO_OK;
+}
+
+salvo_status graph_compile_locked(engine_graph *g)
+{
+    const salvo_allocator *a = g->q->alloc;
+    salvo_status r = plan(g);
+    if (r != SALVO_OK)
+        return QUEUE_FAIL(g->q, r, "end of capture of %s: out of host memory", g->label);
+    uint32_t count = (g->node_count + GRAPH_CHUNK_NODES - 1) / GRAPH_CHUNK_NODES;
+    g->chunks = salvo_mem_calloc(a, count ? count : 1, sizeof *g->chunks);
+    g->cmds = salvo_mem_calloc(a, count ? count : 1, sizeof *g->cmds);
+    if (!g->chunks || !g->cmds) {
+        salvo_mem_free(a, g->chunks);
+        salvo_mem_free(a, g->cmds);
+        g->chunks = NULL;
+        g->cmds = NULL;
+        return QUEUE_FAIL(g->q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                          "end of capture of %s: out of host memory", g->label);
+    }
+    g->chunk_count = count;
+    for (uint32_t i = 0; i < count; i++) {
+        g->chunks[i].first = i * GRAPH_CHUNK_NODES;
+        g->chunks[i].count = g->node_count - g->chunks[i].first < GRAPH_CHUNK_NODES
+                                 ? g->node_count - g->chunks[i].first
+                                 : GRAPH_CHUNK_NODES;
+        g->chunks[i].stale = true;
+    }
+    r = graph_prepare_locked(g);
+    if (r != SALVO_OK)
+        return r;
+    g->compiled = true;
+    return SALVO_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Updates                                                             */
+/* ------------------------------------------------------------------ */
+
+salvo_status graph_set_push(engine_graph *g, uint32_t n, const void *push, uint32_t size)
+{
+    graph_node *nd = &g->nodes[n];
+    if (size)
+        memcpy(g->push + nd->push_at, push, size);
+    g->chunks[nd->pos / GRAPH_CHUNK_NODES].stale = true;
+    return SALVO_OK;
+}
+
+salvo_status graph_set_bindings_locked(engine_graph *g, uint32_t n, const accel_bind *binds)
+{
+    const salvo_allocator *a = g->q->alloc;
+    graph_node *nd = &g->nodes[n];
+    accel_bind *at = &g->binds[nd->bind_at];
+    uint32_t count = g->node_count;
+    /* Keep the old plan to tell which chunks the new one changes. */
+    uint32_t *old_order = salvo_mem_alloc(a, (count ? count : 1) * sizeof *old_order);
+    bool *old_barrier = salvo_mem_alloc(a, (count ? count : 1) * sizeof *old_barrier);
+    accel_bind old_binds[SALVO_MAX_BINDINGS];
+    if (!old_order || !old_barrier) {
+        salvo_mem_free(a, old_order);
+        salvo_mem_free(a, old_barrier);
+        return QUEUE_FAIL(g->q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                          "graph_set_bindings on %s: out of host memory; nothing changed",
+                          g->label);
+    }
+    memcpy(old_order, g->order, count * sizeof *old_order);
+    memcpy(old_barrier, g->barrier, count * sizeof *old_barrier);
+    memcpy(old_binds, at, nd->bind_count * sizeof *at);
+    memcpy(at, binds, nd->bind_count * sizeof *at);
+    salvo_status r = plan(g);
+    if (r != SALVO_OK) {
+        memcpy(at, old_binds, nd->bind_count * sizeof *at);
+        /* The old levels again (the old arrays are still in place). */
+        for (uint32_t p = 0; p < count; p++)
+            g->nodes[old_order[p]].pos = p;
+        salvo_mem_free(a, old_order);
+        salvo_mem_free(a, old_barrier);
+        return QUEUE_FAIL(g->q, r, "graph_set_bindings on %s: out of host memory; nothing changed",
+                          g->label);
+    }
+    for (uint32_t i = 0; i < g->chunk_count; i++) {
+        graph_chunk *c = &g->chunks[i];
+        size_t span = c->count;
+        if (memcmp(old_order + c->first, g->order + c->first, span * sizeof *old_order) ||
+            memcmp(old_barrier + c->first, g->barrier + c->first, span * sizeof *old_barrier))
+            c->stale = true;
+    }
+    g->chunks[nd->pos / GRAPH_CHUNK_NODES].stale = true;
+    salvo_mem_free(a, old_order);
+    salvo_mem_free(a, old_barrier);
+    return SALVO_OK;
+}

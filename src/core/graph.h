@@ -1,0 +1,137 @@
+/*
+ * Graphs: work captured from streams once, replayed many times.
+ *
+ * A capture appends nodes (launches and copies, in the order the calls
+ * came, whichever of the capture's streams they came on). End of capture
+ * compiles them: each node gets a level, one more than the highest level
+ * of an earlier node it conflicts with (reads what that one wrote, or
+ * writes what it read or wrote), so that nodes of one level touch nothing
+ * another of the level writes. Recorded level after level with a barrier
+ * between levels, independent nodes (those of forked branches among them)
+ * run side by side and dependent ones in order: the barriers a stream
+ * would put, computed once.
+ *
+ * The recording is split into chunks of GRAPH_CHUNK_NODES nodes, each a
+ * reusable command buffer with its own descriptor pool. A replay records
+ * one command (execute the chunks) into the stream's open batch, so it is
+ * ordered with the stream's other work by the same hazard rules, and
+ * costs no host work per node. An update marks the chunk holding the node
+ * stale (all of them when new bindings change the levels); the next
+ * replay records stale chunks again, into fresh command buffers when a
+ * batch still pending executes the old ones (those go to the retire
+ * queue), so replays already made keep what they had.
+ *
+ * Capture order is a valid order of the work: an event wait that orders
+ * a branch after another's point comes after that point was captured. A
+ * level is computed from every earlier conflicting node, ordered or not,
+ * so work that a program leaves unordered between branches is ordered
+ * too where it conflicts.
+ *
+ * Every function named _locked runs under the queue's lock; the others
+ * touch only the graph (its owner serialises them, under the same lock).
+ */
+#ifndef SALVO_CORE_GRAPH_H
+#define SALVO_CORE_GRAPH_H
+
+#include "core/stream_engine.h"
+
+enum {
+    GRAPH_CHUNK_NODES = 256
+};
+
+typedef struct graph_node {
+    const engine_kernel *kernel; /* NULL: a copy (binds[0] source, binds[1] destination) */
+    uint32_t groups[3];
+    uint32_t bind_count;
+    uint32_t push_size;
+    size_t bind_at; /* first of its binds in the graph's binds */
+    size_t push_at; /* its push constants in the graph's push bytes */
+    uint32_t level;
+    uint32_t pos; /* where it is in the recorded order */
+} graph_node;
+
+/* A chunk's recording: a reusable command buffer and the pool its
+ * descriptor sets come from. */
+typedef struct graph_recording {
+    retire_entry release; /* when replaced: freed once no batch executes it */
+    queue *q;
+    accel_cmd *cmd;
+    accel_descpool *pool;
+    uint32_t pool_sets, pool_per_set; /* what the pool was made for */
+    uint64_t last_serial; /* the last batch that executes it (0: none) */
+} graph_recording;
+
+typedef struct graph_chunk {
+    uint32_t first, count; /* positions in the recorded order */
+    graph_recording *rec;  /* NULL until first recorded */
+    bool stale;            /* recorded again before the next replay */
+} graph_chunk;
+
+/* One buffer range the graph touches, for the stream's hazards. */
+typedef struct graph_touch {
+    const void *buffer;
+    uint64_t begin, end;
+    salvo_access how;
+} graph_touch;
+
+typedef struct engine_graph {
+    queue *q;
+    char label[32]; /* "graph 3": in failures and traces */
+    graph_node *nodes;
+    uint32_t node_count;
+    size_t node_cap;
+    accel_bind *binds;
+    size_t bind_count, bind_cap;
+    unsigned char *push;
+    size_t push_used, push_cap;
+    /* Compiled at end of capture (and again after new bindings). */
+    uint32_t *order;   /* node indices in recorded order */
+    bool *barrier;     /* [pos]: a barrier before the node at pos */
+    uint32_t levels;
+    bool has_copy;
+    graph_chunk *chunks;
+    accel_cmd **cmds; /* [chunk]: the recordings a replay executes */
+    uint32_t chunk_count;
+    graph_touch *touch; /* distinct ranges, merged per buffer */
+    uint32_t touch_count;
+    uint64_t groups_total;
+    uint32_t launch_count;
+    /* Distinct kernel names, for failures. */
+    const char **names;
+    uint32_t name_count;
+    bool compiled;
+} engine_graph;
+
+void graph_init(engine_graph *g, queue *q, uint32_t number);
+/* Free what the graph holds: its recordings at once (the caller knows no
+ * batch executes them any more) and its memory. */
+void graph_fini(engine_graph *g);
+
+/* Append a node (capture). Out of host memory: the call is not captured
+ * (and says so); the capture goes on. */
+salvo_status graph_add_launch(engine_graph *g, const engine_kernel *k, const uint32_t groups[3],
+                              const accel_bind *binds, uint32_t bind_count, const void *push,
+                              uint32_t push_size);
+salvo_status graph_add_copy(engine_graph *g, accel_buffer *src, uint64_t so, accel_buffer *dst,
+                            uint64_t dof, uint64_t size);
+
+/* Compute the levels, the order and the chunks, and record every chunk.
+ * On failure the graph is as captured, not compiled. */
+salvo_status graph_compile_locked(engine_graph *g);
+
+/* Record the stale chunks again (before a replay). On failure they stay
+ * stale and nothing else changed. */
+salvo_status graph_prepare_locked(engine_graph *g);
+
+/* Updates of launch node n (checked by the caller: a launch, the right
+ * sizes). Bindings recompute the levels; the recording is redone at the
+ * next replay. */
+salvo_status graph_set_push(engine_graph *g, uint32_t n, const void *push, uint32_t size);
+salvo_status graph_set_bindings_locked(engine_graph *g, uint32_t n, const accel_bind *binds);
+
+/* Replay g on st: record its execution into st's open batch (the batch
+ * opened, a copy-queue batch submitted first, stale chunks recorded
+ * again). *serial: the batch it went into. */
+salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *serial);
+
+#endif

@@ -1,0 +1,472 @@
+/* Graphs on a real device, with synchronization validation on: replayed
+ * values read back exactly, updates seen only by later replays, forked
+ * branches, barriers only where nodes depend on each other, lifetimes
+ * across pending replays, and the calls a capture refuses. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "add.spv.h"
+#include "copy.spv.h"
+#include "salvo/salvo.h"
+#include "support/lava.h"
+
+#define N 256u /* elements */
+
+typedef struct fixture {
+    salvo_device *dev;
+    salvo_kernel *add;  /* data[i] += value */
+    salvo_kernel *copy; /* dst[i] = src[i] + add */
+    salvo_stream *st, *st2, *st3;
+    salvo_device_info info;
+} fixture;
+
+typedef struct push2 {
+    uint32_t n, value;
+} push2;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 64);
+    salvo_spec_constant sc = {0, 64};
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
+                            .spec_constants = &sc, .spec_constant_count = 1};
+    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
+    salvo_kernel_desc cd = {.spirv = copy_spv, .spirv_size = sizeof copy_spv, .name = "copy"};
+    assert_int_equal(salvo_kernel_create(f->dev, &cd, &f->copy), SALVO_OK);
+    assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st2), SALVO_OK);
+    assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st3), SALVO_OK);
+    assert_int_equal(salvo_device_info_get(f->dev, &f->info), SALVO_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    salvo_stream_destroy(f->st);
+    salvo_stream_destroy(f->st2);
+    salvo_stream_destroy(f->st3);
+    salvo_kernel_destroy(f->add);
+    salvo_kernel_destroy(f->copy);
+    assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    assert_int_equal(s.validation_messages, 0);
+    assert_int_equal(s.live_graphs, 0);
+    assert_int_equal(s.live_buffers, 0);
+    assert_int_equal(s.live_kernels, 0);
+    lava_close(f->dev);
+    free(f);
+    return 0;
+}
+
+static salvo_buffer *filled(fixture *f, uint32_t value, salvo_domain domain)
+{
+    salvo_buffer *b = NULL;
+    assert_int_equal(salvo_buffer_create(f->dev, N * 4, domain, &b), SALVO_OK);
+    uint32_t v[N];
+    for (uint32_t i = 0; i < N; i++)
+        v[i] = value + i;
+    assert_int_equal(salvo_buffer_write(b, 0, v, sizeof v), SALVO_OK);
+    return b;
+}
+
+static void expect(salvo_buffer *b, uint32_t value)
+{
+    uint32_t v[N];
+    assert_int_equal(salvo_buffer_read(b, 0, v, sizeof v), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        if (v[i] != value + i)
+            fail_msg("element %u: %u, expected %u", i, v[i], value + i);
+}
+
+static void add(fixture *f, salvo_stream *st, salvo_buffer *b, uint32_t value)
+{
+    salvo_binding bd = {0, b, 0, 0};
+    push2 p = {N, value};
+    uint32_t g[3] = {N / 64, 1, 1};
+    assert_int_equal(salvo_launch(st, f->add, g, &bd, 1, &p, sizeof p), SALVO_OK);
+}
+
+static void copy_add(fixture *f, salvo_stream *st, salvo_buffer *src, salvo_buffer *dst,
+                     uint32_t value)
+{
+    salvo_binding bd[2] = {{0, src, 0, 0}, {1, dst, 0, 0}};
+    push2 p = {N, value};
+    uint32_t g[3] = {N / 64, 1, 1};
+    assert_int_equal(salvo_launch(st, f->copy, g, bd, 2, &p, sizeof p), SALVO_OK);
+}
+
+static uint64_t barriers(fixture *f)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    return s.barriers_emitted;
+}
+
+/* A chain captured once and replayed: every replay runs every node. */
+static void test_replay_exact(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *a = filled(f, 0, SALVO_DOMAIN_DEVICE), *b = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    for (int i = 0; i < 10; i++)
+        add(f, f->st, a, 1);
+    copy_add(f, f->st, a, b, 1000);
+    salvo_stats before;
+    assert_int_equal(salvo_device_stats(f->dev, &before), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    assert_int_equal(salvo_graph_node_count(g), 11);
+    salvo_stats after;
+    assert_int_equal(salvo_device_stats(f->dev, &after), SALVO_OK);
+    /* Nothing ran during the capture. */
+    assert_int_equal(after.launches_total, before.launches_total);
+    expect(a, 0);
+    for (int r = 0; r < 5; r++)
+        assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(a, 50);
+    expect(b, 1050);
+    assert_int_equal(salvo_device_stats(f->dev, &after), SALVO_OK);
+    assert_int_equal(after.launches_total - before.launches_total, 55);
+    /* In stream order with the stream's own launches. */
+    add(f, f->st, a, 7);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    add(f, f->st, b, 1);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(a, 67);
+    expect(b, 1068);
+    salvo_graph_destroy(g);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(b);
+}
+
+/* Barriers inside a graph only between nodes that depend on each other. */
+static void test_barriers_only_between_levels(void **state)
+{
+    fixture *f = *state;
+    enum { K = 8 };
+    salvo_buffer *bufs[K];
+    for (int i = 0; i < K; i++)
+        bufs[i] = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_graph *indep = NULL, *chain = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    for (int i = 0; i < K; i++)
+        add(f, f->st, bufs[i], 1);
+    uint64_t b0 = barriers(f);
+    assert_int_equal(salvo_stream_end_capture(f->st, &indep), SALVO_OK);
+    assert_int_equal(barriers(f) - b0, 0);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    for (int i = 0; i < K; i++)
+        add(f, f->st, bufs[0], 1);
+    b0 = barriers(f);
+    assert_int_equal(salvo_stream_end_capture(f->st, &chain), SALVO_OK);
+    assert_int_equal(barriers(f) - b0, K - 1);
+    /* Two rounds of independent nodes, the second reading the first. */
+    salvo_graph *two = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    for (int i = 0; i < K / 2; i++)
+        add(f, f->st, bufs[i], 1);
+    for (int i = 0; i < K / 2; i++)
+        copy_add(f, f->st, bufs[i], bufs[K / 2 + i], 0);
+    b0 = barriers(f);
+    assert_int_equal(salvo_stream_end_capture(f->st, &two), SALVO_OK);
+    assert_int_equal(barriers(f) - b0, 1);
+    assert_int_equal(salvo_graph_launch(indep, f->st), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(chain, f->st), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(two, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(bufs[0], 1 + K + 1);
+    for (int i = 1; i < K / 2; i++)
+        expect(bufs[i], 2);
+    expect(bufs[K / 2], 1 + K + 1);
+    for (int i = K / 2 + 1; i < K; i++)
+        expect(bufs[i], 2);
+    salvo_graph_destroy(indep);
+    salvo_graph_destroy(chain);
+    salvo_graph_destroy(two);
+    for (int i = 0; i < K; i++)
+        salvo_buffer_destroy(bufs[i]);
+}
+
+/* An update is seen by the replays after it, never by one made before,
+ * even one still waiting in the open batch. */
+static void test_updates_later_replays_only(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *a = filled(f, 0, SALVO_DOMAIN_DEVICE), *c = filled(f, 500, SALVO_DOMAIN_DEVICE);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    add(f, f->st, a, 1);
+    add(f, f->st, a, 2);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK); /* +3, not submitted yet */
+    push2 p = {N, 10};
+    assert_int_equal(salvo_graph_set_push(g, 0, &p, sizeof p), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK); /* +12 */
+    assert_int_equal(salvo_stream_flush(f->st), SALVO_OK);
+    p.value = 100;
+    assert_int_equal(salvo_graph_set_push(g, 1, &p, sizeof p), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK); /* +110 */
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(a, 125);
+    /* New bindings: node 1 now adds to c. */
+    salvo_binding bd = {0, c, 0, 0};
+    assert_int_equal(salvo_graph_set_bindings(g, 1, &bd, 1), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(a, 135);
+    expect(c, 600);
+    /* Bad updates change nothing. */
+    assert_int_equal(salvo_graph_set_push(g, 2, &p, sizeof p), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_graph_set_push(g, 0, &p, 4), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_graph_set_push(g, 0, NULL, sizeof p), SALVO_ERROR_INVALID_ARGUMENT);
+    salvo_binding bad = {3, c, 0, 0};
+    assert_int_equal(salvo_graph_set_bindings(g, 0, &bad, 1), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_graph_set_bindings(g, 0, NULL, 0), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(a, 145);
+    expect(c, 700);
+    salvo_graph_destroy(g);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(c);
+}
+
+/* Fork and join through events: the second stream's work belongs to the
+ * graph, ordered after the point it waited for. */
+static void test_fork_join(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *a = filled(f, 0, SALVO_DOMAIN_DEVICE), *b = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *c = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_event *fork = NULL, *join = NULL;
+    assert_int_equal(salvo_event_create(f->dev, &fork), SALVO_OK);
+    assert_int_equal(salvo_event_create(f->dev, &join), SALVO_OK);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    add(f, f->st, a, 5);
+    assert_int_equal(salvo_event_record(fork, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(f->st2, fork), SALVO_OK); /* st2 joins */
+    copy_add(f, f->st2, a, c, 0); /* reads what st did before the fork */
+    add(f, f->st2, b, 1);
+    add(f, f->st, a, 1); /* overwrites what st2 reads: runs after its copy */
+    assert_int_equal(salvo_event_record(join, f->st2), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(f->st, join), SALVO_OK);
+    /* st2 cannot end what st began, and cannot synchronize while in it. */
+    salvo_graph *wrong = NULL;
+    assert_int_equal(salvo_stream_end_capture(f->st2, &wrong), SALVO_ERROR_INVALID_STATE);
+    assert_null(wrong);
+    assert_int_equal(salvo_stream_synchronize(f->st2), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    assert_int_equal(salvo_graph_node_count(g), 4);
+    /* st2 is out of the capture: its own work runs again. */
+    add(f, f->st2, b, 100);
+    assert_int_equal(salvo_stream_synchronize(f->st2), SALVO_OK);
+    expect(b, 100);
+    assert_int_equal(salvo_graph_launch(g, f->st3), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, f->st3), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st3), SALVO_OK);
+    expect(a, 12);
+    expect(c, 11); /* the second replay's copy read a at 6 + 5 */
+    expect(b, 102);
+    /* The capture's events mark no stream point. */
+    assert_int_equal(salvo_event_query(fork), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_stream_wait_event(f->st2, fork), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_event_record(fork, f->st), SALVO_OK);
+    assert_int_equal(salvo_event_synchronize(fork), SALVO_OK);
+    salvo_event_destroy(fork);
+    salvo_event_destroy(join);
+    salvo_graph_destroy(g);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(b);
+    salvo_buffer_destroy(c);
+}
+
+/* Replays pending at once on two streams, one waiting for the other. */
+static void test_replays_pending_on_two_streams(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *a = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    for (int i = 0; i < 4; i++)
+        add(f, f->st, a, 1);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(f->dev, &ev), SALVO_OK);
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+        assert_int_equal(salvo_event_record(ev, f->st), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(f->st), SALVO_OK);
+        assert_int_equal(salvo_stream_wait_event(f->st2, ev), SALVO_OK);
+        assert_int_equal(salvo_graph_launch(g, f->st2), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(f->st2), SALVO_OK);
+        assert_int_equal(salvo_event_record(ev, f->st2), SALVO_OK);
+        assert_int_equal(salvo_stream_wait_event(f->st, ev), SALVO_OK);
+    }
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st2), SALVO_OK);
+    expect(a, 24);
+    salvo_event_destroy(ev);
+    salvo_graph_destroy(g);
+    salvo_buffer_destroy(a);
+}
+
+/* A buffer and a kernel destroyed while a graph uses them live on until
+ * the graph goes and its replays are complete; so does a graph destroyed
+ * with replays pending. */
+static void test_lifetimes(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *a = filled(f, 0, SALVO_DOMAIN_DEVICE), *out = filled(f, 0, SALVO_DOMAIN_HOST);
+    salvo_kernel *k = NULL;
+    salvo_spec_constant sc = {0, 64};
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add2",
+                            .spec_constants = &sc, .spec_constant_count = 1};
+    assert_int_equal(salvo_kernel_create(f->dev, &kd, &k), SALVO_OK);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    salvo_binding bd = {0, a, 0, 0};
+    push2 p = {N, 3};
+    uint32_t groups[3] = {N / 64, 1, 1};
+    assert_int_equal(salvo_launch(f->st, k, groups, &bd, 1, &p, sizeof p), SALVO_OK);
+    assert_int_equal(salvo_copy(f->st, a, 0, out, 0, N * 4), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    salvo_buffer_destroy(a);
+    salvo_kernel_destroy(k);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    assert_int_equal(s.live_buffers, 2); /* held by the graph */
+    for (int r = 0; r < 4; r++)
+        assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(f->st), SALVO_OK);
+    salvo_graph_destroy(g); /* replays pending: never blocks */
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(out, 12);
+    assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    assert_int_equal(s.live_buffers, 1);
+    assert_int_equal(s.live_graphs, 0);
+    salvo_buffer_destroy(out);
+}
+
+/* What a capture refuses, with the capture going on; a stream destroyed
+ * mid-capture leaves no graph and holds nothing. */
+static void test_refused_during_capture(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *a = filled(f, 0, SALVO_DOMAIN_DEVICE), *other = filled(f, 9, SALVO_DOMAIN_DEVICE);
+    salvo_graph *g = NULL, *first = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    add(f, f->st, a, 1);
+    assert_int_equal(salvo_stream_end_capture(f->st, &first), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_ERROR_INVALID_STATE);
+    add(f, f->st, a, 1);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_ERROR_INVALID_STATE);
+    assert_non_null(strstr(salvo_last_error(), "capturing"));
+    uint32_t v[N];
+    assert_int_equal(salvo_buffer_read(a, 0, v, sizeof v), SALVO_ERROR_INVALID_STATE);
+    expect(other, 9); /* a buffer the capture does not write reads fine */
+    assert_int_equal(salvo_graph_launch(first, f->st), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_stream_flush(f->st), SALVO_OK);
+    if (f->info.timeline_semaphores) {
+        salvo_gate *gate = NULL;
+        assert_int_equal(salvo_gate_create(f->dev, &gate), SALVO_OK);
+        assert_int_equal(salvo_stream_wait_gate(f->st, gate, 1), SALVO_ERROR_INVALID_STATE);
+        salvo_gate_destroy(gate);
+    }
+    /* Work outside the capture not complete: no wait on it. */
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(f->dev, &ev), SALVO_OK);
+    add(f, f->st2, other, 1);
+    assert_int_equal(salvo_event_record(ev, f->st2), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(f->st, ev), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_stream_synchronize(f->st2), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(f->st, ev), SALVO_OK); /* complete: no wait */
+    add(f, f->st, a, 1);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    assert_int_equal(salvo_graph_node_count(g), 2);
+    salvo_graph *none = g;
+    assert_int_equal(salvo_stream_end_capture(f->st, &none), SALVO_ERROR_INVALID_STATE);
+    assert_null(none);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(first, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(a, 3);
+    /* The stream that began a capture goes: no graph is left. */
+    salvo_stream *tmp = NULL;
+    assert_int_equal(salvo_stream_create(f->dev, NULL, &tmp), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(tmp), SALVO_OK);
+    add(f, tmp, other, 1);
+    salvo_stream_destroy(tmp);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    assert_int_equal(s.live_graphs, 2);
+    expect(other, 10);
+    salvo_event_destroy(ev);
+    salvo_graph_destroy(g);
+    salvo_graph_destroy(first);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(other);
+}
+
+/* Bad arguments get clear statuses. */
+static void test_bad_arguments(void **state)
+{
+    fixture *f = *state;
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(NULL), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_stream_end_capture(f->st, NULL), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_graph_launch(NULL, f->st), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_graph_set_push(NULL, 0, NULL, 0), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_graph_node_count(NULL), 0);
+    salvo_graph_destroy(NULL);
+    /* An empty graph replays as nothing; a copy node takes no updates. */
+    salvo_buffer *a = filled(f, 1, SALVO_DOMAIN_DEVICE), *b = filled(f, 2, SALVO_DOMAIN_DEVICE);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    assert_int_equal(salvo_graph_node_count(g), 0);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, NULL), SALVO_ERROR_INVALID_ARGUMENT);
+    salvo_graph_destroy(g);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_copy(f->st, a, 0, b, 0, N * 4), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    push2 p = {N, 1};
+    assert_int_equal(salvo_graph_set_push(g, 0, &p, sizeof p), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(b, 1);
+    salvo_graph_destroy(g);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(b);
+}
+
+int main(void)
+{
+    lava_require_device();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_replay_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_barriers_only_between_levels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_updates_later_replays_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fork_join, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replays_pending_on_two_streams, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lifetimes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_during_capture, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
