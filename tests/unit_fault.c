@@ -182,10 +182,16 @@ static void test_scenario_clean(void **state)
     assert_true(r.completed && r.data_ok);
     assert_int_equal(r.injections_logged, 0);
     assert_true(r.alloc_total_blocks > 0); /* the allocator was used */
-    assert_int_equal(calls.calls[op_index("cmd_dispatch")], 2 * SCENARIO_LAUNCHES + 1);
-    static const char *const reached[] = {"enumerate",  "device_open", "buffer_create",
-                                          "pipeline_create", "cmd_begin", "cmd_end",
-                                          "fence_reset", "submit", "fence_wait"};
+    /* The graph's launches are recorded twice: at the end of the capture
+     * and again after the update (a pending replay still executes the
+     * first recording, so the second goes into a fresh one). */
+    assert_int_equal(calls.calls[op_index("cmd_dispatch")],
+                     2 * SCENARIO_LAUNCHES + 1 + 2 * GRAPH_NODES);
+    assert_int_equal(calls.calls[op_index("cmd_create_reusable")], 2);
+    static const char *const reached[] = {"enumerate",       "device_open", "buffer_create",
+                                          "pipeline_create", "cmd_begin",   "cmd_end",
+                                          "fence_reset",     "submit",      "fence_wait",
+                                          "cmd_begin_reusable"};
     for (size_t i = 0; i < sizeof reached / sizeof reached[0]; i++)
         if (calls.calls[op_index(reached[i])] == 0)
             fail_msg("the scenario never calls %s", reached[i]);

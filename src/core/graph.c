@@ -301,6 +301,21 @@ static salvo_status plan(engine_graph *g)
 /* Recording                                                           */
 /* ------------------------------------------------------------------ */
 
+/* "add, copy" into buf: the graph's kernels, for failures. */
+static void kernel_list(const engine_graph *g, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < g->name_count && used < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", g->names[i]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    if (g->has_copy && used < size)
+        snprintf(buf + used, size - used, "%s(copy)", used ? ", " : "");
+}
+
 /* A recording for chunk c that no pending batch executes: its own when
  * that is free, else a fresh one (the old one retires with the batches
  * that execute it). Its pool fits the chunk's launches. */
@@ -317,6 +332,7 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
             return QUEUE_FAIL(q, salvo_status_from_accel(ar),
                               "%s: descriptor pool reset failed (%s)", g->label,
                               accel_result_name(ar));
+        /* Too small for the chunk now: a fresh one below. */
         }
     }
     graph_recording *fresh = salvo_mem_calloc(q->alloc, 1, sizeof *fresh);
@@ -331,9 +347,11 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
         ar = VT(q)->descpool_create(SELF(q), q->adev, sets, per_set, &fresh->pool);
     if (ar != ACCEL_SUCCESS) {
         recording_free(q, fresh);
+        char names[256];
+        kernel_list(g, names, sizeof names);
         return QUEUE_FAIL(q, salvo_status_from_accel(ar),
-                          "%s: command buffer or descriptor pool: %s", g->label,
-                          accel_result_name(ar));
+                          "%s: command buffer or descriptor pool: %s; kernels: %s", g->label,
+                          accel_result_name(ar), names);
     }
     if (rec) {
         if (rec->last_serial && !queue_batch_done_locked(q, rec->last_serial))
@@ -387,8 +405,10 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
     if (ar != ACCEL_SUCCESS) {
         /* Not executable: recorded from scratch next time. */
         VT(q)->cmd_reset(SELF(q), q->adev, rec->cmd);
-        return QUEUE_FAIL(q, salvo_status_from_accel(ar), "%s: recording %s (%s)", g->label,
-                          what, accel_result_name(ar));
+        char names[256];
+        kernel_list(g, names, sizeof names);
+        return QUEUE_FAIL(q, salvo_status_from_accel(ar), "%s: recording %s (%s); kernels: %s",
+                          g->label, what, accel_result_name(ar), names);
     }
     c->stale = false;
     return SALVO_OK;

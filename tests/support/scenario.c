@@ -196,6 +196,8 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
     salvo_kernel *k = NULL;
     salvo_stream *st[2] = {NULL, NULL};
     salvo_event *ev = NULL;
+    salvo_graph *g = NULL;
+    bool capturing = false;
 
     if (!step(&r, "device_create", -1, cfg->open(cfg->user, &desc, fault, &dev)))
         goto failed;
@@ -238,6 +240,25 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
         !step(&r, "launch A after copy", -1, add(st[0], k, y, 1)) ||
         !step(&r, "synchronize A again", -1, salvo_stream_synchronize(st[0])))
         goto failed;
+    /* A graph of GRAPH_NODES launches on x, replayed twice, updated (to
+     * the same value: recorded again, the data unchanged), replayed once
+     * more. */
+    if (!step(&r, "begin_capture A", -1, salvo_stream_begin_capture(st[0])))
+        goto failed;
+    capturing = true;
+    for (int i = 0; i < GRAPH_NODES; i++)
+        if (!step(&r, "capture launch A", i, add(st[0], k, x, 1)))
+            goto failed;
+    capturing = false; /* over, whatever end_capture returns */
+    if (!step(&r, "end_capture A", -1, salvo_stream_end_capture(st[0], &g)) ||
+        !step(&r, "graph_launch A", 0, salvo_graph_launch(g, st[0])) ||
+        !step(&r, "graph_launch A", 1, salvo_graph_launch(g, st[0])))
+        goto failed;
+    const uint32_t push[2] = {SCENARIO_N, 1};
+    if (!step(&r, "graph_set_push", -1, salvo_graph_set_push(g, 1, push, sizeof push)) ||
+        !step(&r, "graph_launch A", 2, salvo_graph_launch(g, st[0])) ||
+        !step(&r, "synchronize A graph", -1, salvo_stream_synchronize(st[0])))
+        goto failed;
     memset(xs, 0, sizeof xs);
     memset(ys, 0, sizeof ys);
     if (!step(&r, "buffer_read DEVICE", -1, salvo_buffer_read(x, 0, xs, sizeof xs)) ||
@@ -246,7 +267,9 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
     res->completed = true;
     res->data_ok = true;
     /* A launches on x; B, after the event, on x and y in turn. */
-    uint32_t dx = cfg->dispatch_computes ? SCENARIO_LAUNCHES + (SCENARIO_LAUNCHES + 1) / 2 : 0;
+    uint32_t dx = cfg->dispatch_computes
+                      ? SCENARIO_LAUNCHES + (SCENARIO_LAUNCHES + 1) / 2 + GRAPH_REPLAYS * GRAPH_NODES
+                      : 0;
     uint32_t dy = cfg->dispatch_computes ? SCENARIO_LAUNCHES / 2 + 1 : 0;
     for (uint32_t i = 0; i < SCENARIO_N; i++)
         if (xs[i] != X_INIT(i) + dx || ys[i] != Y_INIT + dy)
@@ -254,6 +277,9 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
     goto cleanup;
 
 failed:
+    /* A failed call leaves a capture going: end it as a program would. */
+    if (capturing && salvo_stream_end_capture(st[0], &g) != SALVO_OK)
+        g = NULL;
     if (dev && cfg->probe) {
         /* Reported once: a later wait must not report it again. */
         for (int i = 0; i < 2; i++) {
@@ -278,6 +304,7 @@ failed:
 cleanup:
     if (cfg->before_cleanup)
         cfg->before_cleanup(cfg->user);
+    salvo_graph_destroy(g);
     salvo_event_destroy(ev);
     salvo_stream_destroy(st[1]);
     salvo_stream_destroy(st[0]);

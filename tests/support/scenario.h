@@ -5,7 +5,8 @@
  * The scenario is a whole program in miniature: open a device, create two
  * buffers (a DEVICE one written with data, a HOST one), the add kernel and
  * two streams A and B; 150 launches on A, an event recorded on A, B waits
- * for it, 150 launches on B; synchronize both, read back, destroy
+ * for it, 150 launches on B; synchronize both; a copy and a launch on A;
+ * a graph of launches captured on A, replayed, updated, replayed; read back, destroy
  * everything, destroy the device. It stops at the first public call that
  * fails (a negative status or SALVO_TIMEOUT), then still destroys
  * everything it created.
@@ -29,6 +30,8 @@ enum {
     SCENARIO_N = 1024,        /* uints per buffer */
     SCENARIO_LAUNCHES = 150,  /* per stream */
     SCENARIO_BATCH = 32,      /* small: several batches in flight, the slot ring wraps */
+    GRAPH_NODES = 3,          /* launches on x captured into the graph */
+    GRAPH_REPLAYS = 3,
     SCENARIO_NAME_MAX = 64
 };
 

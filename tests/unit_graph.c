@@ -1,0 +1,211 @@
+/* Graphs on the fake accelerator: the command buffers a replay executes
+ * stay untouched while batches that execute them are pending (an update
+ * records into fresh ones), a failed replay is reported naming the graph
+ * and its kernels, and nothing a graph uses is freed under its replays. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "add.spv.h"
+#include "api/internal.h"
+#include "support/fake_accel.h"
+
+typedef struct env {
+    fake_accel *f;
+    salvo_device *dev;
+    salvo_kernel *k;
+    salvo_buffer *buf[2];
+    salvo_stream *st[2];
+} env;
+
+static void open_env(env *e, fake_complete_mode mode)
+{
+    memset(e, 0, sizeof *e);
+    e->f = fake_create();
+    assert_non_null(e->f);
+    e->f->complete = mode;
+    salvo_device_desc d = {.batch_size = 64};
+    assert_int_equal(device_create_with_accel(&d, fake_accel_get(e->f), &e->dev), SALVO_OK);
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
+    assert_int_equal(salvo_kernel_create(e->dev, &kd, &e->k), SALVO_OK);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(salvo_buffer_create(e->dev, 1024, SALVO_DOMAIN_DEVICE, &e->buf[i]),
+                         SALVO_OK);
+        assert_int_equal(salvo_stream_create(e->dev, NULL, &e->st[i]), SALVO_OK);
+    }
+}
+
+static void close_env(env *e)
+{
+    for (int i = 0; i < 2; i++) {
+        salvo_stream_destroy(e->st[i]);
+        salvo_buffer_destroy(e->buf[i]);
+    }
+    salvo_kernel_destroy(e->k);
+    salvo_device_destroy(e->dev);
+    assert_int_equal(fake_illegal_total(e->f), 0);
+    assert_int_equal(fake_live_total(e->f), 0);
+    fake_free(e->f);
+}
+
+static salvo_status add(env *e, salvo_stream *st, salvo_buffer *b, uint32_t value)
+{
+    const uint32_t groups[3] = {4, 1, 1};
+    const salvo_binding bind = {.binding = 0, .buffer = b};
+    const uint32_t push[2] = {256, value};
+    return salvo_launch(st, e->k, groups, &bind, 1, push, sizeof push);
+}
+
+static salvo_graph *capture(env *e, int nodes)
+{
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(e->st[0]), SALVO_OK);
+    for (int i = 0; i < nodes; i++)
+        assert_int_equal(add(e, e->st[0], e->buf[i % 2], 1), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(e->st[0], &g), SALVO_OK);
+    return g;
+}
+
+/* An update while replays are pending records into a fresh command
+ * buffer; the one pending batches execute is never begun again, reset or
+ * freed before they complete (the fake counts that as an illegal use). */
+static void test_update_while_pending(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, FAKE_COMPLETE_MANUAL);
+    salvo_graph *g = capture(&e, 4);
+    assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 1);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    const uint32_t push[2] = {256, 5};
+    assert_int_equal(salvo_graph_set_push(g, 2, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 2);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_pending(e.f), 2);
+    /* Both done: the next update records in place. */
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_graph_set_push(g, 2, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 2);
+    /* Destroyed with a replay pending: never blocks, nothing freed early. */
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    salvo_graph_destroy(g);
+    assert_int_equal(fake_live(e.f, FAKE_CMD) > 0, true);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 12);
+    close_env(&e);
+}
+
+/* A replay whose batch the queue refuses is reported once, by the
+ * stream's synchronize, naming the graph and its kernel. */
+static void test_failed_replay_names_graph(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, FAKE_COMPLETE_AUTO);
+    salvo_graph *g = capture(&e, 3);
+    fake_set_result(e.f, "submit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    const char *msg = salvo_last_error();
+    assert_non_null(strstr(msg, "graph 1"));
+    assert_non_null(strstr(msg, "add"));
+    assert_non_null(strstr(msg, "3 launches"));
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    /* The graph still replays. */
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 3);
+    /* Device loss is sticky for replays too. */
+    fake_lose_device(e.f);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_ERROR_DEVICE_LOST);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_ERROR_DEVICE_LOST);
+    salvo_graph_destroy(g);
+    close_env(&e);
+}
+
+/* A failed recording at end of capture leaves no graph and holds
+ * nothing; a failed re-recording at replay records nothing, and the next
+ * replay tries again. */
+static void test_recording_failures(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, FAKE_COMPLETE_AUTO);
+    assert_int_equal(salvo_stream_begin_capture(e.st[0]), SALVO_OK);
+    assert_int_equal(add(&e, e.st[0], e.buf[0], 1), SALVO_OK);
+    fake_set_result(e.f, "cmd_begin_reusable", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_end_capture(e.st[0], &g), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    assert_null(g);
+    assert_non_null(strstr(salvo_last_error(), "kernels: add"));
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(e.dev, &s), SALVO_OK);
+    assert_int_equal(s.live_graphs, 0);
+    /* The stream is out of the capture. */
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    g = capture(&e, 2);
+    const uint32_t push[2] = {256, 5};
+    assert_int_equal(salvo_graph_set_push(g, 0, push, sizeof push), SALVO_OK);
+    fake_set_result(e.f, "cmd_begin_reusable", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    uint64_t before = fake_dispatches_completed(e.f);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), before);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), before + 2);
+    salvo_graph_destroy(g);
+    close_env(&e);
+}
+
+/* Buffers and kernels a graph holds outlive their destroy; they go with
+ * the graph. */
+static void test_holds(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, FAKE_COMPLETE_MANUAL);
+    salvo_buffer *b = NULL;
+    assert_int_equal(salvo_buffer_create(e.dev, 1024, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(e.st[0]), SALVO_OK);
+    assert_int_equal(add(&e, e.st[0], b, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(e.st[0], &g), SALVO_OK);
+    uint64_t buffers = fake_live(e.f, FAKE_BUFFER);
+    salvo_buffer_destroy(b);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_live(e.f, FAKE_BUFFER), buffers); /* held */
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    salvo_graph_destroy(g);
+    assert_int_equal(fake_live(e.f, FAKE_BUFFER), buffers); /* a replay pending */
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_live(e.f, FAKE_BUFFER), buffers - 1);
+    close_env(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_update_while_pending),
+        cmocka_unit_test(test_failed_replay_names_graph),
+        cmocka_unit_test(test_recording_failures),
+        cmocka_unit_test(test_holds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
