@@ -8,6 +8,10 @@
  *    in us/launch and launches/s, launch calls + synchronize, wall clock;
  *  - host ns per recorded launch (launch calls only, nothing submitted);
  *  - one launch + synchronize round trip, and the CPU time it costs;
+ *  - graphs of 10,000 tiny launches (dependent, independent) captured once
+ *    and replayed: device us per node, host us per replay, capture ms, the
+ *    cost of updating one node's push constants, and a one-node graph's
+ *    launch + synchronize round trip beside a plain launch's;
  *  - saxpy GB/s (3 x array bytes per run);
  *  - explicit transfer GB/s (write and read of a DEVICE buffer);
  *  - host gate latency (raise -> the gated launch seen complete);
@@ -262,6 +266,183 @@ static void bench_roundtrip(bench *b, const opts *o)
     free(t);
     salvo_stream_destroy(st);
     salvo_buffer_destroy(buf);
+}
+
+/* Exit 1 unless the 64 words at each of count offsets step apart in buf
+ * are all want. */
+static void expect_words(salvo_buffer *buf, uint32_t count, uint64_t step, uint32_t want,
+                         const char *what)
+{
+    uint64_t size = (uint64_t)(count - 1) * step + 256;
+    uint32_t *v = malloc(size);
+    CHECK(salvo_buffer_read(buf, 0, v, size));
+    for (uint32_t s = 0; s < count; s++)
+        for (uint32_t i = 0; i < 64; i++)
+            if (v[s * step / 4 + i] != want) {
+                fprintf(stderr, "%s: word %u of slice %u is %u, want %u\n", what, i, s,
+                        v[s * step / 4 + i], want);
+                exit(1);
+            }
+    free(v);
+}
+
+/* n launches of add (64 elements, +1) captured on st: on one slice
+ * (dependent: a barrier between each) or each on its own slice
+ * (independent: no barrier). */
+static salvo_graph *capture_adds(bench *b, salvo_stream *st, salvo_buffer *buf, uint32_t n,
+                                 bool dependent)
+{
+    uint32_t push[2] = {64, 1};
+    uint32_t groups[3] = {1, 1, 1};
+    salvo_binding bd = {.binding = 0, .buffer = buf, .size = 256};
+    CHECK(salvo_stream_begin_capture(st));
+    for (uint32_t i = 0; i < n; i++) {
+        bd.offset = dependent ? 0 : (uint64_t)i * b->align;
+        CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
+    }
+    salvo_graph *g = NULL;
+    CHECK(salvo_stream_end_capture(st, &g));
+    if (salvo_graph_node_count(g) != n) {
+        fprintf(stderr, "graph: %u nodes, want %u\n", salvo_graph_node_count(g), n);
+        exit(1);
+    }
+    return g;
+}
+
+/* Replays that find a free batch slot (a stream has 3): the later ones of
+ * a run wait for the device, which the per-node figure counts. */
+enum { FREE_SLOTS = 3 };
+
+static void bench_graphs(bench *b, const opts *o)
+{
+    uint32_t n = b->cpu && !o->full ? 1000 : 10000;
+    uint32_t replays = 10;
+    salvo_stream *st = NULL;
+    CHECK(salvo_stream_create(b->dev, NULL, &st));
+    printf("\n%-28s %14s %14s %14s\n", "graphs", "us/node", "host us/replay", "capture ms");
+    double dep_host = 0;
+    salvo_graph *dep_graph = NULL;
+    salvo_buffer *dep_buf = NULL;
+    for (int mode = 0; mode < 2; mode++) {
+        bool dependent = mode == 0;
+        salvo_buffer *buf = NULL;
+        uint64_t size = dependent ? 256 : (uint64_t)(n - 1) * b->align + 256;
+        CHECK(salvo_buffer_create(b->dev, size, SALVO_DOMAIN_DEVICE, &buf));
+        zero(buf);
+        double node[32], capture[32], host[32 * FREE_SLOTS];
+        int hosts = 0;
+        for (int r = 0; r < o->repeats; r++) {
+            double t0 = now_s();
+            salvo_graph *g = capture_adds(b, st, buf, n, dependent);
+            capture[r] = now_s() - t0;
+            CHECK(salvo_graph_launch(g, st)); /* warm-up */
+            CHECK(salvo_stream_synchronize(st));
+            t0 = now_s();
+            for (uint32_t k = 0; k < replays; k++) {
+                double t1 = now_s();
+                CHECK(salvo_graph_launch(g, st));
+                if (k < FREE_SLOTS)
+                    host[hosts++] = now_s() - t1;
+            }
+            CHECK(salvo_stream_synchronize(st));
+            node[r] = (now_s() - t0) / ((double)replays * n);
+            /* The dependent graph of the last run stays for the update. */
+            if (dependent && r == o->repeats - 1)
+                dep_graph = g;
+            else
+                salvo_graph_destroy(g);
+        }
+        /* Every replay adds n (dependent) or 1 (each slice) to each word. */
+        uint32_t want = (uint32_t)o->repeats * (replays + 1) * (dependent ? n : 1);
+        expect_words(buf, dependent ? 1 : n, b->align, want,
+                     dependent ? "graph dep" : "graph indep");
+        double us = median(node, o->repeats) * 1e6, h = median(host, hosts) * 1e6;
+        double ms = median(capture, o->repeats) * 1e3;
+        char label[64], name[96];
+        snprintf(label, sizeof label, "%s, %u nodes", dependent ? "dependent" : "independent", n);
+        printf("%-28s %14.2f %14.1f %14.2f\n", label, us, h, ms);
+        const char *kind = dependent ? "dep" : "indep";
+        snprintf(name, sizeof name, "graph_%s_n%u_us_per_node", kind, n);
+        metric(b, name, us, "us/node");
+        snprintf(name, sizeof name, "graph_%s_n%u_host_us_per_replay", kind, n);
+        metric(b, name, h, "us");
+        snprintf(name, sizeof name, "graph_%s_n%u_capture_ms", kind, n);
+        metric(b, name, ms, "ms");
+        if (dependent) {
+            dep_host = h;
+            dep_buf = buf;
+        } else {
+            salvo_buffer_destroy(buf);
+        }
+    }
+
+    /* Update: new push constants for one node, then a replay; the host
+     * time of the two calls (the replay records the node's chunk again). */
+    int iters = b->cpu && !o->full ? 20 : 100;
+    double *t = malloc(sizeof *t * (size_t)iters);
+    zero(dep_buf);
+    uint32_t want = 0;
+    for (int i = 0; i < iters; i++) {
+        uint32_t push[2] = {64, 1 + (uint32_t)(i & 1)}; /* alternate, so each call changes it */
+        double t0 = now_s();
+        CHECK(salvo_graph_set_push(dep_graph, n / 2, push, sizeof push));
+        CHECK(salvo_graph_launch(dep_graph, st));
+        t[i] = now_s() - t0;
+        CHECK(salvo_stream_synchronize(st));
+        want += n - 1 + push[1];
+    }
+    expect_words(dep_buf, 1, 0, want, "graph update");
+    double upd = median(t, iters) * 1e6;
+    printf("update one node's push constants + replay: %.1f us on the host (a replay alone %.1f)\n",
+           upd, dep_host);
+    metric(b, "graph_update_host_us", upd, "us");
+    salvo_graph_destroy(dep_graph);
+    salvo_buffer_destroy(dep_buf);
+    free(t);
+
+    /* One node: graph launch + synchronize, as bench_roundtrip does with a
+     * launch, alternating with a launch + synchronize of the same kernel so
+     * that both see the same machine. */
+    iters = b->cpu && !o->full ? 200 : 2000;
+    salvo_buffer *buf = NULL;
+    CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &buf));
+    zero(buf);
+    salvo_graph *g = capture_adds(b, st, buf, 1, true);
+    CHECK(salvo_graph_launch(g, st)); /* warm-up */
+    CHECK(salvo_stream_synchronize(st));
+    uint32_t push[2] = {64, 1};
+    uint32_t groups[3] = {1, 1, 1};
+    salvo_binding bd = {.binding = 0, .buffer = buf, .size = 256};
+    t = malloc(sizeof *t * (size_t)iters * 3);
+    double *tl = t + iters, *tk = t + 2 * iters;
+    double cpu = 0, wall = 0;
+    for (int i = 0; i < iters; i++) {
+        double c0 = cpu_s(), t0 = now_s();
+        CHECK(salvo_graph_launch(g, st));
+        double t1 = now_s();
+        CHECK(salvo_stream_synchronize(st));
+        double t2 = now_s();
+        cpu += cpu_s() - c0;
+        wall += t2 - t0;
+        t[i] = t2 - t0;
+        tl[i] = t1 - t0;
+        CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
+        CHECK(salvo_stream_synchronize(st));
+        tk[i] = now_s() - t2;
+    }
+    expect_words(buf, 1, 0, 2 * (uint32_t)iters + 1, "graph 1 node");
+    cpu /= iters;
+    wall /= iters;
+    double m = median(t, iters) * 1e6;
+    printf("graph launch + synchronize (1 node): %.1f us median (launch %.1f), %.1f us CPU "
+           "(%.0f%% of wall); launch + synchronize beside it: %.1f us\n",
+           m, median(tl, iters) * 1e6, cpu * 1e6, 100 * cpu / wall, median(tk, iters) * 1e6);
+    metric(b, "graph_1node_roundtrip_us", m, "us");
+    metric(b, "graph_1node_roundtrip_cpu_us", cpu * 1e6, "us");
+    free(t);
+    salvo_graph_destroy(g);
+    salvo_buffer_destroy(buf);
+    salvo_stream_destroy(st);
 }
 
 static void bench_saxpy(bench *b, const opts *o)
@@ -618,6 +799,7 @@ int main(int argc, char **argv)
     bench_chains(&b, &o);
     bench_record(&b, &o);
     bench_roundtrip(&b, &o);
+    bench_graphs(&b, &o);
     bench_saxpy(&b, &o);
     bench_transfer(&b, &o);
     bench_gate(&b, &o);

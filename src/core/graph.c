@@ -119,7 +119,10 @@ static salvo_access node_access(const engine_graph *g, const graph_node *n, uint
 /* ------------------------------------------------------------------ */
 
 /* What earlier nodes did to one buffer: ranges with the highest level
- * that read or wrote them. */
+ * that read or wrote them, sorted by where they begin, so that a lookup
+ * looks only at the ranges that can overlap (those beginning less than
+ * the longest range before the one looked up). Also the span of all it
+ * touched and how, the buffer's touch for the stream's hazards. */
 typedef struct track_entry {
     uint64_t begin, end;
     bool write;
@@ -130,6 +133,9 @@ typedef struct track {
     const void *buffer; /* NULL: a free cell of the table */
     track_entry *e;
     size_t count, cap;
+    uint64_t longest; /* the longest range ever noted */
+    uint64_t lo, hi;  /* the span touched */
+    salvo_access how;
 } track;
 
 typedef struct tracks {
@@ -150,24 +156,58 @@ static track *track_of(tracks *t, const void *buffer)
 
 static void tracks_free(tracks *t)
 {
-    for (size_t i = 0; i < t->cap; i++)
+    for (size_t i = 0; t->cells && i < t->cap; i++)
         salvo_mem_free(t->a, t->cells[i].e);
     salvo_mem_free(t->a, t->cells);
 }
 
-/* Note that a node of this level touched [b, e) of tr. */
-static bool track_note(tracks *t, track *tr, uint64_t b, uint64_t e, bool write, uint32_t level)
+/* The first entry of tr that may overlap a range beginning at lo. */
+static size_t track_first(const track *tr, uint64_t lo)
 {
+    uint64_t from = lo > tr->longest ? lo - tr->longest : 0;
+    size_t l = 0, r = tr->count;
+    while (l < r) {
+        size_t m = l + (r - l) / 2;
+        if (tr->e[m].begin < from)
+            l = m + 1;
+        else
+            r = m;
+    }
+    return l;
+}
+
+/* The highest level, plus one, of what [lo, hi) conflicts with in tr. */
+static uint32_t track_after(const track *tr, uint64_t lo, uint64_t hi, bool write)
+{
+    uint32_t level = 0;
+    for (size_t k = track_first(tr, lo); k < tr->count && tr->e[k].begin < hi; k++)
+        if (lo < tr->e[k].end && (write || tr->e[k].write) && tr->e[k].level + 1 > level)
+            level = tr->e[k].level + 1;
+    return level;
+}
+
+/* Note that a node of this level touched [b, e) of tr. */
+static bool track_note(tracks *t, track *tr, uint64_t b, uint64_t e, salvo_access how,
+                       uint32_t level)
+{
+    bool write = how & SALVO_ACCESS_WRITE;
+    if (!tr->how || b < tr->lo)
+        tr->lo = b;
+    if (!tr->how || e > tr->hi)
+        tr->hi = e;
+    tr->how |= how;
+    size_t first = track_first(tr, b);
     if (write) {
         /* A write hides what it covers: whatever conflicts with those
          * conflicts with it, and its level is higher. */
-        size_t k = 0;
-        for (size_t i = 0; i < tr->count; i++)
+        size_t k = first, i = first;
+        for (; i < tr->count && tr->e[i].begin < e; i++)
             if (!(tr->e[i].begin >= b && tr->e[i].end <= e))
                 tr->e[k++] = tr->e[i];
-        tr->count = k;
+        memmove(tr->e + k, tr->e + i, (tr->count - i) * sizeof *tr->e);
+        tr->count -= i - k;
     } else {
-        for (size_t i = 0; i < tr->count; i++)
+        for (size_t i = first; i < tr->count && tr->e[i].begin <= b; i++)
             if (!tr->e[i].write && tr->e[i].begin == b && tr->e[i].end == e) {
                 if (level > tr->e[i].level)
                     tr->e[i].level = level;
@@ -176,18 +216,28 @@ static bool track_note(tracks *t, track *tr, uint64_t b, uint64_t e, bool write,
     }
     if (!salvo_mem_grow(t->a, (void **)&tr->e, &tr->cap, tr->count + 1, sizeof *tr->e))
         return false;
-    tr->e[tr->count++] = (track_entry){b, e, write, level};
+    /* Keep the order: most ranges come in rising order, so this is
+     * usually the end. */
+    size_t at = tr->count;
+    while (at > 0 && tr->e[at - 1].begin > b)
+        at--;
+    memmove(tr->e + at + 1, tr->e + at, (tr->count - at) * sizeof *tr->e);
+    tr->e[at] = (track_entry){b, e, write, level};
+    tr->count++;
+    if (e - b > tr->longest)
+        tr->longest = e - b;
     return true;
 }
 
-/* Give every node its level; g->levels their count. */
-static salvo_status compute_levels(engine_graph *g)
+/* Give every node its level; g->levels their count; t what each buffer
+ * saw (the caller frees it). */
+static salvo_status compute_levels(engine_graph *g, tracks *t)
 {
-    tracks t = {.a = g->q->alloc, .cap = 16};
-    while (t.cap < 2 * (size_t)g->bind_count + 2)
-        t.cap *= 2;
-    t.cells = salvo_mem_calloc(t.a, t.cap, sizeof *t.cells);
-    if (!t.cells)
+    *t = (tracks){.a = g->q->alloc, .cap = 16};
+    while (t->cap < 2 * (size_t)g->bind_count + 2)
+        t->cap *= 2;
+    t->cells = salvo_mem_calloc(t->a, t->cap, sizeof *t->cells);
+    if (!t->cells)
         return SALVO_ERROR_OUT_OF_HOST_MEMORY;
     g->levels = 0;
     for (uint32_t j = 0; j < g->node_count; j++) {
@@ -195,25 +245,20 @@ static salvo_status compute_levels(engine_graph *g)
         const accel_bind *b = &g->binds[n->bind_at];
         uint32_t level = 0;
         for (uint32_t i = 0; i < n->bind_count; i++) {
-            bool write = node_access(g, n, i) & SALVO_ACCESS_WRITE;
-            track *tr = track_of(&t, b[i].buffer);
-            uint64_t lo = b[i].offset, hi = b[i].offset + b[i].size;
-            for (size_t k = 0; k < tr->count; k++)
-                if (tr->e[k].begin < hi && lo < tr->e[k].end && (write || tr->e[k].write) &&
-                    tr->e[k].level + 1 > level)
-                    level = tr->e[k].level + 1;
+            uint32_t after = track_after(track_of(t, b[i].buffer), b[i].offset,
+                                         b[i].offset + b[i].size,
+                                         node_access(g, n, i) & SALVO_ACCESS_WRITE);
+            if (after > level)
+                level = after;
         }
         n->level = level;
         for (uint32_t i = 0; i < n->bind_count; i++)
-            if (!track_note(&t, track_of(&t, b[i].buffer), b[i].offset, b[i].offset + b[i].size,
-                            node_access(g, n, i) & SALVO_ACCESS_WRITE, level)) {
-                tracks_free(&t);
+            if (!track_note(t, track_of(t, b[i].buffer), b[i].offset, b[i].offset + b[i].size,
+                            node_access(g, n, i), level))
                 return SALVO_ERROR_OUT_OF_HOST_MEMORY;
-            }
         if (level + 1 > g->levels)
             g->levels = level + 1;
     }
-    tracks_free(&t);
     return SALVO_OK;
 }
 
@@ -222,9 +267,12 @@ static salvo_status compute_levels(engine_graph *g)
 static salvo_status plan(engine_graph *g)
 {
     const salvo_allocator *a = g->q->alloc;
-    salvo_status r = compute_levels(g);
-    if (r != SALVO_OK)
+    tracks t;
+    salvo_status r = compute_levels(g, &t);
+    if (r != SALVO_OK) {
+        tracks_free(&t);
         return r;
+    }
     uint32_t n = g->node_count;
     uint32_t *order = salvo_mem_alloc(a, (n ? n : 1) * sizeof *order);
     bool *barrier = salvo_mem_calloc(a, n ? n : 1, sizeof *barrier);
@@ -232,6 +280,7 @@ static salvo_status plan(engine_graph *g)
     graph_touch *touch = salvo_mem_alloc(a, (g->bind_count ? g->bind_count : 1) * sizeof *touch);
     const char **names = salvo_mem_alloc(a, (n ? n : 1) * sizeof *names);
     if (!order || !barrier || !start || !touch || !names) {
+        tracks_free(&t);
         salvo_mem_free(a, order);
         salvo_mem_free(a, barrier);
         salvo_mem_free(a, start);
@@ -254,24 +303,15 @@ static salvo_status plan(engine_graph *g)
         barrier[p] = g->nodes[order[p]].level != g->nodes[order[p - 1]].level;
     /* One touch per buffer: the span of its ranges, every way it is used. */
     uint32_t touches = 0, name_count = 0, launches = 0;
+    for (size_t i = 0; i < t.cap; i++)
+        if (t.cells[i].buffer)
+            touch[touches++] = (graph_touch){t.cells[i].buffer, t.cells[i].lo, t.cells[i].hi,
+                                             t.cells[i].how};
+    tracks_free(&t);
     bool has_copy = false;
     uint64_t groups = 0;
     for (uint32_t j = 0; j < n; j++) {
         const graph_node *nd = &g->nodes[j];
-        const accel_bind *b = &g->binds[nd->bind_at];
-        for (uint32_t i = 0; i < nd->bind_count; i++) {
-            uint32_t k = 0;
-            while (k < touches && touch[k].buffer != b[i].buffer)
-                k++;
-            if (k == touches)
-                touch[touches++] = (graph_touch){b[i].buffer, b[i].offset,
-                                                 b[i].offset + b[i].size, 0};
-            if (b[i].offset < touch[k].begin)
-                touch[k].begin = b[i].offset;
-            if (b[i].offset + b[i].size > touch[k].end)
-                touch[k].end = b[i].offset + b[i].size;
-            touch[k].how |= node_access(g, nd, i);
-        }
         if (!nd->kernel) {
             has_copy = true;
             continue;
