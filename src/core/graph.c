@@ -204,8 +204,10 @@ static bool track_note(tracks *t, track *tr, uint64_t b, uint64_t e, salvo_acces
         for (; i < tr->count && tr->e[i].begin < e; i++)
             if (!(tr->e[i].begin >= b && tr->e[i].end <= e))
                 tr->e[k++] = tr->e[i];
-        memmove(tr->e + k, tr->e + i, (tr->count - i) * sizeof *tr->e);
-        tr->count -= i - k;
+        if (k < i) {
+            memmove(tr->e + k, tr->e + i, (tr->count - i) * sizeof *tr->e);
+            tr->count -= i - k;
+        }
     } else {
         for (size_t i = first; i < tr->count && tr->e[i].begin <= b; i++)
             if (!tr->e[i].write && tr->e[i].begin == b && tr->e[i].end == e) {

@@ -73,7 +73,11 @@ enum {
     MAX_THREADS = 4,
     MAX_ARGS = 10,
     RAISE_QUEUE = 512,
-    LOST_TAIL = 15    /* calls issued after a loss, to see they fail fast */
+    LOST_TAIL = 15,   /* calls issued after a loss, to see they fail fast */
+    MAX_GRAPHS = 4,   /* graph slots per thread */
+    MAX_CAPS = 2,     /* captures in progress per thread */
+    MAX_ZOMBIES = 12, /* destroyed buffers that graphs still use, modelled privately */
+    NBUF = MAX_BUFS + MAX_ZOMBIES
 };
 
 /* ------------------------------------------------------------------ */
@@ -108,7 +112,13 @@ enum {
     X(WAIT_EVENT, "wait_event", "s e")                                                             \
     X(WAIT_GATE, "wait_gate", "s g v delay_us")                                                    \
     X(STATS, "stats", "")                                                                          \
-    X(BAD, "bad", "what s b k e g")                                                                \
+    X(BEGIN_CAPTURE, "begin_capture", "s")                                                         \
+    X(END_CAPTURE, "end_capture", "s gr")                                                          \
+    X(GRAPH_LAUNCH, "graph_launch", "gr s")                                                        \
+    X(GRAPH_SET_PUSH, "graph_set_push", "gr node n v")                                             \
+    X(GRAPH_SET_BINDINGS, "graph_set_bindings", "gr node b off sz b2 off2 sz2")                    \
+    X(GRAPH_DESTROY, "graph_destroy", "gr")                                                        \
+    X(BAD, "bad", "what s b k e g gr node")                                                        \
     X(END_CHECK, "end_check", "")
 
 enum op_kind {
@@ -154,6 +164,11 @@ enum bad_kind {
     BAD_WAIT_NULL,
     BAD_GATE_LOWER,
     BAD_KERNEL_SIZE,
+    BAD_BEGIN_CAPTURE_NULL,
+    BAD_END_CAPTURE_NULL,
+    BAD_GRAPH_LAUNCH_NULL,
+    BAD_GRAPH_PUSH_SIZE,
+    BAD_GRAPH_NO_BINDINGS,
     BAD_COUNT
 };
 
@@ -185,9 +200,15 @@ static bool g_strict_layer;
 /* MODEL_AVOID=gate_destroy: destroy gates only after every stream, to look
  * past a failure of destroying a gate that a stream still waits on. */
 static bool g_avoid_gate_destroy;
+/* Known library bugs the generator steps around unless MODEL_EXPOSE names
+ * them (see README "Known library bugs"). empty_replay: a replay of a graph
+ * of 0 nodes counts one launch in its batch and none in launches_pending,
+ * which wraps below 0 when the batch completes. */
+static bool g_avoid_empty_replay;
 static _Atomic uint64_t g_layer_timeouts, g_layer_timeouts_total;
 /* What the run exercised, for the summary. */
 static _Atomic uint64_t g_n_cancelled, g_n_timeouts, g_n_errors;
+static _Atomic uint64_t g_n_nodes, g_n_replayed, g_n_joins, g_n_refused, g_n_zombies;
 static char g_trace_path[512];
 
 /* Kernels are shared by every thread of a seed (created by the main
@@ -290,6 +311,7 @@ typedef struct sinfo {
     uint32_t completed; /* known to have finished (host saw it) */
     uint32_t boundary;  /* known to have been submitted: no cancel can reach it */
     uint32_t vc[MAX_SID]; /* per other stream: last op this stream is ordered after */
+    int cap;              /* the capture it is in (began or joined; mcap.num), 0 none */
     wentry *win;
     size_t nwin, capwin;
 } sinfo;
@@ -318,6 +340,7 @@ typedef struct mevent {
     uint32_t point;
     uint32_t vc[MAX_SID];
     int state;
+    int capn; /* recorded during capture capn (mcap.num): a point of a graph, 0 none */
 } mevent;
 
 typedef struct mgate {
@@ -329,6 +352,39 @@ typedef struct mgate {
     double last_due;
 } mgate;
 
+/* A node of a graph (or of a capture in progress): the launch or copy it
+ * was captured from, with its updates. Buffers are model indices: a user
+ * slot, or a zombie (>= MAX_BUFS) once the user destroyed the buffer while
+ * a graph still used it. Offsets and sizes in elements (sz 0: to the
+ * end). */
+enum { NK_ADD, NK_LCOPY, NK_COPY };
+
+typedef struct mnode {
+    int kind;
+    uint32_t local, groups; /* launches: they cover groups * local elements */
+    int b[2];               /* add: b[0] data; copies: b[0] source, b[1] destination */
+    uint32_t off[2], sz[2];
+    uint32_t n, v;          /* push constants: elements, value added (copy: 0) */
+} mnode;
+
+typedef struct nodelist {
+    mnode *v;
+    uint32_t n, cap;
+} nodelist;
+
+typedef struct mgraph {
+    salvo_graph *h;
+    nodelist nodes;
+} mgraph;
+
+typedef struct mcap {
+    int num;         /* this thread's capture number, 0: the slot is free */
+    int origin;      /* the stream id that began it */
+    uint64_t began;  /* c->ops at the begin */
+    uint32_t limit;  /* the generator ends it after this many calls */
+    nodelist nodes;  /* node i: the i-th launch or copy captured with SALVO_OK */
+} mcap;
+
 typedef struct ctx {
     int tid;
     uint64_t rng;
@@ -337,8 +393,11 @@ typedef struct ctx {
     int ssid[MAX_STREAMS];
     sinfo sid[MAX_SID];
     int next_sid;
-    mbuf buf[MAX_BUFS];
+    mbuf buf[NBUF]; /* user slots, then zombies */
     uint32_t next_gen;
+    mgraph graph[MAX_GRAPHS];
+    mcap cap[MAX_CAPS];
+    int next_capn;
     mevent ev[MAX_EVENTS];
     mgate gate[MAX_GATES];
     bool lost;
@@ -536,7 +595,7 @@ static void buf_unknown(mbuf *b, uint32_t lo, uint32_t hi)
 
 static void all_unknown(ctx *c)
 {
-    for (int i = 0; i < MAX_BUFS; i++)
+    for (int i = 0; i < NBUF; i++)
         if (c->buf[i].h)
             buf_unknown(&c->buf[i], 0, c->buf[i].n);
 }
@@ -554,7 +613,7 @@ static void note_lost(ctx *c)
 static void stream_error(ctx *c, int sid)
 {
     uint64_t bit = 1ull << sid;
-    for (int i = 0; i < MAX_BUFS; i++) {
+    for (int i = 0; i < NBUF; i++) {
         mbuf *b = &c->buf[i];
         if (!b->h)
             continue;
@@ -569,7 +628,7 @@ static void stream_error(ctx *c, int sid)
 static void stream_confirmed(ctx *c, int sid)
 {
     uint64_t bit = 1ull << sid;
-    for (int i = 0; i < MAX_BUFS; i++) {
+    for (int i = 0; i < NBUF; i++) {
         mbuf *b = &c->buf[i];
         if (b->h)
             for (uint32_t j = 0; j < b->n; j++)
@@ -814,6 +873,202 @@ static void event_complete(ctx *c, mevent *e)
     set_boundary(c, e->sid, e->point);
 }
 
+/* ------------------------------------------------------------------ */
+/* Graphs in the model                                                 */
+/* ------------------------------------------------------------------ */
+
+static void nodes_add(nodelist *l, const mnode *nd)
+{
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 16;
+        mnode *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            abort();
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *nd;
+}
+
+static void nodes_free(nodelist *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int node_nbufs(const mnode *nd)
+{
+    return nd->kind == NK_ADD ? 1 : 2;
+}
+
+/* Which of nd's buffers it writes. */
+static int node_wi(const mnode *nd)
+{
+    return nd->kind == NK_ADD ? 0 : 1;
+}
+
+static uint32_t range_len(ctx *c, int bi, uint32_t off, uint32_t sz)
+{
+    return sz ? sz : c->buf[bi].n - off;
+}
+
+static mcap *cap_find(ctx *c, int num)
+{
+    if (num)
+        for (int i = 0; i < MAX_CAPS; i++)
+            if (c->cap[i].num == num)
+                return &c->cap[i];
+    return NULL;
+}
+
+static bool graph_ok(ctx *c, int64_t g)
+{
+    return g >= 0 && g < MAX_GRAPHS && c->graph[g].h;
+}
+
+static bool list_uses(const nodelist *l, int bi, bool writes)
+{
+    for (uint32_t i = 0; i < l->n; i++) {
+        const mnode *nd = &l->v[i];
+        for (int j = 0; j < node_nbufs(nd); j++)
+            if (nd->b[j] == bi && (!writes || j == node_wi(nd)))
+                return true;
+    }
+    return false;
+}
+
+/* Whether a node of a capture in progress writes buffer bi: a
+ * salvo_buffer_read of it is refused then. */
+static bool cap_writes(ctx *c, int bi)
+{
+    for (int i = 0; i < MAX_CAPS; i++)
+        if (c->cap[i].num && list_uses(&c->cap[i].nodes, bi, true))
+            return true;
+    return false;
+}
+
+/* Whether a graph or a capture in progress uses buffer bi. */
+static bool buf_referenced(ctx *c, int bi)
+{
+    for (int g = 0; g < MAX_GRAPHS; g++)
+        if (c->graph[g].h && list_uses(&c->graph[g].nodes, bi, false))
+            return true;
+    for (int i = 0; i < MAX_CAPS; i++)
+        if (c->cap[i].num && list_uses(&c->cap[i].nodes, bi, false))
+            return true;
+    return false;
+}
+
+static void list_rename(nodelist *l, int from, int to)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        for (int j = 0; j < 2; j++)
+            if (l->v[i].b[j] == from)
+                l->v[i].b[j] = to;
+}
+
+static int zombie_room(ctx *c)
+{
+    for (int z = MAX_BUFS; z < NBUF; z++)
+        if (!c->buf[z].h)
+            return z;
+    return -1;
+}
+
+/* The user destroyed buffer bi. While a graph uses it the library keeps
+ * it, and so does the model, as a zombie that only replays reach (the
+ * user sees its contents through what the graph copies out of it). */
+static void buf_retire(ctx *c, int bi)
+{
+    if (!buf_referenced(c, bi)) {
+        buf_free_model(&c->buf[bi]);
+        return;
+    }
+    int z = zombie_room(c);
+    if (z < 0) {
+        fail(c, "trace: no room to model a destroyed buffer that a graph uses");
+        buf_free_model(&c->buf[bi]);
+        return;
+    }
+    c->buf[z] = c->buf[bi];
+    c->buf[z].map = NULL;
+    atomic_fetch_add(&g_n_zombies, 1);
+    memset(&c->buf[bi], 0, sizeof c->buf[bi]);
+    for (int g = 0; g < MAX_GRAPHS; g++)
+        if (c->graph[g].h)
+            list_rename(&c->graph[g].nodes, bi, z);
+    for (int i = 0; i < MAX_CAPS; i++)
+        if (c->cap[i].num)
+            list_rename(&c->cap[i].nodes, bi, z);
+    for (int t = 0; t < c->next_sid; t++)
+        for (size_t i = 0; i < c->sid[t].nwin; i++) {
+            wentry *w = &c->sid[t].win[i];
+            if (w->buf == bi && w->gen == c->buf[z].gen)
+                w->buf = z;
+        }
+}
+
+/* Zombies no graph uses any more are gone for the model too. */
+static void zombies_gc(ctx *c)
+{
+    for (int z = MAX_BUFS; z < NBUF; z++)
+        if (c->buf[z].h && !buf_referenced(c, z))
+            buf_free_model(&c->buf[z]);
+}
+
+/* Capture cp is over (ended, failed or abandoned) for every stream in it. */
+static void cap_close(ctx *c, mcap *cp)
+{
+    for (int t = 0; t < c->next_sid; t++)
+        if (c->sid[t].cap == cp->num)
+            c->sid[t].cap = 0;
+    nodes_free(&cp->nodes);
+    cp->num = 0;
+    zombies_gc(c);
+}
+
+/* A replay on stream sid ran node nd (ok), or failed: its target unknown. */
+static void node_apply(ctx *c, int sid, const mnode *nd, bool ok)
+{
+    if (!ok) {
+        int w = node_wi(nd);
+        advance_unknown(c, sid, nd->b[w], nd->off[w], nd->off[w] + nd->n);
+        if (w)
+            note_use(c, sid, nd->b[0]);
+    } else if (nd->kind == NK_ADD) {
+        apply_add(c, sid, nd->b[0], nd->off[0], nd->n, nd->v);
+    } else {
+        apply_copy(c, sid, nd->b[0], nd->off[0], nd->b[1], nd->off[1], nd->n, nd->v);
+    }
+}
+
+/* A launch or copy on a capturing stream: a node, nothing runs. Only a
+ * lost device refuses it. */
+static void captured(ctx *c, int sid, salvo_status st, const mnode *nd, bool lost_before,
+                     const char *what)
+{
+    mcap *cp = cap_find(c, c->sid[sid].cap);
+    if (outcome(c, what, st, F_DEVICE, lost_before) == OUT_OK && cp) {
+        nodes_add(&cp->nodes, nd);
+        atomic_fetch_add(&g_n_nodes, 1);
+    }
+}
+
+/* A call that a capture refuses: SALVO_ERROR_INVALID_STATE, nothing done
+ * (some check a lost device first). */
+static void expect_refused(ctx *c, const char *what, salvo_status st)
+{
+    if (st == SALVO_ERROR_INVALID_STATE) {
+        atomic_fetch_add(&g_n_refused, 1);
+        return;
+    }
+    if (st == SALVO_ERROR_DEVICE_LOST && salvo_device_is_lost(g_dev)) {
+        note_lost(c);
+        return;
+    }
+    fail(c, "%s returned %s, expected SALVO_ERROR_INVALID_STATE", what, salvo_status_string(st));
+}
+
 static void exec_bad(ctx *c, const op *o, bool lost_before);
 
 static void exec_launch_add(ctx *c, const op *o, bool lost_before)
@@ -826,7 +1081,7 @@ static void exec_launch_add(ctx *c, const op *o, bool lost_before)
     }
     uint32_t off = (uint32_t)o->a[3], sz = (uint32_t)o->a[4], n = (uint32_t)o->a[5];
     uint32_t v = (uint32_t)o->a[6], extra = (uint32_t)o->a[7];
-    if (c->replay && !ordered(c, sid, bi, NULL))
+    if (c->replay && !c->sid[sid].cap && !ordered(c, sid, bi, NULL))
         fprintf(stderr, "note: replayed launch_add is not ordered after another stream's use\n");
     const salvo_binding bind = {.binding = 0, .buffer = c->buf[bi].h, .offset = off * 4ull,
                                 .size = sz * 4ull};
@@ -834,6 +1089,11 @@ static void exec_launch_add(ctx *c, const op *o, bool lost_before)
     const uint32_t groups[3] = {(n + local - 1) / local + extra, 1, 1};
     const uint32_t push[2] = {n, v};
     salvo_status st = salvo_launch(c->sh[s], g_kern[k].h, groups, &bind, 1, push, sizeof push);
+    if (c->sid[sid].cap) {
+        mnode nd = {NK_ADD, local, groups[0], {bi, -1}, {off, 0}, {sz, 0}, n, v};
+        captured(c, sid, st, &nd, lost_before, "launch (captured)");
+        return;
+    }
     switch (outcome(c, "launch", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR, lost_before)) {
     case OUT_OK:
     case OUT_PTIMEOUT:
@@ -868,6 +1128,11 @@ static void exec_launch_copy(ctx *c, const op *o, bool lost_before)
     const uint32_t groups[3] = {(n + local - 1) / local, 1, 1};
     const uint32_t push[2] = {n, add};
     salvo_status st = salvo_launch(c->sh[s], g_kern[k].h, groups, bind, 2, push, sizeof push);
+    if (c->sid[sid].cap) {
+        mnode nd = {NK_LCOPY, local, groups[0], {si, di}, {soff, doff}, {ssz, dsz}, n, add};
+        captured(c, sid, st, &nd, lost_before, "launch(copy) (captured)");
+        return;
+    }
     switch (outcome(c, "launch(copy)", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
                     lost_before)) {
     case OUT_OK:
@@ -897,6 +1162,11 @@ static void exec_copy(ctx *c, const op *o, bool lost_before)
     uint32_t soff = (uint32_t)o->a[2], doff = (uint32_t)o->a[4], n = (uint32_t)o->a[5];
     salvo_status st = salvo_copy(c->sh[s], c->buf[si].h, soff * 4ull, c->buf[di].h, doff * 4ull,
                                  n * 4ull);
+    if (c->sid[sid].cap) {
+        mnode nd = {NK_COPY, 0, 0, {si, di}, {soff, doff}, {n, n}, n, 0};
+        captured(c, sid, st, &nd, lost_before, "copy (captured)");
+        return;
+    }
     switch (outcome(c, "copy", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR, lost_before)) {
     case OUT_OK:
     case OUT_PTIMEOUT:
@@ -969,10 +1239,16 @@ static void exec_op(ctx *c, const op *o)
         int s = (int)a[0], sid = slot_sid(c, s);
         if (sid < 0)
             return;
+        sinfo *si = &c->sid[sid];
+        mcap *cp = cap_find(c, si->cap);
         salvo_stream_destroy(c->sh[s]);
         c->sh[s] = NULL;
-        sinfo *si = &c->sid[sid];
         si->live = false;
+        /* The stream that began a capture abandons it (no graph); one that
+         * joined leaves it. */
+        if (cp && cp->origin == sid)
+            cap_close(c, cp);
+        si->cap = 0;
         /* Failures of its pending work are only logged from now on. */
         if (g_errors_ok && si->seq > si->completed)
             stream_error(c, sid);
@@ -1020,7 +1296,7 @@ static void exec_op(ctx *c, const op *o)
         if (!buf_ok(c, bi))
             return;
         salvo_buffer_destroy(c->buf[bi].h);
-        buf_free_model(&c->buf[bi]);
+        buf_retire(c, bi);
         break;
     }
     case OP_KERNEL_CREATE: {
@@ -1189,6 +1465,11 @@ static void exec_op(ctx *c, const op *o)
         }
         memset(dst, 0xee, n * sizeof *dst);
         st = salvo_buffer_read(c->buf[bi].h, off * 4ull, dst, n * 4ull);
+        if (cap_writes(c, bi)) {
+            expect_refused(c, "buffer_read of a buffer a capture writes", st);
+            free(dst);
+            break;
+        }
         switch (outcome(c, "buffer_read", st, F_DEVICE | F_NTIMEOUT | F_PTIMEOUT | F_ERR,
                         lost_before)) {
         case OUT_OK:
@@ -1225,6 +1506,11 @@ static void exec_op(ctx *c, const op *o)
         int sid = slot_sid(c, (int)a[0]);
         if (sid < 0)
             return;
+        if (c->sid[sid].cap) {
+            expect_refused(c, "stream_synchronize of a capturing stream",
+                           salvo_stream_synchronize(c->sh[a[0]]));
+            break;
+        }
         exec_sync(c, sid, salvo_stream_synchronize(c->sh[a[0]]), lost_before,
                   "stream_synchronize");
         break;
@@ -1267,8 +1553,11 @@ static void exec_op(ctx *c, const op *o)
         memcpy(m->vc, c->sid[sid].vc, sizeof m->vc);
         m->vc[sid] = m->point;
         m->state = ES_NORMAL;
+        m->capn = 0;
         if (outcome(c, "event_record", st, F_DEVICE | F_ERR, lost_before) != OUT_OK)
             m->state = ES_UNCERTAIN;
+        else
+            m->capn = c->sid[sid].cap; /* during a capture: a point of the graph */
         break;
     }
     case OP_EV_QUERY:
@@ -1280,6 +1569,12 @@ static void exec_op(ctx *c, const op *o)
         bool q = o->kind == OP_EV_QUERY;
         st = q ? salvo_event_query(m->h) : salvo_event_synchronize(m->h);
         const char *what = q ? "event_query" : "event_synchronize";
+        if (m->recorded && m->capn) {
+            expect_refused(c, q ? "event_query of an event recorded during a capture"
+                                : "event_synchronize of an event recorded during a capture",
+                           st);
+            break;
+        }
         if (lost_before && m->recorded) {
             outcome(c, what, st, F_DEVICE | F_LENIENT | F_ERR, true);
             break;
@@ -1322,6 +1617,10 @@ static void exec_op(ctx *c, const op *o)
         st = salvo_event_cancel(m->h);
         if (lost_before) {
             outcome(c, "event_cancel", st, F_DEVICE, true);
+            break;
+        }
+        if (m->recorded && m->capn) {
+            expect_refused(c, "event_cancel of an event recorded during a capture", st);
             break;
         }
         if (!m->recorded) {
@@ -1378,7 +1677,45 @@ static void exec_op(ctx *c, const op *o)
             return;
         }
         mevent *m = &c->ev[e];
+        sinfo *si = &c->sid[sid];
         st = salvo_stream_wait_event(c->sh[a[0]], m->h);
+        if (m->recorded && m->capn) {
+            /* A point of a capture: the stream joins it (fork), is in it
+             * already, or cannot wait (the capture is over, or the stream
+             * is in another). */
+            if (!cap_find(c, m->capn) || (si->cap && si->cap != m->capn)) {
+                expect_refused(c, "stream_wait_event for a point of a capture it cannot join", st);
+            } else if (si->cap == m->capn) {
+                outcome(c, "stream_wait_event (in the capture)", st, F_DEVICE, lost_before);
+            } else {
+                enum outcome r = outcome(c, "stream_wait_event (join)", st,
+                                         F_DEVICE | F_ERR | F_PTIMEOUT | F_NTIMEOUT, lost_before);
+                if (r == OUT_OK) {
+                    set_boundary(c, sid, si->seq); /* its work so far was submitted */
+                    si->cap = m->capn;
+                    atomic_fetch_add(&g_n_joins, 1);
+                } else if (r == OUT_ERROR) {
+                    stream_error(c, sid);
+                }
+            }
+            break;
+        }
+        if (si->cap) {
+            /* A capturing stream waits only for what is complete, its own
+             * points, or an event never recorded or cancelled; else it is
+             * refused. Nothing is learnt about the order either way. */
+            bool must = !m->recorded || m->state == ES_CANCELLED || m->sid == sid;
+            if (st == SALVO_OK || (st == SALVO_ERROR_INVALID_STATE && !must))
+                break;
+            if (st == SALVO_ERROR_INVALID_STATE)
+                fail(c, "stream_wait_event on a capturing stream refused an event %s",
+                     !m->recorded ? "never recorded" : m->state == ES_CANCELLED
+                                                           ? "cancelled"
+                                                           : "of that stream");
+            else
+                outcome(c, "stream_wait_event on a capturing stream", st, F_DEVICE, lost_before);
+            break;
+        }
         enum outcome r = outcome(c, "stream_wait_event", st, F_DEVICE | F_ERR | F_LENIENT | F_NTIMEOUT,
                                  lost_before);
         if (r == OUT_OK && m->recorded && m->state == ES_NORMAL) {
@@ -1404,7 +1741,9 @@ static void exec_op(ctx *c, const op *o)
         }
         uint64_t v = (uint64_t)a[2];
         st = salvo_stream_wait_gate(c->sh[a[0]], c->gate[g].h, v);
-        if (outcome(c, "stream_wait_gate", st, F_DEVICE | F_ERR | F_LENIENT | F_NTIMEOUT,
+        if (c->sid[sid].cap)
+            expect_refused(c, "stream_wait_gate on a capturing stream", st);
+        else if (outcome(c, "stream_wait_gate", st, F_DEVICE | F_ERR | F_LENIENT | F_NTIMEOUT,
                     lost_before) ==
             OUT_ERROR)
             stream_error(c, sid);
@@ -1436,6 +1775,233 @@ static void exec_op(ctx *c, const op *o)
         }
         if (salvo_device_is_lost(g_dev) && !g_lost_ok)
             fail(c, "device lost with no fault that loses it");
+        if (st == SALVO_OK && g_nctx == 1) {
+            /* Released graphs may wait for their replays: at least those. */
+            uint64_t have = 0;
+            for (int g = 0; g < MAX_GRAPHS; g++)
+                have += c->graph[g].h != NULL;
+            for (int i = 0; i < MAX_CAPS; i++)
+                have += c->cap[i].num != 0;
+            if (s.live_graphs < have)
+                fail(c, "live_graphs %" PRIu64 " with %" PRIu64 " graphs and captures alive",
+                     s.live_graphs, have);
+        }
+        break;
+    }
+    case OP_BEGIN_CAPTURE: {
+        int sid = slot_sid(c, (int)a[0]);
+        if (sid < 0) {
+            fail(c, "trace names a missing stream");
+            return;
+        }
+        sinfo *si = &c->sid[sid];
+        mcap *cp = NULL;
+        for (int i = 0; i < MAX_CAPS && !cp; i++)
+            if (!c->cap[i].num)
+                cp = &c->cap[i];
+        if (!si->cap && !cp) {
+            fail(c, "trace: more captures than the model keeps");
+            return;
+        }
+        st = salvo_stream_begin_capture(c->sh[a[0]]);
+        if (si->cap) {
+            expect_refused(c, "stream_begin_capture on a stream in a capture", st);
+            break;
+        }
+        /* The stream's work so far is submitted first; only SALVO_OK
+         * begins the capture. */
+        switch (outcome(c, "stream_begin_capture", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
+                        lost_before)) {
+        case OUT_OK:
+            set_boundary(c, sid, si->seq);
+            memset(cp, 0, sizeof *cp);
+            cp->num = ++c->next_capn;
+            cp->origin = sid;
+            cp->began = c->ops;
+            cp->limit = 40;
+            si->cap = cp->num;
+            break;
+        case OUT_PTIMEOUT:
+        case OUT_NTIMEOUT:
+            break;
+        default:
+            stream_error(c, sid);
+            break;
+        }
+        break;
+    }
+    case OP_END_CAPTURE: {
+        int sid = slot_sid(c, (int)a[0]), gi = (int)a[1];
+        if (sid < 0 || gi < 0 || gi >= MAX_GRAPHS || c->graph[gi].h) {
+            fail(c, "trace names a missing stream or a graph slot in use");
+            return;
+        }
+        mcap *cp = cap_find(c, c->sid[sid].cap);
+        salvo_graph *h = (salvo_graph *)(void *)&c->graph[gi]; /* must come back NULL on failure */
+        st = salvo_stream_end_capture(c->sh[a[0]], &h);
+        if (!cp || cp->origin != sid) {
+            expect_refused(c, cp ? "stream_end_capture on a stream that joined a capture"
+                                 : "stream_end_capture on a stream not capturing",
+                           st);
+            if (h)
+                fail(c, "stream_end_capture refused but *out is not NULL");
+            break;
+        }
+        /* Over for every stream in it, with a graph or not. */
+        if (outcome(c, "stream_end_capture", st, F_DEVICE | F_ERR, lost_before) == OUT_OK) {
+            if (!h || h == (salvo_graph *)(void *)&c->graph[gi]) {
+                fail(c, "stream_end_capture: SALVO_OK and no graph");
+            } else {
+                mgraph *g = &c->graph[gi];
+                g->h = h;
+                g->nodes = cp->nodes;
+                memset(&cp->nodes, 0, sizeof cp->nodes);
+                if (salvo_graph_node_count(h) != g->nodes.n)
+                    fail(c, "graph_node_count %u, the capture made %u nodes",
+                         salvo_graph_node_count(h), g->nodes.n);
+            }
+        } else if (h) {
+            fail(c, "stream_end_capture failed but *out is not NULL");
+        }
+        cap_close(c, cp);
+        break;
+    }
+    case OP_GRAPH_LAUNCH: {
+        int gi = (int)a[0], sid = slot_sid(c, (int)a[1]);
+        if (sid < 0 || !graph_ok(c, gi)) {
+            fail(c, "trace names a missing object");
+            return;
+        }
+        mgraph *g = &c->graph[gi];
+        sinfo *si = &c->sid[sid];
+        if (c->replay && !si->cap)
+            for (uint32_t i = 0; i < g->nodes.n; i++)
+                for (int j = 0; j < node_nbufs(&g->nodes.v[i]); j++)
+                    if (!ordered(c, sid, g->nodes.v[i].b[j], NULL))
+                        fprintf(stderr, "note: replayed graph_launch is not ordered after another "
+                                        "stream's use of b%d\n", g->nodes.v[i].b[j]);
+        st = salvo_graph_launch(g->h, c->sh[a[1]]);
+        if (si->cap) {
+            expect_refused(c, "graph_launch on a capturing stream", st);
+            break;
+        }
+        /* As if its nodes were launched on the stream here, in order. */
+        enum outcome r = outcome(c, "graph_launch", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
+                                 lost_before);
+        if (r == OUT_NTIMEOUT)
+            break;
+        bool ok = r == OUT_OK || r == OUT_PTIMEOUT;
+        for (uint32_t i = 0; i < g->nodes.n; i++)
+            node_apply(c, sid, &g->nodes.v[i], ok);
+        if (g->nodes.n == 0)
+            si->seq++; /* an empty replay is still work of the batch (an event after it) */
+        if (ok)
+            atomic_fetch_add(&g_n_replayed, 1);
+        if (!ok)
+            stream_error(c, sid);
+        else if (g_cfg.batch == 1)
+            set_boundary(c, sid, si->seq);
+        break;
+    }
+    case OP_GRAPH_SET_PUSH: {
+        int gi = (int)a[0];
+        if (!graph_ok(c, gi)) {
+            fail(c, "trace names a missing graph");
+            return;
+        }
+        mgraph *g = &c->graph[gi];
+        uint32_t node = (uint32_t)a[1];
+        const uint32_t push[2] = {(uint32_t)a[2], (uint32_t)a[3]};
+        mnode *nd = node < g->nodes.n && g->nodes.v[node].kind != NK_COPY ? &g->nodes.v[node]
+                                                                         : NULL;
+        if (nd) {
+            uint32_t most = nd->groups * nd->local;
+            for (int j = 0; j < node_nbufs(nd); j++) {
+                uint32_t len = range_len(c, nd->b[j], nd->off[j], nd->sz[j]);
+                most = len < most ? len : most;
+            }
+            if (push[0] == 0 || push[0] > most) {
+                fail(c, "trace: graph_set_push n=%u beyond what node %u covers (%u)", push[0],
+                     node, most);
+                return;
+            }
+        }
+        st = salvo_graph_set_push(g->h, node, push, sizeof push);
+        if (!nd) {
+            if (st != SALVO_ERROR_INVALID_ARGUMENT)
+                fail(c, "graph_set_push of node %u (%s) returned %s, expected "
+                        "SALVO_ERROR_INVALID_ARGUMENT", node,
+                     node < g->nodes.n ? "a copy" : "no such node", salvo_status_string(st));
+            break;
+        }
+        if (st != SALVO_OK) {
+            fail(c, "graph_set_push returned %s", salvo_status_string(st));
+            break;
+        }
+        nd->n = push[0];
+        nd->v = push[1];
+        break;
+    }
+    case OP_GRAPH_SET_BINDINGS: {
+        int gi = (int)a[0];
+        if (!graph_ok(c, gi)) {
+            fail(c, "trace names a missing graph");
+            return;
+        }
+        mgraph *g = &c->graph[gi];
+        uint32_t node = (uint32_t)a[1];
+        mnode *nd = node < g->nodes.n && g->nodes.v[node].kind != NK_COPY ? &g->nodes.v[node]
+                                                                         : NULL;
+        int nb = nd ? node_nbufs(nd) : 1;
+        int bb[2] = {(int)a[2], (int)a[5]};
+        uint32_t off[2] = {(uint32_t)a[3], (uint32_t)a[6]}, sz[2] = {(uint32_t)a[4], (uint32_t)a[7]};
+        salvo_binding bind[2];
+        bool valid = nd != NULL;
+        for (int j = 0; j < nb; j++) {
+            if (!buf_ok(c, bb[j])) {
+                fail(c, "trace names a missing buffer");
+                return;
+            }
+            uint32_t bn = c->buf[bb[j]].n;
+            bind[j] = (salvo_binding){.binding = (uint32_t)j, .buffer = c->buf[bb[j]].h,
+                                      .offset = off[j] * 4ull, .size = sz[j] * 4ull};
+            bool ok = off[j] < bn && (sz[j] == 0 || sz[j] <= bn - off[j]) &&
+                      off[j] % g_align_elems == 0;
+            valid &= ok;
+            if (ok && nd && range_len(c, bb[j], off[j], sz[j]) < nd->n) {
+                fail(c, "trace: graph_set_bindings range shorter than node %u's n", node);
+                return;
+            }
+        }
+        st = salvo_graph_set_bindings(g->h, node, bind, (uint32_t)nb);
+        if (!valid) {
+            if (st != SALVO_ERROR_INVALID_ARGUMENT)
+                fail(c, "graph_set_bindings of %s returned %s, expected "
+                        "SALVO_ERROR_INVALID_ARGUMENT",
+                     !nd ? (node < g->nodes.n ? "a copy node" : "no such node") : "a bad range",
+                     salvo_status_string(st));
+            break;
+        }
+        if (st != SALVO_OK) {
+            fail(c, "graph_set_bindings returned %s", salvo_status_string(st));
+            break;
+        }
+        for (int j = 0; j < nb; j++) {
+            nd->b[j] = bb[j];
+            nd->off[j] = off[j];
+            nd->sz[j] = sz[j];
+        }
+        zombies_gc(c);
+        break;
+    }
+    case OP_GRAPH_DESTROY: {
+        int gi = (int)a[0];
+        if (!graph_ok(c, gi))
+            return;
+        salvo_graph_destroy(c->graph[gi].h); /* never blocks; replays may be pending */
+        c->graph[gi].h = NULL;
+        nodes_free(&c->graph[gi].nodes);
+        zombies_gc(c);
         break;
     }
     case OP_BAD:
@@ -1460,11 +2026,12 @@ static void exec_op(ctx *c, const op *o)
             break;
         }
         if (s.live_buffers || s.live_kernels || s.live_streams || s.live_events ||
-            s.live_gates || s.live_buffer_bytes)
+            s.live_gates || s.live_buffer_bytes || s.live_graphs)
             fail(c, "after destroying everything: live buffers %" PRIu64 " kernels %" PRIu64
-                    " streams %" PRIu64 " events %" PRIu64 " gates %" PRIu64 " bytes %" PRIu64,
+                    " streams %" PRIu64 " events %" PRIu64 " gates %" PRIu64 " bytes %" PRIu64
+                    " graphs %" PRIu64,
                  s.live_buffers, s.live_kernels, s.live_streams, s.live_events, s.live_gates,
-                 s.live_buffer_bytes);
+                 s.live_buffer_bytes, s.live_graphs);
         else if (st == SALVO_OK && s.launches_pending)
             fail(c, "launches_pending %" PRIu64 " at the end", s.launches_pending);
         break;
@@ -1478,7 +2045,9 @@ static void exec_bad(ctx *c, const op *o, bool lost_before)
 {
     const int64_t *a = o->a;
     int what = (int)a[0], s = (int)a[1], bi = (int)a[2], k = (int)a[3], e = (int)a[4];
-    int g = (int)a[5];
+    int g = (int)a[5], gi = (int)a[6];
+    uint32_t node = (uint32_t)a[7];
+    salvo_graph *gh = graph_ok(c, gi) ? c->graph[gi].h : NULL;
     salvo_stream *sh = (s >= 0 && s < MAX_STREAMS) ? c->sh[s] : NULL;
     salvo_buffer *bh = buf_ok(c, bi) ? c->buf[bi].h : NULL;
     uint64_t bsize = bh ? c->buf[bi].n * 4ull : 0;
@@ -1561,6 +2130,27 @@ static void exec_bad(ctx *c, const op *o, bool lost_before)
         }
         break;
     }
+    case BAD_BEGIN_CAPTURE_NULL:
+        st = salvo_stream_begin_capture(NULL);
+        break;
+    case BAD_END_CAPTURE_NULL:
+        /* Even on a capturing stream: the capture goes on. */
+        st = salvo_stream_end_capture(sh, NULL);
+        break;
+    case BAD_GRAPH_LAUNCH_NULL:
+        if (salvo_graph_node_count(NULL) != 0)
+            fail(c, "graph_node_count(NULL) is not 0");
+        st = gh ? salvo_graph_launch(gh, NULL) : salvo_graph_launch(NULL, sh);
+        break;
+    case BAD_GRAPH_PUSH_SIZE:
+        /* A launch node given 4 bytes of its 8 (generated so). */
+        st = gh ? salvo_graph_set_push(gh, node, push, 4)
+                : salvo_graph_set_push(NULL, 0, push, sizeof push);
+        break;
+    case BAD_GRAPH_NO_BINDINGS:
+        st = gh ? salvo_graph_set_bindings(gh, node, NULL, 0)
+                : salvo_graph_set_bindings(NULL, 0, &bind, 1);
+        break;
     default:
         fail(c, "trace: unknown bad call %d", what);
         return;
@@ -1717,21 +2307,38 @@ static int pick_event(ctx *c, bool create)
     return n ? live[rnd(c, (uint32_t)n)] : -1;
 }
 
+/* A host read can order buffer bi: a user's buffer no capture writes. */
+static bool can_read(ctx *c, int bi)
+{
+    return bi < MAX_BUFS && c->buf[bi].h && !cap_writes(c, bi);
+}
+
+/* The live slot of stream id t that can be synchronized or record an
+ * event that orders its work (not capturing), or -1. */
+static int orderable_slot(ctx *c, int t)
+{
+    for (int x = 0; x < MAX_STREAMS; x++)
+        if (c->sh[x] && c->ssid[x] == t)
+            return c->sid[t].cap ? -1 : x;
+    return -1;
+}
+
 /* Order stream s after every earlier use of buffer bi on other streams:
- * the generated program must be race-free. False when that failed. */
+ * the generated program must be race-free. False when that failed. A
+ * capturing stream's launches are nodes, which run only when replayed
+ * (a replay resolves every buffer its graph touches). */
 static bool resolve(ctx *c, int s, int bi)
 {
     int sid = c->ssid[s];
+    if (c->sid[sid].cap)
+        return true;
     for (int tries = 0; tries < 8; tries++) {
         int t = -1;
         if (ordered(c, sid, bi, &t))
             return true;
         if (c->failed || c->lost)
             return c->lost;
-        int ts = -1;
-        for (int x = 0; x < MAX_STREAMS; x++)
-            if (c->sh[x] && c->ssid[x] == t)
-                ts = x;
+        int ts = orderable_slot(c, t);
         uint32_t r = rnd(c, 10);
         if (ts >= 0 && r < 6 && tries < 4) {
             int e = pick_event(c, true);
@@ -1741,11 +2348,13 @@ static bool resolve(ctx *c, int s, int bi)
             ISSUE(c, OP_WAIT_EVENT, s, e);
         } else if (ts >= 0 && r < 9 && tries < 4) {
             ISSUE(c, OP_SYNC, ts);
-        } else if (g_nctx == 1 && r == 9 && tries < 4) {
+        } else if (g_nctx == 1 && ((r == 9 && tries < 4) || !can_read(c, bi))) {
             ISSUE(c, OP_DSYNC, 0);
-        } else {
+        } else if (can_read(c, bi)) {
             /* A host read waits for every use of the buffer. */
             ISSUE(c, OP_READ, bi, 0, c->buf[bi].n);
+        } else {
+            return false;
         }
     }
     return ordered(c, sid, bi, NULL);
@@ -1770,9 +2379,12 @@ static void pick_range(ctx *c, uint32_t n, uint32_t *off, uint32_t *sz, uint32_t
     }
 }
 
-static void gen_launch_add(ctx *c)
+/* s: the stream, or -1 to pick one. */
+static void gen_launch_add(ctx *c, int s)
 {
-    int s = pick_stream(c), bi = pick_buf(c), k = pick_kernel(c, 0);
+    if (s < 0)
+        s = pick_stream(c);
+    int bi = pick_buf(c), k = pick_kernel(c, 0);
     if (s < 0 || bi < 0 || k < 0 || !resolve(c, s, bi))
         return;
     uint32_t off, sz, len;
@@ -1781,9 +2393,11 @@ static void gen_launch_add(ctx *c)
     ISSUE(c, OP_LAUNCH_ADD, s, k, bi, off, sz, n, 1 + rnd(c, 1000), rnd(c, 4) == 0);
 }
 
-static void gen_launch_copy(ctx *c)
+static void gen_launch_copy(ctx *c, int s)
 {
-    int s = pick_stream(c), si = pick_buf(c), di = pick_buf(c), k = pick_kernel(c, 1);
+    if (s < 0)
+        s = pick_stream(c);
+    int si = pick_buf(c), di = pick_buf(c), k = pick_kernel(c, 1);
     if (s < 0 || si < 0 || di < 0 || k < 0 || si == di)
         return;
     if (!resolve(c, s, si) || !resolve(c, s, di))
@@ -1797,9 +2411,11 @@ static void gen_launch_copy(ctx *c)
     ISSUE(c, OP_LAUNCH_COPY, s, k, si, soff, ssz, di, doff, dsz, n, rnd(c, 3) ? rnd(c, 100) : 0);
 }
 
-static void gen_copy(ctx *c)
+static void gen_copy(ctx *c, int s)
 {
-    int s = pick_stream(c), si = pick_buf(c), di = pick_buf(c);
+    if (s < 0)
+        s = pick_stream(c);
+    int si = pick_buf(c), di = pick_buf(c);
     if (s < 0 || si < 0 || di < 0)
         return;
     if (!resolve(c, s, si) || !resolve(c, s, di))
@@ -1847,10 +2463,7 @@ static bool make_idle(ctx *c, int bi)
             return true;
         if (c->failed || c->lost)
             return false;
-        int ts = -1;
-        for (int x = 0; x < MAX_STREAMS; x++)
-            if (c->sh[x] && c->ssid[x] == t)
-                ts = x;
+        int ts = orderable_slot(c, t);
         if (ts >= 0 && rnd(c, 4))
             ISSUE(c, OP_SYNC, ts);
         else if (g_nctx == 1)
@@ -1973,7 +2586,8 @@ static void gen_lifetime(ctx *c)
         int live = 0;
         for (int b = 0; b < MAX_BUFS; b++)
             live += c->buf[b].h != NULL;
-        if (c->buf[bi].h && live > 2) {
+        /* One a graph uses lives on in the model as a zombie. */
+        if (c->buf[bi].h && live > 2 && (!buf_referenced(c, bi) || zombie_room(c) >= 0)) {
             ISSUE(c, OP_BUFFER_DESTROY, bi);
         } else if (!c->buf[bi].h) {
             ISSUE(c, OP_BUFFER_CREATE, bi, rnd(c, 3), buf_elems(c));
@@ -2011,18 +2625,401 @@ static void gen_bad(ctx *c)
         if (g >= 0)
             raiser_drain(&c->gate[g]);
     }
-    ISSUE(c, OP_BAD, what, s, bi, k, -1, g);
+    /* The graph calls on a graph's launch node where there is one. */
+    int gi = -1, node = 0;
+    for (int i = 0; i < MAX_GRAPHS; i++)
+        if (c->graph[i].h && (gi < 0 || rnd(c, 2)))
+            gi = i;
+    if (gi >= 0) {
+        const nodelist *l = &c->graph[gi].nodes;
+        node = -1;
+        for (uint32_t i = 0; i < l->n; i++)
+            if (l->v[i].kind != NK_COPY && (node < 0 || rnd(c, 2)))
+                node = (int)i;
+        if (node < 0) {
+            gi = -1; /* no launch node: the NULL graph variants */
+            node = 0;
+        }
+    }
+    ISSUE(c, OP_BAD, what, s, bi, k, -1, g, gi, node);
+}
+
+/* ---- graphs ---- */
+
+static int slot_of_sid(ctx *c, int sid)
+{
+    for (int s = 0; s < MAX_STREAMS; s++)
+        if (c->sh[s] && c->ssid[s] == sid)
+            return s;
+    return -1;
+}
+
+/* A live stream in capture num (0: in none), or -1. */
+static int stream_in(ctx *c, int num)
+{
+    int cand[MAX_STREAMS], n = 0;
+    for (int s = 0; s < MAX_STREAMS; s++)
+        if (c->sh[s] && c->sid[c->ssid[s]].cap == num)
+            cand[n++] = s;
+    return n ? cand[rnd(c, (uint32_t)n)] : -1;
+}
+
+static mcap *pick_cap(ctx *c)
+{
+    mcap *cp = NULL;
+    for (int i = 0; i < MAX_CAPS; i++)
+        if (c->cap[i].num && (!cp || rnd(c, 2)))
+            cp = &c->cap[i];
+    return cp;
+}
+
+static int pick_graph(ctx *c)
+{
+    int cand[MAX_GRAPHS], n = 0;
+    for (int g = 0; g < MAX_GRAPHS; g++)
+        if (c->graph[g].h)
+            cand[n++] = g;
+    return n ? cand[rnd(c, (uint32_t)n)] : -1;
+}
+
+/* A free graph slot, destroying a graph to make one if need be. */
+static int graph_room(ctx *c, bool make)
+{
+    for (int g = 0; g < MAX_GRAPHS; g++)
+        if (!c->graph[g].h)
+            return g;
+    if (!make)
+        return -1;
+    int g = (int)rnd(c, MAX_GRAPHS);
+    ISSUE(c, OP_GRAPH_DESTROY, g);
+    return c->graph[g].h ? -1 : g;
+}
+
+/* A launch or copy on stream s (a node when s captures). */
+static void gen_node(ctx *c, int s)
+{
+    uint32_t r = rnd(c, 10);
+    if (r < 5)
+        gen_launch_add(c, s);
+    else if (r < 8)
+        gen_launch_copy(c, s);
+    else
+        gen_copy(c, s);
+}
+
+static void gen_end_capture(ctx *c, mcap *cp)
+{
+    int s = slot_of_sid(c, cp->origin), g = graph_room(c, true);
+    if (s >= 0 && g >= 0)
+        ISSUE(c, OP_END_CAPTURE, s, g);
+}
+
+/* A capture is over within its limit of calls: ended, or now and then
+ * abandoned by destroying the stream that began it. */
+static bool capture_due(ctx *c)
+{
+    for (int i = 0; i < MAX_CAPS; i++) {
+        mcap *cp = &c->cap[i];
+        if (!cp->num || c->ops - cp->began < cp->limit)
+            continue;
+        int s = slot_of_sid(c, cp->origin), live = 0;
+        for (int x = 0; x < MAX_STREAMS; x++)
+            live += c->sh[x] != NULL;
+        if (s >= 0 && live > 1 && rnd(c, 10) == 0)
+            ISSUE(c, OP_STREAM_DESTROY, s);
+        else
+            gen_end_capture(c, cp);
+        return true;
+    }
+    return false;
+}
+
+static void gen_begin_capture(ctx *c)
+{
+    int active = 0;
+    for (int i = 0; i < MAX_CAPS; i++)
+        active += c->cap[i].num != 0;
+    int s = stream_in(c, 0);
+    if (active >= MAX_CAPS || s < 0)
+        return;
+    ISSUE(c, OP_BEGIN_CAPTURE, s);
+    mcap *cp = c->sh[s] ? cap_find(c, c->sid[c->ssid[s]].cap) : NULL;
+    if (!cp)
+        return;
+    cp->limit = 3 + rnd(c, 50);
+    uint32_t nodes = rnd(c, 8) == 0 ? 0 : 1 + rnd(c, 5);
+    for (uint32_t i = 0; i < nodes && !c->failed; i++)
+        gen_node(c, s);
+    if (rnd(c, 6) == 0 && cap_find(c, c->sid[c->ssid[s]].cap) == cp)
+        gen_end_capture(c, cp); /* the whole graph at once */
+}
+
+/* Fork: a stream waits for an event recorded in the capture and joins it;
+ * its launches are nodes too; maybe it joins back. */
+static void gen_fork(ctx *c, mcap *cp)
+{
+    int num = cp->num, x = stream_in(c, num), y = stream_in(c, 0);
+    if (x < 0 || y < 0)
+        return;
+    int e = pick_event(c, true);
+    if (e < 0)
+        return;
+    ISSUE(c, OP_EV_RECORD, e, x);
+    if (rnd(c, 4) == 0)
+        ISSUE(c, rnd(c, 2) ? OP_EV_QUERY : OP_EV_SYNC, e); /* refused: a point of a graph */
+    ISSUE(c, OP_WAIT_EVENT, y, e);
+    if (!c->sh[y] || c->sid[c->ssid[y]].cap != num)
+        return;
+    uint32_t nodes = 1 + rnd(c, 3);
+    for (uint32_t i = 0; i < nodes && !c->failed; i++)
+        gen_node(c, rnd(c, 3) ? y : x);
+    if (rnd(c, 4) == 0) {
+        int g = graph_room(c, false);
+        if (g >= 0)
+            ISSUE(c, OP_END_CAPTURE, y, g); /* refused: y only joined */
+    }
+    if (rnd(c, 2)) {
+        int e2 = pick_event(c, true), o = slot_of_sid(c, cp->origin);
+        if (e2 >= 0 && o >= 0 && cap_find(c, num) == cp) {
+            ISSUE(c, OP_EV_RECORD, e2, y);
+            ISSUE(c, OP_WAIT_EVENT, o, e2); /* the join back: in the capture already */
+        }
+    }
+}
+
+/* Calls a capture refuses (SALVO_ERROR_INVALID_STATE, nothing changes). */
+static void gen_refused(ctx *c, mcap *cp)
+{
+    int x = stream_in(c, cp->num);
+    if (x < 0)
+        return;
+    switch (rnd(c, 7)) {
+    case 0:
+        ISSUE(c, OP_SYNC, x);
+        break;
+    case 1: {
+        int bi = -1;
+        for (int b = 0; b < MAX_BUFS; b++)
+            if (c->buf[b].h && list_uses(&cp->nodes, b, true))
+                bi = b;
+        if (bi >= 0)
+            ISSUE(c, OP_READ, bi, 0, c->buf[bi].n);
+        else
+            ISSUE(c, OP_FLUSH, x); /* SALVO_OK, nothing to submit */
+        break;
+    }
+    case 2: {
+        int g = -1;
+        for (int i = 0; i < MAX_GATES; i++)
+            if (c->gate[i].h)
+                g = i;
+        if (g >= 0)
+            ISSUE(c, OP_WAIT_GATE, x, g, c->gate[g].scheduled + 1, rnd(c, 2001));
+        break;
+    }
+    case 3: {
+        int g = pick_graph(c);
+        if (g >= 0)
+            ISSUE(c, OP_GRAPH_LAUNCH, g, x);
+        break;
+    }
+    case 4:
+        ISSUE(c, OP_BEGIN_CAPTURE, x);
+        break;
+    case 5: {
+        int g = graph_room(c, false), y = stream_in(c, 0);
+        if (g >= 0 && y >= 0)
+            ISSUE(c, OP_END_CAPTURE, y, g); /* not capturing */
+        break;
+    }
+    default: {
+        int e = pick_event(c, false);
+        if (e < 0)
+            break;
+        ISSUE(c, OP_EV_RECORD, e, x);
+        uint32_t r = rnd(c, 3);
+        ISSUE(c, r == 0 ? OP_EV_QUERY : r == 1 ? OP_EV_SYNC : OP_EV_CANCEL, e);
+        break;
+    }
+    }
+}
+
+/* Replay graph g on stream s (-1: pick one), ordered after every other
+ * stream's use of every buffer the graph touches. */
+static void gen_replay(ctx *c, int g, int s)
+{
+    if (s < 0)
+        s = pick_stream(c);
+    if (s < 0 || !c->graph[g].h)
+        return;
+    if (c->sid[c->ssid[s]].cap) {
+        if (rnd(c, 4) == 0) {
+            ISSUE(c, OP_GRAPH_LAUNCH, g, s); /* refused */
+            return;
+        }
+        if ((s = stream_in(c, 0)) < 0)
+            return;
+    }
+    const nodelist *l = &c->graph[g].nodes;
+    if (l->n == 0 && g_avoid_empty_replay)
+        return;
+    for (uint32_t i = 0; i < l->n; i++)
+        for (int j = 0; j < node_nbufs(&l->v[i]); j++)
+            if (!resolve(c, s, l->v[i].b[j]))
+                return;
+    if (c->sh[s] && c->graph[g].h)
+        ISSUE(c, OP_GRAPH_LAUNCH, g, s);
+}
+
+/* A node of graph g to update: a launch node, or now and then one that
+ * refuses updates (a copy, or past the end). -1: none. */
+static int pick_update_node(ctx *c, int g, bool *bad)
+{
+    const nodelist *l = &c->graph[g].nodes;
+    int node = -1;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->v[i].kind != NK_COPY && (node < 0 || rnd(c, 3) == 0))
+            node = (int)i;
+    *bad = node < 0 || rnd(c, 12) == 0;
+    if (!*bad)
+        return node;
+    int copy = -1;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->v[i].kind == NK_COPY && (copy < 0 || rnd(c, 2)))
+            copy = (int)i;
+    return copy >= 0 && rnd(c, 2) ? copy : (int)l->n + (int)rnd(c, 2);
+}
+
+static void gen_set_push(ctx *c, int g)
+{
+    bool bad;
+    int node = pick_update_node(c, g, &bad);
+    const nodelist *l = &c->graph[g].nodes;
+    if (bad || l->v[node].kind == NK_COPY) {
+        ISSUE(c, OP_GRAPH_SET_PUSH, g, node, 1, 1);
+        return;
+    }
+    const mnode *nd = &l->v[node];
+    uint32_t n = nd->n;
+    if (rnd(c, 4) == 0) {
+        uint32_t most = nd->groups * nd->local;
+        for (int j = 0; j < node_nbufs(nd); j++) {
+            uint32_t len = range_len(c, nd->b[j], nd->off[j], nd->sz[j]);
+            most = len < most ? len : most;
+        }
+        n = 1 + rnd(c, most);
+    }
+    ISSUE(c, OP_GRAPH_SET_PUSH, g, node, n,
+          nd->kind == NK_ADD ? 1 + rnd(c, 1000) : rnd(c, 3) ? rnd(c, 100) : 0);
+}
+
+/* A range of user buffer bi (aligned) that holds n elements. */
+static bool pick_fit(ctx *c, int bi, uint32_t n, uint32_t *off, uint32_t *sz)
+{
+    uint32_t bn = c->buf[bi].n;
+    if (bn < n)
+        return false;
+    *off = rnd(c, (bn - n) / g_align_elems + 1) * g_align_elems;
+    uint32_t room = bn - *off;
+    *sz = rnd(c, 2) ? 0 : n + rnd(c, room - n + 1);
+    return true;
+}
+
+static void gen_set_bindings(ctx *c, int g)
+{
+    bool bad;
+    int node = pick_update_node(c, g, &bad);
+    const nodelist *l = &c->graph[g].nodes;
+    int b0 = pick_buf(c);
+    if (b0 < 0)
+        return;
+    if (bad || l->v[node].kind == NK_COPY) {
+        ISSUE(c, OP_GRAPH_SET_BINDINGS, g, node, b0, 0, 0, -1, 0, 0);
+        return;
+    }
+    const mnode *nd = &l->v[node];
+    uint32_t off[2] = {0, 0}, sz[2] = {0, 0};
+    int b[2] = {b0, -1};
+    if (!pick_fit(c, b[0], nd->n, &off[0], &sz[0]))
+        return;
+    if (nd->kind == NK_LCOPY) {
+        b[1] = pick_buf(c);
+        if (b[1] < 0 || b[1] == b[0] || !pick_fit(c, b[1], nd->n, &off[1], &sz[1]))
+            return;
+    }
+    if (rnd(c, 12) == 0) {
+        /* Past the end of the buffer: refused, nothing changes. */
+        uint32_t bn = c->buf[b[0]].n;
+        off[0] = (bn + g_align_elems - 1) / g_align_elems * g_align_elems;
+        sz[0] = 0;
+    }
+    ISSUE(c, OP_GRAPH_SET_BINDINGS, g, node, b[0], off[0], sz[0], b[1], off[1], sz[1]);
+}
+
+/* A buffer (and sometimes a kernel) a graph uses destroyed while the graph
+ * lives, then a replay: the graph keeps them. */
+static void gen_graph_keeps(ctx *c, int g)
+{
+    const nodelist *l = &c->graph[g].nodes;
+    int live = 0, bi = -1;
+    for (int b = 0; b < MAX_BUFS; b++)
+        live += c->buf[b].h != NULL;
+    for (uint32_t i = 0; i < l->n; i++)
+        for (int j = 0; j < node_nbufs(&l->v[i]); j++)
+            if (l->v[i].b[j] < MAX_BUFS && (bi < 0 || rnd(c, 2)))
+                bi = l->v[i].b[j];
+    if (bi >= 0 && live > 2 && zombie_room(c) >= 0)
+        ISSUE(c, OP_BUFFER_DESTROY, bi);
+    if (g_nctx == 1 && rnd(c, 3) == 0) {
+        int k = (int)rnd(c, MAX_KERNELS);
+        if (g_kern[k].h)
+            ISSUE(c, OP_KERNEL_DESTROY, k);
+    }
+    gen_replay(c, g, -1);
+}
+
+static void gen_graph(ctx *c)
+{
+    uint32_t r = rnd(c, 100);
+    mcap *cp = pick_cap(c);
+    int g = pick_graph(c);
+    if (r < 16 || (!cp && g < 0))
+        gen_begin_capture(c);
+    else if (r < 26 && cp)
+        gen_fork(c, cp);
+    else if (r < 34 && cp)
+        gen_refused(c, cp);
+    else if (r < 42 && cp)
+        gen_end_capture(c, cp);
+    else if (g < 0)
+        gen_begin_capture(c);
+    else if (r < 72)
+        gen_replay(c, g, -1);
+    else if (r < 81)
+        gen_set_push(c, g);
+    else if (r < 90)
+        gen_set_bindings(c, g);
+    else if (r < 95)
+        ISSUE(c, OP_GRAPH_DESTROY, g);
+    else
+        gen_graph_keeps(c, g);
 }
 
 static void gen_step(ctx *c)
 {
-    uint32_t r = rnd(c, 100);
+    if (capture_due(c))
+        return;
+    uint32_t r = rnd(c, 108);
+    if (r >= 100) {
+        gen_graph(c);
+        return;
+    }
     if (r < 22)
-        gen_launch_add(c);
+        gen_launch_add(c, -1);
     else if (r < 30)
-        gen_launch_copy(c);
+        gen_launch_copy(c, -1);
     else if (r < 38)
-        gen_copy(c);
+        gen_copy(c, -1);
     else if (r < 52)
         gen_host(c);
     else if (r < 57) {
@@ -2065,10 +3062,14 @@ static void ctx_init(ctx *c, int tid, uint64_t seed)
 
 static void ctx_free(ctx *c)
 {
-    for (int b = 0; b < MAX_BUFS; b++)
+    for (int b = 0; b < NBUF; b++)
         buf_free_model(&c->buf[b]);
     for (int s = 0; s < MAX_SID; s++)
         free(c->sid[s].win);
+    for (int g = 0; g < MAX_GRAPHS; g++)
+        free(c->graph[g].nodes.v);
+    for (int i = 0; i < MAX_CAPS; i++)
+        free(c->cap[i].nodes.v);
     free(c->trace);
     c->trace = NULL;
 }
@@ -2089,6 +3090,10 @@ static void setup_objects(ctx *c)
 /* Synchronize, read everything back, destroy everything. */
 static void finish(ctx *c)
 {
+    for (int i = 0; i < MAX_CAPS; i++)
+        if (c->cap[i].num)
+            gen_end_capture(c, &c->cap[i]);
+    bool graphs_late = rnd(c, 2); /* after the buffers they hold */
     for (int s = 0; s < MAX_STREAMS; s++)
         for (int i = 0; c->sh[s] && i < 20; i++) {
             ISSUE(c, OP_SYNC, s);
@@ -2101,6 +3106,9 @@ static void finish(ctx *c)
     for (int b = 0; b < MAX_BUFS; b++)
         if (c->buf[b].h)
             ISSUE(c, OP_READ, b, 0, c->buf[b].n);
+    for (int g = 0; g < MAX_GRAPHS; g++)
+        if (c->graph[g].h && !graphs_late)
+            ISSUE(c, OP_GRAPH_DESTROY, g);
     for (int e = 0; e < MAX_EVENTS; e++)
         if (c->ev[e].h)
             ISSUE(c, OP_EVENT_DESTROY, e);
@@ -2113,6 +3121,9 @@ static void finish(ctx *c)
     for (int b = 0; b < MAX_BUFS; b++)
         if (c->buf[b].h)
             ISSUE(c, OP_BUFFER_DESTROY, b);
+    for (int g = 0; g < MAX_GRAPHS; g++)
+        if (c->graph[g].h)
+            ISSUE(c, OP_GRAPH_DESTROY, g);
     for (int g = 0; g < MAX_GATES; g++)
         if (c->gate[g].h)
             ISSUE(c, OP_GATE_DESTROY, g, 0);
@@ -2121,6 +3132,11 @@ static void finish(ctx *c)
 /* Destroy whatever a failed run left, without checking anything. */
 static void teardown(ctx *c)
 {
+    for (int g = 0; g < MAX_GRAPHS; g++)
+        if (c->graph[g].h) {
+            salvo_graph_destroy(c->graph[g].h);
+            c->graph[g].h = NULL;
+        }
     for (int g = 0; g < MAX_GATES; g++)
         if (c->gate[g].h) {
             raiser_drain(&c->gate[g]);
@@ -2177,6 +3193,10 @@ static const struct {
     {"fence_status", 20, {"device_lost", "not_ready", NULL, NULL}},
     {"cmd_reset", 8, {"oom_host", NULL, NULL, NULL}},
     {"queue_wait_idle", 3, {"device_lost", NULL, NULL, NULL}},
+    /* A graph's command buffers: made and recorded at the end of a
+     * capture, recorded again by the replay after an update. */
+    {"cmd_create_reusable", 6, {"oom_host", "oom_device", NULL, NULL}},
+    {"cmd_begin_reusable", 8, {"oom_host", "device_lost", NULL, NULL}},
 };
 
 static void config_from_seed(uint64_t seed, config *cfg)
@@ -2581,6 +3601,7 @@ int main(int argc, char **argv)
     g_watchdog_s = (unsigned)env_u64("MODEL_WATCHDOG", 120);
     g_strict_layer = env_u64("MODEL_STRICT_LAYER", 0) != 0;
     g_avoid_gate_destroy = getenv("MODEL_AVOID") && strstr(getenv("MODEL_AVOID"), "gate_destroy");
+    g_avoid_empty_replay = !(getenv("MODEL_EXPOSE") && strstr(getenv("MODEL_EXPOSE"), "empty_replay"));
     signal(SIGALRM, fatal_signal);
     if (!MODEL_SANITIZED) { /* sanitizers print their own reports */
         signal(SIGSEGV, fatal_signal);
@@ -2637,6 +3658,11 @@ int main(int argc, char **argv)
            "; timeouts: %" PRIu64 ", failing statuses: %" PRIu64 ", successful cancels: %" PRIu64
            "\n", t.faulted, t.lost, atomic_load(&g_n_timeouts), atomic_load(&g_n_errors),
            atomic_load(&g_n_cancelled));
+    printf("  graphs: %" PRIu64 " nodes captured, %" PRIu64 " replays, %" PRIu64
+           " streams joined a capture, %" PRIu64 " calls refused during a capture, %" PRIu64
+           " destroyed buffers kept by a graph\n",
+           atomic_load(&g_n_nodes), atomic_load(&g_n_replayed), atomic_load(&g_n_joins),
+           atomic_load(&g_n_refused), atomic_load(&g_n_zombies));
     if (atomic_load(&g_layer_timeouts_total))
         printf("  validation layer state-timeout messages (not counted): %" PRIu64 "\n",
                atomic_load(&g_layer_timeouts_total));
