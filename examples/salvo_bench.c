@@ -38,6 +38,7 @@
 #include <salvo/salvo.h>
 
 #include "add.spv.h"
+#include "mark.spv.h"
 #include "saxpy.spv.h"
 #include "spin.spv.h"
 
@@ -374,6 +375,53 @@ static void bench_graphs(bench *b, const opts *o)
         } else {
             salvo_buffer_destroy(buf);
         }
+    }
+
+    /* The raw-Vulkan yardstick's shape: a kernel that writes one word, each
+     * node after a barrier (they overwrite each other). */
+    {
+        salvo_kernel *mark = NULL;
+        salvo_kernel_desc kd = {.spirv = mark_spv, .spirv_size = sizeof mark_spv, .name = "mark"};
+        CHECK(salvo_kernel_create(b->dev, &kd, &mark));
+        salvo_buffer *buf = NULL;
+        CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &buf));
+        double node[32], host[32 * FREE_SLOTS];
+        int hosts = 0;
+        uint32_t groups[3] = {1, 1, 1};
+        salvo_binding bd = {.binding = 0, .buffer = buf, .size = 256};
+        for (int r = 0; r < o->repeats; r++) {
+            CHECK(salvo_stream_begin_capture(st));
+            for (uint32_t i = 0; i < n; i++)
+                CHECK(salvo_launch(st, mark, groups, &bd, 1, NULL, 0));
+            salvo_graph *g = NULL;
+            CHECK(salvo_stream_end_capture(st, &g));
+            CHECK(salvo_graph_launch(g, st)); /* warm-up */
+            CHECK(salvo_stream_synchronize(st));
+            double t0 = now_s();
+            for (uint32_t k = 0; k < replays; k++) {
+                double t1 = now_s();
+                CHECK(salvo_graph_launch(g, st));
+                if (k < FREE_SLOTS)
+                    host[hosts++] = now_s() - t1;
+            }
+            CHECK(salvo_stream_synchronize(st));
+            node[r] = (now_s() - t0) / ((double)replays * n);
+            salvo_graph_destroy(g);
+        }
+        uint32_t word = 0;
+        CHECK(salvo_buffer_read(buf, 0, &word, sizeof word));
+        if (word != 1) {
+            fprintf(stderr, "graph mark: word 0 is %u, want 1\n", word);
+            exit(1);
+        }
+        double us = median(node, o->repeats) * 1e6, h = median(host, hosts) * 1e6;
+        char label[64], name[96];
+        snprintf(label, sizeof label, "write-one chain, %u nodes", n);
+        printf("%-28s %14.2f %14.1f\n", label, us, h);
+        snprintf(name, sizeof name, "graph_mark_n%u_us_per_node", n);
+        metric(b, name, us, "us/node");
+        salvo_buffer_destroy(buf);
+        salvo_kernel_destroy(mark);
     }
 
     /* Update: new push constants for one node, then a replay; the host

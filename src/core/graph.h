@@ -35,8 +35,11 @@
 
 #include "core/stream_engine.h"
 
+#ifndef SALVO_GRAPH_CHUNK_NODES
+#define SALVO_GRAPH_CHUNK_NODES 256
+#endif
 enum {
-    GRAPH_CHUNK_NODES = 256
+    GRAPH_CHUNK_NODES = SALVO_GRAPH_CHUNK_NODES
 };
 
 typedef struct graph_node {
