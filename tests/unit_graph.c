@@ -2,6 +2,7 @@
  * stay untouched while batches that execute them are pending (an update
  * records into fresh ones), a failed replay is reported naming the graph
  * and its kernels, and nothing a graph uses is freed under its replays. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -199,6 +200,45 @@ static void test_holds(void **state)
     close_env(&e);
 }
 
+/* A stream of a capture destroyed while salvo's lock is busy (from a log
+ * callback, say) stays in the capture until it ends, and is freed then;
+ * one destroyed with the lock free leaves at once. */
+static void test_destroy_member_lock_busy(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, FAKE_COMPLETE_AUTO);
+    salvo_stream *a = NULL, *b = NULL;
+    assert_int_equal(salvo_stream_create(e.dev, NULL, &a), SALVO_OK);
+    assert_int_equal(salvo_stream_create(e.dev, NULL, &b), SALVO_OK);
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(e.st[0]), SALVO_OK);
+    assert_int_equal(add(&e, e.st[0], e.buf[0], 1), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(a, ev), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(b, ev), SALVO_OK);
+    assert_int_equal(add(&e, a, e.buf[1], 1), SALVO_OK);
+    assert_int_equal(add(&e, b, e.buf[1], 1), SALVO_OK);
+    pthread_mutex_lock(&e.dev->q.lock);
+    salvo_stream_destroy(a); /* cannot take the lock: kept in the capture */
+    pthread_mutex_unlock(&e.dev->q.lock);
+    salvo_stream_destroy(b); /* leaves now */
+    /* A drain point, which frees destroyed idle streams: not a kept one. */
+    assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(e.dev, &s), SALVO_OK);
+    assert_int_equal(s.live_streams, 2);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_end_capture(e.st[0], &g), SALVO_OK);
+    assert_int_equal(salvo_graph_node_count(g), 3);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    salvo_graph_destroy(g);
+    salvo_event_destroy(ev);
+    close_env(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_failed_replay_names_graph),
         cmocka_unit_test(test_recording_failures),
         cmocka_unit_test(test_holds),
+        cmocka_unit_test(test_destroy_member_lock_busy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,11 +130,16 @@ static void capture_close_locked(salvo_graph *gr)
             break;
         }
     gr->next_capture = NULL;
-    if (gr->origin)
-        gr->origin->capture = NULL;
+    salvo_stream *origin = gr->origin;
     gr->origin = NULL;
-    for (size_t i = 0; i < gr->member_count; i++)
+    if (origin) {
+        origin->capture = NULL;
+        stream_release_kept_locked(&origin->e);
+    }
+    for (size_t i = 0; i < gr->member_count; i++) {
         gr->members[i]->capture = NULL;
+        stream_release_kept_locked(&gr->members[i]->e);
+    }
     gr->member_count = 0;
 }
 
@@ -152,6 +157,7 @@ void graph_capture_leave_locked(salvo_stream *st)
             break;
         }
     st->capture = NULL;
+    stream_release_kept_locked(&st->e);
 }
 
 salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st)
@@ -168,6 +174,7 @@ salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st)
         return r;
     gr->members[gr->member_count++] = st;
     st->capture = gr;
+    st->e.kept = true;
     return SALVO_OK;
 }
 
@@ -203,6 +210,7 @@ salvo_status salvo_stream_begin_capture(salvo_stream *st)
     gr->next_capture = dev->captures;
     dev->captures = gr;
     st->capture = gr;
+    st->e.kept = true;
     live_link_locked(dev, &gr->live, &gr->release);
     COUNT_ADD(dev, live_graphs, 1);
     pthread_mutex_unlock(&dev->q.lock);

@@ -37,10 +37,14 @@ void salvo_stream_destroy(salvo_stream *st)
     if (!st)
         return;
     salvo_device *dev = stream_device(st);
-    pthread_mutex_lock(&dev->q.lock);
-    if (st->capture)
-        graph_capture_leave_locked(st);
-    pthread_mutex_unlock(&dev->q.lock);
+    /* The free path only tries the lock (a log callback may hold it). A
+     * stream in a capture leaves it here; when the lock is busy it stays
+     * in the capture, kept, until the capture ends (or the device goes). */
+    if (pthread_mutex_trylock(&dev->q.lock) == 0) {
+        if (st->capture)
+            graph_capture_leave_locked(st);
+        pthread_mutex_unlock(&dev->q.lock);
+    }
     stream_engine_destroy(&st->e);
 }
 

@@ -488,7 +488,7 @@ void queue_reap_locked(queue *q)
     stream_engine *st = q->streams;
     while (st) {
         stream_engine *next = st->next;
-        if (atomic_load(&st->destroyed) && stream_idle_locked(st))
+        if (atomic_load(&st->destroyed) && !st->kept && stream_idle_locked(st))
             stream_free_locked(st);
         st = next;
     }

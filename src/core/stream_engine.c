@@ -45,6 +45,13 @@ bool stream_idle_locked(const stream_engine *st)
     return true;
 }
 
+void stream_release_kept_locked(stream_engine *st)
+{
+    st->kept = false;
+    if (atomic_load(&st->destroyed) && stream_idle_locked(st) && atomic_load(&st->q->waiters) == 0)
+        stream_free_locked(st);
+}
+
 void stream_free_locked(stream_engine *st)
 {
     queue *q = st->q;
@@ -635,7 +642,7 @@ void stream_engine_destroy(stream_engine *st)
     }
     if (!atomic_exchange(&st->destroyed, true)) {
         COUNTER_SUB(&q->n, live_streams, 1);
-        if (stream_idle_locked(st) && atomic_load(&q->waiters) == 0)
+        if (stream_idle_locked(st) && !st->kept && atomic_load(&q->waiters) == 0)
             stream_free_locked(st);
     }
     pthread_mutex_unlock(&q->lock);

@@ -47,6 +47,10 @@ struct stream_engine {
     salvo_status deferred;
     char deferred_msg[SALVO_ERROR_MAX];
     _Atomic bool destroyed; /* the user let go; freed once idle */
+    /* [lock] The front still refers to it (a capture it is in): a
+     * destroyed stream is not freed while set; whoever clears it frees
+     * the stream if it is destroyed and idle (stream_release_kept_locked). */
+    bool kept;
     uint64_t last_serial;   /* [lock] serial of the last batch submitted */
     uint32_t last_queue;    /* [lock] the queue it went to */
     hazard_set hazards;     /* [lock] ranges touched since the last barrier */
@@ -78,6 +82,8 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
 void stream_engine_destroy(stream_engine *st);
 /* Free a destroyed stream whose slots are all idle or abandoned. */
 void stream_free_locked(stream_engine *st);
+/* Clear st->kept; free st if it was destroyed meanwhile and is idle. */
+void stream_release_kept_locked(stream_engine *st);
 bool stream_idle_locked(const stream_engine *st);
 
 /* Open a batch on st if none is (waiting for the ring slot if needed;
