@@ -22,6 +22,8 @@
 #include "reflect_mixed.spv.h"
 #include "reflect_sets.spv.h"
 #include "saxpy.spv.h"
+#include "uses_float64.spv.h"
+#include "workgroup_memory.spv.h"
 
 #define NO_SPEC UINT32_MAX
 
@@ -135,6 +137,8 @@ enum {
     OpConstant = 43,
     OpConstantComposite = 44,
     OpSpecConstant = 50,
+    OpSpecConstantOp = 52,
+    OpExtension = 10,
     OpFunction = 54,
     OpFunctionEnd = 56,
     OpVariable = 59,
@@ -431,6 +435,100 @@ static void test_local_size_id(void **state)
     reflect_module r;
     assert_int_equal(reflect(m.w, mod_size(&m), "main", &r), SALVO_OK);
     expect_local_size(&r, 64, 7, 1, NO_SPEC, 3, NO_SPEC);
+}
+
+/* What the module asks of the device: its capabilities (each once), its
+ * extensions (known ones as bits, the first unknown one by name), its
+ * version and LocalSizeId. */
+static void test_declarations(void **state)
+{
+    (void)state;
+    static mod m;
+    memset(&m, 0, sizeof m);
+    enum { C1 = ID_FREE };
+    begin(&m);
+    EMIT(&m, OpCapability, 10 /* Float64 */);
+    EMIT(&m, OpCapability, 10);
+    EMIT(&m, OpCapability, 4448 /* StorageBuffer8BitAccess */);
+    const char *names[] = {"SPV_KHR_float_controls", "SPV_FOO_bar", "SPV_BAZ",
+                           "SPV_KHR_8bit_storage"};
+    for (size_t i = 0; i < 4; i++) {
+        uint32_t ops[16] = {0};
+        size_t len = strlen(names[i]);
+        for (size_t b = 0; b < len; b++)
+            ops[b / 4] |= (uint32_t)(unsigned char)names[i][b] << (8 * (b % 4));
+        emit_words(&m, OpExtension, ops, len / 4 + 1);
+    }
+    EMIT(&m, OpExecutionModeId, ID_MAIN, 38 /* LocalSizeId */, C1, C1, C1);
+    common_types(&m);
+    EMIT(&m, OpConstant, ID_UINT, C1, 1);
+    end(&m);
+    reflect_module r;
+    assert_int_equal(reflect(m.w, mod_size(&m), "main", &r), SALVO_OK);
+    assert_int_equal(r.spirv_version, 0x00010300u);
+    assert_int_equal(r.capability_count, 3);
+    assert_int_equal(r.capabilities[0], 1);
+    assert_int_equal(r.capabilities[1], 10);
+    assert_int_equal(r.capabilities[2], 4448);
+    assert_int_equal(r.extensions, REFLECT_EXT_VULKAN_1_2 | REFLECT_EXT_PLAIN);
+    assert_string_equal(r.unknown_extension, "SPV_FOO_bar");
+    assert_true(r.local_size_id);
+    assert_int_equal(r.workgroup_memory, 0);
+
+    /* From glslang: Float64, and the local size from LocalSize. */
+    assert_int_equal(reflect(uses_float64_spv, sizeof uses_float64_spv, "main", &r), SALVO_OK);
+    bool float64 = false;
+    for (uint32_t i = 0; i < r.capability_count; i++)
+        float64 |= r.capabilities[i] == 10;
+    assert_true(float64);
+    assert_false(r.local_size_id);
+    assert_string_equal(r.unknown_extension, "");
+}
+
+/* Workgroup variables, laid out as std430 members one after another. */
+static void test_workgroup_memory(void **state)
+{
+    (void)state;
+    reflect_module r;
+    /* shaders/workgroup_memory.comp: vec3[1000], float[3], struct[2]. */
+    assert_int_equal(reflect(workgroup_memory_spv, sizeof workgroup_memory_spv, "main", &r),
+                     SALVO_OK);
+    assert_int_equal(r.workgroup_memory, 16048);
+    assert_int_equal(r.workgroup_sizing, REFLECT_SIZE_EXACT);
+    assert_int_equal(reflect(add_spv, sizeof add_spv, "main", &r), SALVO_OK);
+    assert_int_equal(r.workgroup_memory, 0);
+    assert_int_equal(r.workgroup_sizing, REFLECT_SIZE_EXACT);
+
+    /* Lengths from a spec constant (its default: 10), then from a spec
+     * constant expression (not sized). */
+    static mod m;
+    memset(&m, 0, sizeof m);
+    enum { S10 = ID_FREE, ARR, PTR, VAR, SUM, ARR2, PTR2, VAR2 };
+    begin(&m);
+    EMIT(&m, OpExecutionMode, ID_MAIN, 17 /* LocalSize */, 1, 1, 1);
+    EMIT(&m, OpDecorate, S10, 1 /* SpecId */, 5);
+    common_types(&m);
+    EMIT(&m, OpSpecConstant, ID_UINT, S10, 10);
+    EMIT(&m, OpTypeArray, ARR, ID_FLOAT, S10);
+    EMIT(&m, OpTypePointer, PTR, 4 /* Workgroup */, ARR);
+    EMIT(&m, OpVariable, PTR, VAR, 4);
+    end(&m);
+    assert_int_equal(reflect(m.w, mod_size(&m), "main", &r), SALVO_OK);
+    assert_int_equal(r.workgroup_memory, 40);
+    assert_int_equal(r.workgroup_sizing, REFLECT_SIZE_DEFAULTS);
+
+    memset(&m, 0, sizeof m);
+    begin(&m);
+    EMIT(&m, OpExecutionMode, ID_MAIN, 17 /* LocalSize */, 1, 1, 1);
+    common_types(&m);
+    EMIT(&m, OpSpecConstant, ID_UINT, S10, 10);
+    EMIT(&m, OpSpecConstantOp, ID_UINT, SUM, 128 /* IAdd */, S10, S10);
+    EMIT(&m, OpTypeArray, ARR2, ID_FLOAT, SUM);
+    EMIT(&m, OpTypePointer, PTR2, 4, ARR2);
+    EMIT(&m, OpVariable, PTR2, VAR2, 4);
+    end(&m);
+    assert_int_equal(reflect(m.w, mod_size(&m), "main", &r), SALVO_OK);
+    assert_int_equal(r.workgroup_sizing, REFLECT_SIZE_UNKNOWN);
 }
 
 static void test_workgroup_size_overrides_local_size(void **state)
@@ -764,6 +862,8 @@ int main(void)
         cmocka_unit_test(test_reason_buffer_sizes),
         cmocka_unit_test(test_local_size_id),
         cmocka_unit_test(test_workgroup_size_overrides_local_size),
+        cmocka_unit_test(test_declarations),
+        cmocka_unit_test(test_workgroup_memory),
         cmocka_unit_test(test_literal_local_size),
         cmocka_unit_test(test_old_style_and_variable_decorations),
         cmocka_unit_test(test_binding_limits),

@@ -232,6 +232,58 @@ typedef struct salvo_memory_heap {
     bool device_local;
 } salvo_memory_heap;
 
+/* Subgroup operations kernels may use (SPIR-V GroupNonUniform*
+ * capabilities); the bits are Vulkan's VkSubgroupFeatureFlagBits. */
+enum {
+    SALVO_SUBGROUP_BASIC = 1u << 0,
+    SALVO_SUBGROUP_VOTE = 1u << 1,
+    SALVO_SUBGROUP_ARITHMETIC = 1u << 2,
+    SALVO_SUBGROUP_BALLOT = 1u << 3,
+    SALVO_SUBGROUP_SHUFFLE = 1u << 4,
+    SALVO_SUBGROUP_SHUFFLE_RELATIVE = 1u << 5,
+    SALVO_SUBGROUP_CLUSTERED = 1u << 6,
+    SALVO_SUBGROUP_QUAD = 1u << 7
+};
+
+/* The shader features salvo enabled on the device: every one of these the
+ * device offers. salvo_kernel_create refuses (SALVO_ERROR_UNSUPPORTED) a
+ * module that declares a SPIR-V capability needing one that is false here.
+ * Names follow Vulkan's feature fields. */
+typedef struct salvo_device_features {
+    /* Kernels are checked against these fields. false on a device made
+     * with salvo_device_create_vk: salvo cannot see what the application
+     * enabled, so the fields are false and kernels are not checked. */
+    bool checked;
+    bool shader_float64;          /* capability Float64 */
+    bool shader_int64;            /* Int64 */
+    bool shader_int16;            /* Int16 */
+    bool shader_int8;             /* Int8 */
+    bool shader_float16;          /* Float16 */
+    bool storage_buffer_8bit;     /* StorageBuffer8BitAccess */
+    bool uniform_buffer_8bit;     /* UniformAndStorageBuffer8BitAccess */
+    bool push_constant_8bit;      /* StoragePushConstant8 */
+    bool storage_buffer_16bit;    /* StorageBuffer16BitAccess */
+    bool uniform_buffer_16bit;    /* UniformAndStorageBuffer16BitAccess */
+    bool push_constant_16bit;     /* StoragePushConstant16 */
+    bool vulkan_memory_model;     /* VulkanMemoryModel */
+    bool vulkan_memory_model_device_scope; /* VulkanMemoryModelDeviceScope */
+    bool buffer_device_address;   /* PhysicalStorageBufferAddresses */
+    bool variable_pointers_storage_buffer; /* VariablePointersStorageBuffer */
+    bool variable_pointers;       /* VariablePointers */
+    bool buffer_int64_atomics;    /* Int64Atomics on buffers */
+    bool shared_int64_atomics;    /* Int64Atomics on workgroup memory */
+    bool buffer_float32_atomic_add; /* AtomicFloat32AddEXT (VK_EXT_shader_atomic_float) */
+    bool buffer_float64_atomic_add; /* AtomicFloat64AddEXT */
+    bool integer_dot_product;     /* DotProduct* */
+    /* Modules may use the LocalSizeId execution mode (SPIR-V 1.6 modules
+     * from glslang carry it for local_size_x_id). */
+    bool maintenance4;
+    bool zero_initialize_workgroup_memory; /* workgroup variables with an initializer */
+    bool subgroup_size_control;
+    bool compute_full_subgroups;
+    uint32_t subgroup_operations; /* SALVO_SUBGROUP_* usable in compute kernels */
+} salvo_device_features;
+
 typedef struct salvo_device_info {
     char name[SALVO_NAME_MAX];
     salvo_device_type type;
@@ -277,6 +329,9 @@ typedef struct salvo_device_info {
     /* effective settings */
     uint32_t batch_size;
     double fence_timeout_s; /* 0 = unbounded */
+    /* Bytes of workgroup (GLSL shared) memory a kernel may declare. */
+    uint32_t max_workgroup_memory;
+    salvo_device_features features;
 } salvo_device_info;
 
 typedef struct salvo_stats {
@@ -486,7 +541,21 @@ typedef struct salvo_kernel_info {
  * resource kinds, GLSL that does not compile (salvo_last_error() then
  * carries the compiler's messages), or both or neither of spirv and glsl
  * returns SALVO_ERROR_INVALID_ARGUMENT; GLSL in a salvo built without it
- * (SALVO_GLSL=OFF) returns SALVO_ERROR_UNSUPPORTED. With
+ * (SALVO_GLSL=OFF) returns SALVO_ERROR_UNSUPPORTED. A module the device
+ * cannot run returns SALVO_ERROR_UNSUPPORTED with a message saying why: a
+ * SPIR-V capability needing a feature the device does not offer
+ * (salvo_device_info.features; "needs capability Float64, which the device
+ * does not offer"), a capability or SPIR-V extension salvo does not know
+ * (named, or by number), a SPIR-V version newer than the device's Vulkan
+ * version accepts (1.3 for Vulkan 1.1, 1.5 for 1.2, 1.6 for 1.3), the
+ * LocalSizeId execution mode without maintenance4, or workgroup (shared)
+ * variables larger in total than salvo_device_info.max_workgroup_memory
+ * (sized by Vulkan's rule: each variable laid out as a std430 block member,
+ * one after another; an array sized by a specialization constant counts
+ * with its default when spec_constants is empty, and is otherwise left to
+ * the driver, as are lengths given by spec constant expressions). On a
+ * device from salvo_device_create_vk only the workgroup memory is checked
+ * (features.checked is false). With
  * salvo_device_desc.pipeline_cache_path, a pipeline built before (by this
  * or an earlier process) comes from the cache. Thread safety: any thread. */
 SALVO_API salvo_status salvo_kernel_create(salvo_device *device, const salvo_kernel_desc *desc,
@@ -702,7 +771,10 @@ SALVO_API void salvo_gate_destroy(salvo_gate *gate);
  * again on a stream that is not capturing). salvo_stream_flush is
  * SALVO_OK and does nothing. Beginning a capture on a stream that
  * captures already (or joined one) is SALVO_ERROR_INVALID_STATE.
- * Destroying the stream that began a capture abandons it (no graph).
+ * Destroying the stream that began a capture abandons it (no graph); a
+ * stream that joined leaves it. (A destroy that finds salvo's lock busy,
+ * one from a log callback say, leaves that to the next synchronize or
+ * capture call.)
  * Thread safety: the thread using stream (as salvo_launch). */
 SALVO_API salvo_status salvo_stream_begin_capture(salvo_stream *stream);
 
@@ -723,7 +795,8 @@ SALVO_API salvo_status salvo_stream_end_capture(salvo_stream *stream, salvo_grap
  * capture: no host work per node. Any stream of the device; several
  * replays of one graph may be pending at once, on one stream or several.
  * Batched like a launch (the replay counts as its node count of
- * launches). A failed replay is reported as a failed batch, naming the
+ * launches; the replay of an empty graph does nothing). A failed replay
+ * is reported as a failed batch, naming the
  * graph ("graph N") and its kernels. Timeouts as for salvo_launch.
  * SALVO_ERROR_INVALID_STATE on a capturing stream.
  * Thread safety: the thread using stream; not concurrently with an update

@@ -122,6 +122,11 @@ typedef struct salvo_vk_device_import {
  * them all in salvo_device_destroy; it never destroys the instance, the
  * device or the queue.
  *
+ * salvo cannot see which features you enabled on the device, so it reports
+ * none (salvo_device_info.features.checked is false) and does not check
+ * kernels' SPIR-V capabilities against them: a kernel needing a feature
+ * you did not enable fails in the driver, not in salvo_kernel_create.
+ *
  * Errors: SALVO_ERROR_INVALID_ARGUMENT for a missing required handle,
  * a queue family the physical device does not have or that cannot compute,
  * a lone queue_lock or queue_unlock, or device_extension_count > 0 with

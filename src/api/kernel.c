@@ -22,6 +22,130 @@ static void kernel_release(retire_entry *e, bool abandoned)
     salvo_mem_free(dev->alloc, k);
 }
 
+/* The capabilities salvo knows: their name, and whether the device runs
+ * them (Shader and the like everywhere; Kernel, Geometry and the like
+ * never in Vulkan compute). false for the others. Int64Atomics passes with
+ * either kind of 64-bit atomics: which memory the atomics touch is not
+ * reflected, and the driver checks that. */
+static bool capability_known(const salvo_device_info *in, uint32_t cap, const char **name,
+                             bool *offered)
+{
+    const salvo_device_features *f = &in->features;
+    uint32_t sg = f->subgroup_operations;
+#define CAP(number, text, cond)                                                                    \
+    case number:                                                                                   \
+        *name = text;                                                                              \
+        *offered = (cond);                                                                         \
+        return true
+    switch (cap) {
+        CAP(0, "Matrix", true);
+        CAP(1, "Shader", true);
+        CAP(2, "Geometry", false);
+        CAP(3, "Tessellation", false);
+        CAP(4, "Addresses", false);
+        CAP(5, "Linkage", false);
+        CAP(6, "Kernel", false);
+        CAP(9, "Float16", f->shader_float16);
+        CAP(10, "Float64", f->shader_float64);
+        CAP(11, "Int64", f->shader_int64);
+        CAP(12, "Int64Atomics", f->buffer_int64_atomics || f->shared_int64_atomics);
+        CAP(22, "Int16", f->shader_int16);
+        CAP(39, "Int8", f->shader_int8);
+        CAP(61, "GroupNonUniform", sg & SALVO_SUBGROUP_BASIC);
+        CAP(62, "GroupNonUniformVote", sg & SALVO_SUBGROUP_VOTE);
+        CAP(63, "GroupNonUniformArithmetic", sg & SALVO_SUBGROUP_ARITHMETIC);
+        CAP(64, "GroupNonUniformBallot", sg & SALVO_SUBGROUP_BALLOT);
+        CAP(65, "GroupNonUniformShuffle", sg & SALVO_SUBGROUP_SHUFFLE);
+        CAP(66, "GroupNonUniformShuffleRelative", sg & SALVO_SUBGROUP_SHUFFLE_RELATIVE);
+        CAP(67, "GroupNonUniformClustered", sg & SALVO_SUBGROUP_CLUSTERED);
+        CAP(68, "GroupNonUniformQuad", sg & SALVO_SUBGROUP_QUAD);
+        CAP(4433, "StorageBuffer16BitAccess", f->storage_buffer_16bit);
+        CAP(4434, "UniformAndStorageBuffer16BitAccess", f->uniform_buffer_16bit);
+        CAP(4435, "StoragePushConstant16", f->push_constant_16bit);
+        CAP(4437, "DeviceGroup", true);
+        CAP(4441, "VariablePointersStorageBuffer", f->variable_pointers_storage_buffer);
+        CAP(4442, "VariablePointers", f->variable_pointers);
+        CAP(4448, "StorageBuffer8BitAccess", f->storage_buffer_8bit);
+        CAP(4449, "UniformAndStorageBuffer8BitAccess", f->uniform_buffer_8bit);
+        CAP(4450, "StoragePushConstant8", f->push_constant_8bit);
+        CAP(5345, "VulkanMemoryModel", f->vulkan_memory_model);
+        CAP(5346, "VulkanMemoryModelDeviceScope", f->vulkan_memory_model_device_scope);
+        CAP(5347, "PhysicalStorageBufferAddresses", f->buffer_device_address);
+        CAP(6016, "DotProductInputAll", f->integer_dot_product);
+        CAP(6017, "DotProductInput4x8Bit", f->integer_dot_product);
+        CAP(6018, "DotProductInput4x8BitPacked", f->integer_dot_product);
+        CAP(6019, "DotProduct", f->integer_dot_product);
+        CAP(6033, "AtomicFloat32AddEXT", f->buffer_float32_atomic_add);
+        CAP(6034, "AtomicFloat64AddEXT", f->buffer_float64_atomic_add);
+    default:
+        return false;
+    }
+#undef CAP
+}
+
+/* Why the device cannot run the module, into why; false when it can. A
+ * pipeline made from such a module is invalid usage in Vulkan, so the
+ * driver would give no reason (or crash): the refusal has to come first. */
+static bool module_refused(const salvo_device_info *in, const reflect_module *m,
+                           const salvo_kernel_desc *desc, char *why, size_t why_size)
+{
+    const salvo_device_features *f = &in->features;
+    uint32_t minor = (in->api_version >> 12) & 0x3ffu;
+    uint32_t spirv_max = minor >= 3 ? 0x10600u : minor == 2 ? 0x10500u : 0x10300u;
+    /* An application's own device may have enabled what salvo cannot see
+     * (VK_KHR_spirv_1_4, features): its kernels are its own to check. */
+    if (f->checked) {
+        if (m->spirv_version > spirv_max) {
+            snprintf(why, why_size, "SPIR-V %u.%u is newer than Vulkan 1.%u accepts (%u.%u)",
+                     (m->spirv_version >> 16) & 0xffu, (m->spirv_version >> 8) & 0xffu, minor,
+                     spirv_max >> 16, (spirv_max >> 8) & 0xffu);
+            return true;
+        }
+        for (uint32_t i = 0; i < m->capability_count; i++) {
+            const char *name = NULL;
+            bool offered = false;
+            if (!capability_known(in, m->capabilities[i], &name, &offered)) {
+                snprintf(why, why_size, "needs SPIR-V capability %u, which salvo does not know",
+                         m->capabilities[i]);
+                return true;
+            }
+            if (!offered) {
+                snprintf(why, why_size, "needs capability %s, which the device does not offer",
+                         name);
+                return true;
+            }
+        }
+        if (m->unknown_extension[0]) {
+            snprintf(why, why_size, "needs SPIR-V extension %s, which salvo does not know",
+                     m->unknown_extension);
+            return true;
+        }
+        if ((m->extensions & REFLECT_EXT_VULKAN_1_2 && minor < 2) ||
+            (m->extensions & REFLECT_EXT_VULKAN_1_3 && minor < 3)) {
+            snprintf(why, why_size, "needs a SPIR-V extension of Vulkan 1.%u; the device has 1.%u",
+                     m->extensions & REFLECT_EXT_VULKAN_1_3 ? 3u : 2u, minor);
+            return true;
+        }
+        if (m->local_size_id && !f->maintenance4) {
+            snprintf(why, why_size,
+                     "uses the LocalSizeId execution mode, which needs maintenance4; the device "
+                     "does not offer it");
+            return true;
+        }
+    }
+    /* Spec constants given may change array lengths: the driver checks
+     * those (and lengths made of spec constant expressions). */
+    bool sized = m->workgroup_sizing == REFLECT_SIZE_EXACT ||
+                 (m->workgroup_sizing == REFLECT_SIZE_DEFAULTS && desc->spec_constant_count == 0);
+    if (sized && m->workgroup_memory > in->max_workgroup_memory) {
+        snprintf(why, why_size,
+                 "declares %u bytes of workgroup memory; the device allows %u",
+                 m->workgroup_memory, in->max_workgroup_memory);
+        return true;
+    }
+    return false;
+}
+
 /* The kernel from a module: reflect, check against the device, build. */
 static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *desc,
                                  const uint32_t *spirv, size_t spirv_size, const char *entry,
@@ -36,6 +160,10 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
     if (st != SALVO_OK) {
         salvo_mem_free(dev->alloc, k);
         return DEV_FAIL(dev, st, "kernel '%s': %s", name, reason);
+    }
+    if (module_refused(&dev->info, &k->ek.refl, desc, reason, sizeof reason)) {
+        salvo_mem_free(dev->alloc, k);
+        return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED, "kernel '%s': %s", name, reason);
     }
     accel_pipeline_binding pb[SALVO_MAX_BINDINGS];
     for (uint32_t i = 0; i < k->ek.refl.binding_count; i++) {

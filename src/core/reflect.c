@@ -7,8 +7,8 @@
  * in a few passes over the instruction stream:
  *
  *   1. validate the header and every instruction's length; find the entry;
- *   2. seed: the entry's execution modes, buffer/push/opaque variables and
- *      the WorkgroupSize builtin;
+ *   2. seed: the entry's execution modes, buffer/push/opaque/workgroup
+ *      variables and the WorkgroupSize builtin;
  *   3. close: look up the definitions of the wanted ids; each definition may
  *      want further ids (its operands), so repeat until nothing new appears;
  *   4. decorate: collect the decorations of the ids in the table.
@@ -35,8 +35,10 @@ enum {
 
 /* Opcodes. */
 enum {
+    OP_EXTENSION = 10,
     OP_ENTRY_POINT = 15,
     OP_EXECUTION_MODE = 16,
+    OP_CAPABILITY = 17,
     OP_TYPE_BOOL = 20,
     OP_TYPE_INT = 21,
     OP_TYPE_FLOAT = 22,
@@ -74,6 +76,7 @@ enum {
 enum {
     SC_UNIFORM_CONSTANT = 0,
     SC_UNIFORM = 2,
+    SC_WORKGROUP = 4,
     SC_PUSH_CONSTANT = 9,
     SC_STORAGE_BUFFER = 12,
     SC_PHYSICAL_STORAGE_BUFFER = 5349,
@@ -127,6 +130,7 @@ enum {
     NF_BLOCK = 1u << 6,
     NF_BUFFER_BLOCK = 1u << 7,
     NF_RESOURCE = 1u << 8, /* a module-scope variable seeded as a resource */
+    NF_WORKGROUP = 1u << 9, /* a Workgroup variable */
 };
 
 enum {
@@ -150,6 +154,11 @@ typedef struct node {
     uint8_t follow;
     uint8_t expanded; /* the follow level its operands were wanted at */
     bool sized;
+    /* Its std430 size and alignment as workgroup memory, once wg_sized. */
+    bool wg_sized;
+    uint8_t wg_sizing; /* reflect_sizing */
+    uint32_t wg_size;
+    uint32_t wg_align;
 } node;
 
 typedef struct member {
@@ -295,6 +304,8 @@ static uint32_t min_words(uint32_t op)
     switch (op) {
     case OP_TYPE_BOOL:
     case OP_TYPE_STRUCT:
+    case OP_CAPABILITY:
+    case OP_EXTENSION:
         return 2;
     case OP_TYPE_FLOAT:
     case OP_TYPE_RUNTIME_ARRAY:
@@ -459,6 +470,20 @@ static salvo_status pass_seed(ctx *c)
             c->workgroup_size_id = in[1];
         } else if (op == OP_VARIABLE) {
             uint32_t sc = in[3];
+            if (sc == SC_WORKGROUP) {
+                node *v = NULL;
+                if ((st = want(c, in[2], FOLLOW_NONE, &v)) != SALVO_OK)
+                    return st;
+                if (v->at != 0)
+                    continue;
+                v->at = at;
+                v->opcode = OP_VARIABLE;
+                v->flags |= NF_WORKGROUP;
+                /* Its size depends on the whole tree below it. */
+                if ((st = want(c, in[1], FOLLOW_ALL, NULL)) != SALVO_OK)
+                    return st;
+                continue;
+            }
             if (sc != SC_UNIFORM_CONSTANT && sc != SC_UNIFORM && sc != SC_STORAGE_BUFFER &&
                 sc != SC_PUSH_CONSTANT)
                 continue;
@@ -944,6 +969,197 @@ static salvo_status reflect_push(ctx *c, const node *var, reflect_module *out)
     return SALVO_OK;
 }
 
+/* SPIR-V extensions whose needs are known: see REFLECT_EXT_*. */
+static const struct {
+    const char *name;
+    uint32_t bit;
+} known_extensions[] = {
+    {"SPV_KHR_storage_buffer_storage_class", REFLECT_EXT_PLAIN},
+    {"SPV_KHR_16bit_storage", REFLECT_EXT_PLAIN},
+    {"SPV_KHR_8bit_storage", REFLECT_EXT_PLAIN},
+    {"SPV_KHR_variable_pointers", REFLECT_EXT_PLAIN},
+    {"SPV_KHR_vulkan_memory_model", REFLECT_EXT_PLAIN},
+    {"SPV_KHR_physical_storage_buffer", REFLECT_EXT_PLAIN},
+    {"SPV_EXT_physical_storage_buffer", REFLECT_EXT_PLAIN},
+    {"SPV_KHR_shader_ballot", REFLECT_EXT_PLAIN},
+    {"SPV_KHR_subgroup_vote", REFLECT_EXT_PLAIN},
+    {"SPV_KHR_device_group", REFLECT_EXT_PLAIN},
+    {"SPV_KHR_integer_dot_product", REFLECT_EXT_PLAIN},
+    {"SPV_EXT_shader_atomic_float_add", REFLECT_EXT_PLAIN},
+    {"SPV_KHR_float_controls", REFLECT_EXT_VULKAN_1_2},
+    {"SPV_KHR_no_integer_wrap_decoration", REFLECT_EXT_VULKAN_1_2},
+    {"SPV_KHR_non_semantic_info", REFLECT_EXT_VULKAN_1_3},
+};
+
+/* Capabilities and extensions: what the module asks of the device. */
+static salvo_status pass_declarations(ctx *c, reflect_module *out)
+{
+    out->spirv_version = c->w[1];
+    for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at])) {
+        uint32_t op = op_of(c->w[at]);
+        if (op == OP_CAPABILITY) {
+            uint32_t cap = c->w[at + 1];
+            bool seen = false;
+            for (uint32_t i = 0; i < out->capability_count && !seen; i++)
+                seen = out->capabilities[i] == cap;
+            if (seen)
+                continue;
+            if (out->capability_count == REFLECT_MAX_CAPABILITIES)
+                return fail(c, "module too complex (more than %d capabilities)",
+                            REFLECT_MAX_CAPABILITIES);
+            out->capabilities[out->capability_count++] = cap;
+        } else if (op == OP_EXTENSION) {
+            bool known = false;
+            for (size_t i = 0; i < sizeof known_extensions / sizeof known_extensions[0]; i++)
+                if (string_equals(c, at, 1, known_extensions[i].name)) {
+                    out->extensions |= known_extensions[i].bit;
+                    known = true;
+                }
+            if (known || out->unknown_extension[0])
+                continue;
+            /* Copy the name for the message, cut short if it runs long or
+             * is not terminated. */
+            size_t k = 0;
+            uint32_t wc = wc_of(c->w[at]);
+            for (uint32_t i = 1; i < wc && k < REFLECT_NAME_MAX - 1; i++)
+                for (unsigned b = 0; b < 4 && k < REFLECT_NAME_MAX - 1; b++) {
+                    char ch = (char)((c->w[at + i] >> (8 * b)) & 0xffu);
+                    if (ch == '\0') {
+                        i = wc;
+                        break;
+                    }
+                    out->unknown_extension[k++] = ch >= 0x20 && ch < 0x7f ? ch : '?';
+                }
+            out->unknown_extension[k] = '\0';
+            if (k == 0)
+                out->unknown_extension[0] = '?';
+        }
+    }
+    return SALVO_OK;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t align) { return (v + align - 1) / align * align; }
+
+/* Sizes past 4 GiB are over any device's limit: keep them there. */
+static uint32_t saturate(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+/* Type id's size and alignment as workgroup memory: the layout of a
+ * std430 block member (vec3 aligned as vec4, array strides rounded up to
+ * the element's alignment, structs to their largest member's). What is
+ * not a sized plain type makes the total REFLECT_SIZE_UNKNOWN. */
+static void wg_layout(ctx *c, uint32_t id, unsigned depth, uint32_t *size, uint32_t *align,
+                      uint8_t *sizing)
+{
+    *size = 0;
+    *align = 1;
+    node *nd = node_find(c, id);
+    if (depth > MAX_DEPTH || nd == NULL || nd->at == 0) {
+        *sizing = REFLECT_SIZE_UNKNOWN;
+        return;
+    }
+    if (nd->wg_sized) {
+        *size = nd->wg_size;
+        *align = nd->wg_align;
+        if (nd->wg_sizing > *sizing)
+            *sizing = nd->wg_sizing;
+        return;
+    }
+    const uint32_t *in = &c->w[nd->at];
+    uint8_t mine = REFLECT_SIZE_EXACT;
+    uint32_t esize, ealign;
+    uint64_t total = 0, al = 1;
+    switch (nd->opcode) {
+    case OP_TYPE_BOOL:
+        total = al = 4;
+        break;
+    case OP_TYPE_INT:
+    case OP_TYPE_FLOAT:
+        total = al = in[2] / 8 ? in[2] / 8 : 1;
+        break;
+    case OP_TYPE_VECTOR:
+        wg_layout(c, in[2], depth + 1, &esize, &ealign, &mine);
+        total = (uint64_t)esize * in[3];
+        al = (uint64_t)ealign * (in[3] == 2 ? 2 : 4);
+        break;
+    case OP_TYPE_MATRIX: /* columns, as an array of column vectors */
+    case OP_TYPE_ARRAY: {
+        uint64_t length = in[3];
+        if (nd->opcode == OP_TYPE_ARRAY) {
+            node *len = node_find(c, in[3]);
+            if (len && len->at && len->opcode == OP_CONSTANT) {
+                length = c->w[len->at + 3];
+                if (wc_of(c->w[len->at]) > 4 && c->w[len->at + 4] != 0)
+                    length = UINT32_MAX;
+            } else if (len && len->at && len->opcode == OP_SPEC_CONSTANT) {
+                length = c->w[len->at + 3];
+                mine = REFLECT_SIZE_DEFAULTS;
+            } else {
+                mine = REFLECT_SIZE_UNKNOWN;
+            }
+        }
+        wg_layout(c, in[2], depth + 1, &esize, &ealign, &mine);
+        uint64_t stride = round_up(esize, ealign);
+        total = stride && length > UINT32_MAX / stride ? UINT32_MAX : length * stride;
+        al = ealign;
+        break;
+    }
+    case OP_TYPE_STRUCT:
+        for (uint32_t i = 2; i < wc_of(in[0]); i++) {
+            wg_layout(c, in[i], depth + 1, &esize, &ealign, &mine);
+            total = round_up(total, ealign) + esize;
+            if (total > UINT32_MAX)
+                total = UINT32_MAX;
+            if (ealign > al)
+                al = ealign;
+        }
+        total = round_up(total, al);
+        break;
+    case OP_TYPE_POINTER:
+        if (in[2] == SC_PHYSICAL_STORAGE_BUFFER) {
+            total = al = 8;
+            break;
+        }
+        mine = REFLECT_SIZE_UNKNOWN;
+        break;
+    default:
+        mine = REFLECT_SIZE_UNKNOWN;
+        break;
+    }
+    /* Remembered, as a struct's push size is: a hostile module can nest
+     * wide structs, and the walk must stay linear in it. */
+    nd->wg_size = saturate(total);
+    /* At most 32 (a dvec4) in a valid module; kept nonzero and small
+     * whatever a hostile one declares. */
+    nd->wg_align = al == 0 ? 1 : al > 256 ? 256 : (uint32_t)al;
+    nd->wg_sizing = mine;
+    nd->wg_sized = true;
+    *size = nd->wg_size;
+    *align = nd->wg_align;
+    if (mine > *sizing)
+        *sizing = mine;
+}
+
+/* The Workgroup variables, one after another. */
+static void reflect_workgroup(ctx *c, reflect_module *out)
+{
+    uint64_t total = 0;
+    uint8_t sizing = REFLECT_SIZE_EXACT;
+    for (uint32_t i = 0; i < c->node_count; i++) {
+        const node *v = &c->nodes[i];
+        if (!(v->flags & NF_WORKGROUP))
+            continue;
+        node *ptr = node_find(c, c->w[v->at + 1]);
+        uint32_t size = 0, align = 1;
+        if (ptr && ptr->at && ptr->opcode == OP_TYPE_POINTER)
+            wg_layout(c, c->w[ptr->at + 3], 0, &size, &align, &sizing);
+        else
+            sizing = REFLECT_SIZE_UNKNOWN;
+        total = round_up(total, align) + size;
+    }
+    out->workgroup_memory = saturate(total);
+    out->workgroup_sizing = (reflect_sizing)sizing;
+}
+
 salvo_status reflect_spirv(const uint32_t *words, size_t size_bytes, const char *entry,
                            reflect_module *out, char *reason, size_t reason_size)
 {
@@ -971,6 +1187,12 @@ salvo_status reflect_spirv(const uint32_t *words, size_t size_bytes, const char 
         st = pass_decorate(&c);
     if (st == SALVO_OK)
         st = reflect_local_size(&c, entry, out);
+    if (st == SALVO_OK)
+        st = pass_declarations(&c, out);
+    if (st == SALVO_OK) {
+        out->local_size_id = c.local_size_id_at != 0;
+        reflect_workgroup(&c, out);
+    }
     for (uint32_t i = 0; st == SALVO_OK && i < c.node_count; i++) {
         const node *nd = &c.nodes[i];
         if (!(nd->flags & NF_RESOURCE))

@@ -19,6 +19,31 @@ typedef struct reflect_binding {
     bool uniform;        /* Uniform block (UBO) rather than a storage buffer */
 } reflect_binding;
 
+enum {
+    REFLECT_MAX_CAPABILITIES = 48,
+    REFLECT_NAME_MAX = 64,
+};
+
+/* SPIR-V extensions the module declares that are known here; others are
+ * named in unknown_extension. */
+enum {
+    /* Need nothing beyond the capabilities they bring (each checked on
+     * its own). */
+    REFLECT_EXT_PLAIN = 1u << 0,
+    /* SPV_KHR_float_controls, SPV_KHR_no_integer_wrap_decoration: core
+     * in Vulkan 1.2. */
+    REFLECT_EXT_VULKAN_1_2 = 1u << 1,
+    /* SPV_KHR_non_semantic_info: core in Vulkan 1.3. */
+    REFLECT_EXT_VULKAN_1_3 = 1u << 2,
+};
+
+/* How far workgroup_memory can be trusted. */
+typedef enum reflect_sizing {
+    REFLECT_SIZE_EXACT = 0,    /* every array length is a constant */
+    REFLECT_SIZE_DEFAULTS = 1, /* some are spec constants: sized with their defaults */
+    REFLECT_SIZE_UNKNOWN = 2,  /* some are spec constant expressions or unsized types */
+} reflect_sizing;
+
 typedef struct reflect_module {
     uint32_t binding_count;
     reflect_binding bindings[SALVO_MAX_BINDINGS]; /* sorted by (set, binding) */
@@ -29,6 +54,21 @@ typedef struct reflect_module {
      * the spec constant id (or UINT32_MAX when literal). */
     uint32_t local_size[3];
     uint32_t local_size_spec_id[3];
+    /* The local size comes from the LocalSizeId execution mode (Vulkan:
+     * needs maintenance4). */
+    bool local_size_id;
+    /* The header's version word: 0x00MMmm00 for SPIR-V MM.mm. */
+    uint32_t spirv_version;
+    /* OpCapability operands, each once, in module order. */
+    uint32_t capability_count;
+    uint32_t capabilities[REFLECT_MAX_CAPABILITIES];
+    uint32_t extensions; /* REFLECT_EXT_* */
+    char unknown_extension[REFLECT_NAME_MAX]; /* the first one; "" when none */
+    /* Bytes of the module's Workgroup variables, laid out one after another
+     * as members of a std430 block would be (Vulkan's bound on what a
+     * driver may use); see workgroup_sizing. */
+    uint32_t workgroup_memory;
+    reflect_sizing workgroup_sizing;
 } reflect_module;
 
 /*
@@ -43,6 +83,8 @@ typedef struct reflect_module {
  * buffers (Uniform storage class with a Block struct), one per binding,
  * non-arrayed; a push-constant block. Anything else bound to a descriptor
  * (images, samplers, arrays of buffers) is refused with a reason.
+ * Capabilities, extensions and workgroup memory are only reported: whether
+ * a device runs them is the caller's question.
  */
 salvo_status reflect_spirv(const uint32_t *words, size_t size_bytes, const char *entry,
                            reflect_module *out, char *reason, size_t reason_size);

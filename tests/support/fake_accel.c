@@ -740,6 +740,8 @@ static void fill_caps(const fake_accel *f, uint32_t index, accel_caps *caps)
     in->max_uniform_buffer_range = 1u << 16;
     in->min_uniform_buffer_offset_alignment = 256;
     in->subgroup_size = 32;
+    in->features = f->features;
+    in->max_workgroup_memory = f->max_workgroup_memory;
     in->timeline_semaphores = f->timeline_semaphores;
     in->host_import = f->host_import;
     in->host_import_alignment = f->host_import ? 4096 : 0;
@@ -1630,6 +1632,8 @@ static accel_result f_timeline_value(void *self, accel_device *dev, accel_timeli
 {
     fake_accel *f = FAKE(self);
     fake_state *s = f->state;
+    if (f->timeline_value_hook)
+        f->timeline_value_hook(f->hook_user);
     pthread_mutex_lock(&s->lock);
     ENTER(s, timeline_value);
     fake_tl *tl = check(s, timeline, FAKE_TIMELINE, check_dev(s, dev, "timeline_value"),
@@ -1870,6 +1874,37 @@ fake_accel *fake_create(void)
     f->host_import = true;
     f->timestamps = true;
     f->complete = FAKE_COMPLETE_AUTO;
+    /* Every feature, so that only a test that turns one off sees a refusal. */
+    f->features = (salvo_device_features){
+        .checked = true,
+        .shader_float64 = true,
+        .shader_int64 = true,
+        .shader_int16 = true,
+        .shader_int8 = true,
+        .shader_float16 = true,
+        .storage_buffer_8bit = true,
+        .uniform_buffer_8bit = true,
+        .push_constant_8bit = true,
+        .storage_buffer_16bit = true,
+        .uniform_buffer_16bit = true,
+        .push_constant_16bit = true,
+        .vulkan_memory_model = true,
+        .vulkan_memory_model_device_scope = true,
+        .buffer_device_address = true,
+        .variable_pointers_storage_buffer = true,
+        .variable_pointers = true,
+        .buffer_int64_atomics = true,
+        .shared_int64_atomics = true,
+        .buffer_float32_atomic_add = true,
+        .buffer_float64_atomic_add = true,
+        .integer_dot_product = true,
+        .maintenance4 = true,
+        .zero_initialize_workgroup_memory = true,
+        .subgroup_size_control = true,
+        .compute_full_subgroups = true,
+        .subgroup_operations = 0xffu,
+    };
+    f->max_workgroup_memory = 32768;
     return f;
 }
 

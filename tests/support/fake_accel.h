@@ -98,6 +98,10 @@ typedef struct fake_accel {
     bool timestamps;
     uint64_t device_memory_limit;/* 0 = unlimited; else bytes of live non-imported buffers */
     fake_complete_mode complete; /* FAKE_COMPLETE_AUTO */
+    /* NULL; else called (without the fake's lock) at the start of every
+     * timeline_value, so a test can act while a caller polls a timeline. */
+    void (*timeline_value_hook)(void *user);
+    void *hook_user;
     /* 1: hardware queues offered (at most ACCEL_MAX_QUEUES). Each runs its
      * submissions in order; queues run independently of each other. */
     uint32_t queue_count;
@@ -105,6 +109,9 @@ typedef struct fake_accel {
      * (a copy engine): dispatches and query resets recorded for it are
      * illegal (transfer_queue_work). Offered with timeline semaphores only. */
     bool transfer_queue;
+    /* Every feature on (checked true, every subgroup operation). */
+    salvo_device_features features;
+    uint32_t max_workgroup_memory; /* 32768 */
 
     fake_state *state; /* everything else: read it through the functions below */
 } fake_accel;

@@ -57,6 +57,8 @@ static void fill_info(salvo_device_info *info, const accel_device *d,
     info->max_uniform_buffer_range = l->maxUniformBufferRange;
     info->min_uniform_buffer_offset_alignment = l->minUniformBufferOffsetAlignment;
     info->subgroup_size = subgroup->subgroupSize;
+    info->max_workgroup_memory = l->maxComputeSharedMemorySize;
+    info->features = d->features;
     info->timeline_semaphores = d->timeline;
     info->host_import = d->host_import;
     uint32_t heaps = d->mem.memoryHeapCount < 16 ? d->mem.memoryHeapCount : 16;
@@ -68,13 +70,122 @@ static void fill_info(salvo_device_info *info, const accel_device *d,
     }
 }
 
+/* The feature structs salvo reads and enables, chained as the device's
+ * version and extensions allow (chaining a struct the device does not know
+ * is invalid usage): the query and the enable have the same shape. */
+typedef struct feature_chain {
+    VkPhysicalDeviceFeatures2 core;
+    VkPhysicalDeviceVulkan11Features v11;                /* 1.2 and up */
+    VkPhysicalDeviceVulkan12Features v12;                /* 1.2 and up */
+    VkPhysicalDeviceVulkan13Features v13;                /* 1.3 */
+    VkPhysicalDevice16BitStorageFeatures storage16;      /* 1.1 */
+    VkPhysicalDeviceVariablePointersFeatures varptr;     /* 1.1 */
+    VkPhysicalDeviceTimelineSemaphoreFeatures timeline;  /* 1.1, extension */
+    VkPhysicalDeviceShaderIntegerDotProductFeatures dot; /* before 1.3, extension */
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic_float; /* extension */
+} feature_chain;
+
+/* Which of the chain's extension structs to link. */
+typedef struct feature_exts {
+    bool timeline, dot, atomic_float;
+} feature_exts;
+
+static void chain_init(feature_chain *c, uint32_t api, feature_exts ext)
+{
+    memset(c, 0, sizeof *c);
+    c->core.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    void **tail = &c->core.pNext;
+#define LINK(member, type)                                                                         \
+    do {                                                                                           \
+        c->member.sType = type;                                                                    \
+        *tail = &c->member;                                                                        \
+        tail = &c->member.pNext;                                                                   \
+    } while (0)
+    if (api >= VK_API_VERSION_1_2) {
+        LINK(v11, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
+        LINK(v12, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+    } else {
+        LINK(storage16, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
+        LINK(varptr, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VARIABLE_POINTERS_FEATURES);
+        if (ext.timeline)
+            LINK(timeline, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES);
+    }
+    if (api >= VK_API_VERSION_1_3)
+        LINK(v13, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
+    else if (ext.dot)
+        LINK(dot, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
+    if (ext.atomic_float)
+        LINK(atomic_float, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT);
+#undef LINK
+}
+
+/* Into on (chained by chain_init as offered was): every feature offered that
+ * a kernel can declare, and the layouts kernels may be written with;
+ * nothing that costs when unused (robust access, say). The same choice,
+ * as salvo reports it, into *f. */
+static void features_choose(const feature_chain *offered, feature_chain *on, uint32_t api,
+                            salvo_device_features *f)
+{
+#define ON(field) (on->field = offered->field)
+    f->shader_float64 = ON(core.features.shaderFloat64);
+    f->shader_int64 = ON(core.features.shaderInt64);
+    f->shader_int16 = ON(core.features.shaderInt16);
+    if (api >= VK_API_VERSION_1_2) {
+        f->storage_buffer_16bit = ON(v11.storageBuffer16BitAccess);
+        f->uniform_buffer_16bit = ON(v11.uniformAndStorageBuffer16BitAccess);
+        f->push_constant_16bit = ON(v11.storagePushConstant16);
+        f->variable_pointers_storage_buffer = ON(v11.variablePointersStorageBuffer);
+        f->variable_pointers = ON(v11.variablePointers);
+        f->storage_buffer_8bit = ON(v12.storageBuffer8BitAccess);
+        f->uniform_buffer_8bit = ON(v12.uniformAndStorageBuffer8BitAccess);
+        f->push_constant_8bit = ON(v12.storagePushConstant8);
+        f->buffer_int64_atomics = ON(v12.shaderBufferInt64Atomics);
+        f->shared_int64_atomics = ON(v12.shaderSharedInt64Atomics);
+        f->shader_float16 = ON(v12.shaderFloat16);
+        f->shader_int8 = ON(v12.shaderInt8);
+        f->buffer_device_address = ON(v12.bufferDeviceAddress);
+        f->vulkan_memory_model = ON(v12.vulkanMemoryModel);
+        f->vulkan_memory_model_device_scope = ON(v12.vulkanMemoryModelDeviceScope);
+        ON(v12.vulkanMemoryModelAvailabilityVisibilityChains);
+        ON(v12.scalarBlockLayout);
+        ON(v12.uniformBufferStandardLayout);
+        ON(v12.shaderSubgroupExtendedTypes);
+    } else {
+        f->storage_buffer_16bit = ON(storage16.storageBuffer16BitAccess);
+        f->uniform_buffer_16bit = ON(storage16.uniformAndStorageBuffer16BitAccess);
+        f->push_constant_16bit = ON(storage16.storagePushConstant16);
+        f->variable_pointers_storage_buffer = ON(varptr.variablePointersStorageBuffer);
+        f->variable_pointers = ON(varptr.variablePointers);
+    }
+    if (api >= VK_API_VERSION_1_3) {
+        f->maintenance4 = ON(v13.maintenance4);
+        f->zero_initialize_workgroup_memory = ON(v13.shaderZeroInitializeWorkgroupMemory);
+        f->subgroup_size_control = ON(v13.subgroupSizeControl);
+        f->compute_full_subgroups = ON(v13.computeFullSubgroups);
+        f->integer_dot_product = ON(v13.shaderIntegerDotProduct);
+    } else {
+        f->integer_dot_product = ON(dot.shaderIntegerDotProduct);
+    }
+    f->buffer_float32_atomic_add = ON(atomic_float.shaderBufferFloat32AtomicAdd);
+    f->buffer_float64_atomic_add = ON(atomic_float.shaderBufferFloat64AtomicAdd);
+    ON(atomic_float.shaderBufferFloat32Atomics);
+    ON(atomic_float.shaderBufferFloat64Atomics);
+    ON(atomic_float.shaderSharedFloat32Atomics);
+    ON(atomic_float.shaderSharedFloat32AtomicAdd);
+    ON(atomic_float.shaderSharedFloat64Atomics);
+    ON(atomic_float.shaderSharedFloat64AtomicAdd);
+#undef ON
+    f->checked = true;
+}
+
 /* Creates salvo's own VkDevice on d->phys with one queue of
  * d->queue_family and what salvo uses of the device's extensions; loads
  * its table. Call with instance_lock held and volk loaded for d->instance. */
 static VkResult device_make(accel_device *d, bool push_descriptor, bool host_import,
-                            bool portability, bool core12)
+                            bool portability, bool core12, const feature_chain *on,
+                            feature_exts ext)
 {
-    const char *names[4];
+    const char *names[8];
     uint32_t name_count = 0;
     if (push_descriptor)
         names[name_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
@@ -85,6 +196,10 @@ static VkResult device_make(accel_device *d, bool push_descriptor, bool host_imp
         names[name_count++] = "VK_KHR_portability_subset";
     if (d->timeline && !core12)
         names[name_count++] = VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME;
+    if (ext.dot)
+        names[name_count++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+    if (ext.atomic_float)
+        names[name_count++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
 
     /* Several queues of the family where it has them, so that streams run
      * side by side; streams order each other through timeline semaphores,
@@ -121,13 +236,9 @@ static VkResult device_make(accel_device *d, bool push_descriptor, bool host_imp
         };
     else
         d->transfer_family = UINT32_MAX;
-    VkPhysicalDeviceTimelineSemaphoreFeatures enable_timeline = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
-        .timelineSemaphore = VK_TRUE,
-    };
     VkDeviceCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-        .pNext = d->timeline ? &enable_timeline : NULL,
+        .pNext = &on->core,
         .queueCreateInfoCount = queue_infos,
         .pQueueCreateInfos = queues,
         .enabledExtensionCount = name_count,
@@ -196,6 +307,10 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
         accel_vk_has_extension(ext, ext_count, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
     bool driver_ext =
         accel_vk_has_extension(ext, ext_count, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+    bool dot_ext =
+        accel_vk_has_extension(ext, ext_count, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    bool float_ext =
+        accel_vk_has_extension(ext, ext_count, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
     salvo_mem_free(d->alloc, ext);
     bool host_props = host_import;
     if (imp) {
@@ -231,15 +346,31 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
         *tail = &host;
     vkGetPhysicalDeviceProperties2(d->phys, &props);
 
-    /* The 1.2 struct name serves both the core feature and the extension. */
-    VkPhysicalDeviceTimelineSemaphoreFeatures timeline = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
-    if (core12 || timeline_ext) {
-        VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                              .pNext = &timeline};
-        vkGetPhysicalDeviceFeatures2(d->phys, &features);
-    }
-    d->timeline = timeline.timelineSemaphore == VK_TRUE && (!imp || imp->timeline_semaphores);
+    /* What the device offers (a physical-device query needs the
+     * extensions offered only). */
+    feature_exts offered_ext = {
+        .timeline = timeline_ext, .dot = dot_ext, .atomic_float = float_ext};
+    feature_chain offered;
+    chain_init(&offered, d->api_version, offered_ext);
+    vkGetPhysicalDeviceFeatures2(d->phys, &offered.core);
+    VkBool32 timeline =
+        core12 ? offered.v12.timelineSemaphore : offered.timeline.timelineSemaphore;
+    d->timeline = timeline == VK_TRUE && (!imp || imp->timeline_semaphores);
+    /* What salvo enables: the extension structs of the extensions it
+     * enables only. */
+    feature_exts on_ext = {.timeline = d->timeline && !core12,
+                           .dot = dot_ext && d->api_version < VK_API_VERSION_1_3,
+                           .atomic_float = float_ext};
+    feature_chain on;
+    chain_init(&on, d->api_version, on_ext);
+    if (!imp)
+        features_choose(&offered, &on, d->api_version, &d->features);
+    if (core12)
+        on.v12.timelineSemaphore = d->timeline;
+    else
+        on.timeline.timelineSemaphore = d->timeline;
+    if ((subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && !imp)
+        d->features.subgroup_operations = subgroup.supportedOperations & 0xffu;
     vkGetPhysicalDeviceMemoryProperties(d->phys, &d->mem);
     if (imp) {
         d->device = imp->device;
@@ -247,7 +378,7 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
         d->queue_count = 1;
         volkLoadDeviceTable(&d->vk, d->device);
     } else {
-        r = device_make(d, push_descriptor, host_import, portability, core12);
+        r = device_make(d, push_descriptor, host_import, portability, core12, &on, on_ext);
         if (r != VK_SUCCESS)
             return r;
     }

@@ -72,6 +72,9 @@ struct accel_device {
     VkPhysicalDeviceMemoryProperties mem;
     bool host_import;
     bool timeline;
+    /* The shader features enabled at vkCreateDevice; all false (and
+     * unchecked) on the application's device. */
+    salvo_device_features features;
     uint32_t timestamp_bits; /* the queue family's timestampValidBits; 0: none */
     bool pool_descriptors; /* asked for pools even where pushing works */
     bool push;             /* descriptors are pushed (VK_KHR_push_descriptor) */
