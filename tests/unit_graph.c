@@ -235,6 +235,19 @@ static void test_destroy_member_lock_busy(void **state)
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
     salvo_graph_destroy(g);
+    /* The stream that began a capture, destroyed with the lock busy: the
+     * capture is abandoned at the next call that looks at captures. */
+    salvo_stream *c = NULL;
+    assert_int_equal(salvo_stream_create(e.dev, NULL, &c), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(c), SALVO_OK);
+    assert_int_equal(add(&e, c, e.buf[0], 1), SALVO_OK);
+    pthread_mutex_lock(&e.dev->q.lock);
+    salvo_stream_destroy(c);
+    pthread_mutex_unlock(&e.dev->q.lock);
+    uint32_t word = 0;
+    assert_int_equal(salvo_buffer_read(e.buf[0], 0, &word, sizeof word), SALVO_OK);
+    assert_int_equal(salvo_device_stats(e.dev, &s), SALVO_OK);
+    assert_int_equal(s.live_graphs, 0);
     salvo_event_destroy(ev);
     close_env(&e);
 }

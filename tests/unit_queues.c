@@ -4,6 +4,7 @@
  * stream's timeline outlives the batches that wait on it, and a lost
  * device abandons every queue's work. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -571,6 +572,57 @@ static void test_read_not_behind_unrelated_gate(void **state)
     close_env(&e);
 }
 
+/* A host write waits for a held batch that binds its buffer by polling
+ * the batch's gate with the lock dropped. Meanwhile (the fake calls the
+ * hook from that poll) the gate is raised and destroyed and another
+ * stream's synchronize sees the batch complete: the gate's release must
+ * still wait until the poll is over, or the poll reads a destroyed
+ * timeline (found by the random tester with a graph replay in the held
+ * batch, 3 threads: "invalid VkSemaphore", then a crash). */
+typedef struct held_hook {
+    env *e;
+    salvo_gate *gate;
+    int calls;
+} held_hook;
+
+static void raise_destroy_and_reap(void *user)
+{
+    held_hook *h = user;
+    /* Only from the poll, which runs without salvo's lock (the lock's
+     * holders read gate timelines too). */
+    if (pthread_mutex_trylock(&h->e->dev->q.lock) != 0)
+        return;
+    pthread_mutex_unlock(&h->e->dev->q.lock);
+    if (h->calls++ != 0)
+        return;
+    assert_int_equal(salvo_gate_raise(h->gate, 1), SALVO_OK);
+    salvo_gate_destroy(h->gate);
+    assert_int_equal(salvo_stream_synchronize(h->e->st[1]), SALVO_OK);
+}
+
+static void test_gate_destroyed_during_held_wait(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, 1, FAKE_COMPLETE_AUTO);
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 0); /* held on the host */
+    held_hook h = {&e, g, 0};
+    e.f->hook_user = &h;
+    e.f->timeline_value_hook = raise_destroy_and_reap;
+    uint32_t v[4] = {0};
+    assert_int_equal(salvo_buffer_write(e.buf[0], 0, v, sizeof v), SALVO_OK);
+    e.f->timeline_value_hook = NULL;
+    assert_true(h.calls >= 1);
+    assert_int_equal(fake_illegal_total(e.f), 0);
+    assert_int_equal(fake_dispatches_completed(e.f), 1);
+    close_env(&e);
+}
+
 /* Two streams on one compute queue and a copy queue: a stream waits for
  * an event of the other, then copies to a HOST buffer. The wait must
  * order the copy wherever it runs: it opens a batch on the stream's
@@ -622,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_gated_batch_held_on_shared_queue),
         cmocka_unit_test(test_held_batch_wait_and_refusal),
         cmocka_unit_test(test_read_not_behind_unrelated_gate),
+        cmocka_unit_test(test_gate_destroyed_during_held_wait),
         cmocka_unit_test(test_event_then_copy_on_copy_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

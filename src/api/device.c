@@ -410,6 +410,7 @@ salvo_status salvo_device_synchronize(salvo_device *dev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "device is NULL");
     char msg[SALVO_ERROR_MAX];
     pthread_mutex_lock(&dev->q.lock);
+    graph_captures_settle_locked(dev);
     salvo_status first = queue_synchronize_locked(&dev->q, msg);
     pthread_mutex_unlock(&dev->q.lock);
     if (first != SALVO_OK)

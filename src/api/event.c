@@ -69,7 +69,7 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
     ev->capture_id = 0;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
-    } else if (st->capture) {
+    } else if (stream_capture_locked(st)) {
         /* A point of the capture: a stream that waits for it joins. */
         ev->capture_id = st->capture->capture_id;
         ev->serial = 0;
@@ -148,6 +148,7 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "stream_wait_event: the event belongs to another device");
     pthread_mutex_lock(&dev->q.lock);
+    graph_captures_settle_locked(dev);
     salvo_status r = SALVO_OK;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);

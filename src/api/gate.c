@@ -121,7 +121,7 @@ salvo_status salvo_stream_wait_gate(salvo_stream *st, salvo_gate *gate, uint64_t
     salvo_status r = SALVO_OK;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
-    } else if (st->capture) {
+    } else if (stream_capture_locked(st)) {
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "stream_wait_gate: the stream is capturing (%s); a graph cannot wait on a "
                      "gate",

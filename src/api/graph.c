@@ -103,8 +103,45 @@ static void graph_release(retire_entry *e, bool abandoned)
     salvo_mem_free(dev->alloc, gr);
 }
 
+static void capture_close_locked(salvo_graph *gr);
+
+/* Streams destroyed while the lock was busy are still in their captures
+ * (kept): take them out now, as their destroy would have. */
+void graph_captures_settle_locked(salvo_device *dev)
+{
+    if (!dev->captures)
+        return;
+    for (salvo_graph *gr = dev->captures, *next; gr; gr = next) {
+        next = gr->next_capture;
+        if (gr->origin && atomic_load(&gr->origin->e.destroyed)) {
+            capture_close_locked(gr);
+            graph_release(&gr->release, false); /* nothing of it was ever submitted */
+            continue;
+        }
+        for (size_t i = 0; i < gr->member_count;) {
+            salvo_stream *m = gr->members[i];
+            if (atomic_load(&m->e.destroyed)) {
+                gr->members[i] = gr->members[--gr->member_count];
+                m->capture = NULL;
+                stream_release_kept_locked(&m->e);
+            } else {
+                i++;
+            }
+        }
+    }
+}
+
+salvo_graph *stream_capture_locked(salvo_stream *st)
+{
+    salvo_device *dev = stream_device(st);
+    if (dev->captures)
+        graph_captures_settle_locked(dev);
+    return st->capture;
+}
+
 salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id)
 {
+    graph_captures_settle_locked(dev);
     for (salvo_graph *gr = dev->captures; gr; gr = gr->next_capture)
         if (gr->capture_id == id)
             return gr;
@@ -113,6 +150,7 @@ salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id)
 
 bool graph_capture_writes_locked(salvo_device *dev, const salvo_buffer *buf)
 {
+    graph_captures_settle_locked(dev);
     for (salvo_graph *gr = dev->captures; gr; gr = gr->next_capture)
         for (size_t i = 0; i < gr->buf_count; i++)
             if (gr->bufs[i].buf == buf && gr->bufs[i].written)
@@ -188,6 +226,7 @@ salvo_status salvo_stream_begin_capture(salvo_stream *st)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
                         "stream_begin_capture: out of host memory");
     pthread_mutex_lock(&dev->q.lock);
+    graph_captures_settle_locked(dev);
     salvo_status r = SALVO_OK;
     if (device_is_lost(dev))
         r = device_lost_error(dev);
@@ -227,6 +266,7 @@ salvo_status salvo_stream_end_capture(salvo_stream *st, salvo_graph **out)
                           "stream_end_capture: %s is NULL", st ? "out" : "stream");
     salvo_device *dev = stream_device(st);
     pthread_mutex_lock(&dev->q.lock);
+    graph_captures_settle_locked(dev);
     salvo_graph *gr = st->capture;
     salvo_status r = SALVO_OK;
     if (!gr)
@@ -267,7 +307,7 @@ salvo_status salvo_graph_launch(salvo_graph *gr, salvo_stream *st)
     uint64_t serial = 0;
     if (device_is_lost(dev))
         r = device_lost_error(dev);
-    else if (st->capture)
+    else if (stream_capture_locked(st))
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "graph_launch of %s: the stream is capturing (%s); a replay cannot be "
                      "captured",

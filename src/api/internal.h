@@ -163,6 +163,12 @@ salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id);
 void graph_capture_leave_locked(salvo_stream *st);
 /* st (not capturing) joins capture gr: its work so far is submitted. */
 salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st);
+/* Take streams destroyed while the lock was busy out of their captures
+ * (the stream that began one abandons it): at every capture call and
+ * synchronize. */
+void graph_captures_settle_locked(salvo_device *dev);
+/* The capture st's calls go to (settled first), or NULL. */
+salvo_graph *stream_capture_locked(salvo_stream *st);
 /* Whether a capture in progress has a node that writes buf. */
 bool graph_capture_writes_locked(salvo_device *dev, const salvo_buffer *buf);
 /* Let go of one hold (the last one releases). kernel.c/buffer.c. */

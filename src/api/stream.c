@@ -190,7 +190,7 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
         return device_lost_error(dev);
     }
     uint64_t serial = 0;
-    if (st->capture)
+    if (stream_capture_locked(st))
         r = graph_capture_launch_locked(st->capture, k, groups, binds, bufs, push, push_size);
     else
         r = stream_dispatch_locked(&st->e, &k->ek, groups, binds, push, push_size, &serial);
@@ -243,7 +243,7 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
     uint64_t serial = 0;
     /* A HOST buffer is in system memory: the copy engine's work. */
     bool host_side = src->domain == SALVO_DOMAIN_HOST || dst->domain == SALVO_DOMAIN_HOST;
-    if (st->capture)
+    if (stream_capture_locked(st))
         r = graph_capture_copy_locked(st->capture, src, src_offset, dst, dst_offset, size);
     else
         r = stream_copy_locked(&st->e, src->ab, src_offset, dst->ab, dst_offset, size, host_side,
@@ -281,6 +281,7 @@ salvo_status salvo_stream_synchronize(salvo_stream *st)
     salvo_device *dev = stream_device(st);
     char msg[SALVO_ERROR_MAX];
     pthread_mutex_lock(&dev->q.lock);
+    graph_captures_settle_locked(dev);
     if (st->capture) {
         pthread_mutex_unlock(&dev->q.lock);
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,

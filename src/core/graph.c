@@ -368,14 +368,11 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
     graph_recording *rec = c->rec;
     if (rec && (rec->last_serial == 0 || queue_batch_done_locked(q, rec->last_serial))) {
         if (rec->pool_sets >= sets && rec->pool_per_set >= per_set) {
-            accel_result ar = VT(q)->descpool_reset(SELF(q), q->adev, rec->pool);
-            if (ar == ACCEL_SUCCESS)
-                return SALVO_OK;
-            return QUEUE_FAIL(q, salvo_status_from_accel(ar),
-                              "%s: descriptor pool reset failed (%s)", g->label,
-                              accel_result_name(ar));
-        /* Too small for the chunk now: a fresh one below. */
+            /* Cannot fail (Vulkan's reset returns success): as a slot's. */
+            VT(q)->descpool_reset(SELF(q), q->adev, rec->pool);
+            return SALVO_OK;
         }
+        /* Too small for the chunk now: a fresh one below. */
     }
     graph_recording *fresh = salvo_mem_calloc(q->alloc, 1, sizeof *fresh);
     if (!fresh)
@@ -389,6 +386,8 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
         ar = VT(q)->descpool_create(SELF(q), q->adev, sets, per_set, &fresh->pool);
     if (ar != ACCEL_SUCCESS) {
         recording_free(q, fresh);
+        if (ar == ACCEL_ERROR_DEVICE_LOST)
+            queue_mark_lost_locked(q);
         char names[256];
         kernel_list(g, names, sizeof names);
         return QUEUE_FAIL(q, salvo_status_from_accel(ar),
@@ -447,6 +446,8 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
     if (ar != ACCEL_SUCCESS) {
         /* Not executable: recorded from scratch next time. */
         VT(q)->cmd_reset(SELF(q), q->adev, rec->cmd);
+        if (ar == ACCEL_ERROR_DEVICE_LOST)
+            queue_mark_lost_locked(q);
         char names[256];
         kernel_list(g, names, sizeof names);
         return QUEUE_FAIL(q, salvo_status_from_accel(ar), "%s: recording %s (%s); kernels: %s",

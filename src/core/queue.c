@@ -146,6 +146,9 @@ salvo_status queue_lost_error(queue *q)
 static uint64_t floor_locked(queue *q)
 {
     uint64_t floor = atomic_load(&q->next_serial);
+    for (const queue_pin *p = q->pins; p; p = p->next)
+        if (p->serial < floor)
+            floor = p->serial;
     for (stream_engine *st = q->streams; st; st = st->next) {
         for (int i = 0; i < STREAM_SLOTS; i++)
             if (slot_active(&st->slots[i]) && st->slots[i].serial < floor)
@@ -158,8 +161,10 @@ void queue_advance_locked(queue *q)
 {
     if (queue_is_lost(q))
         queue_mark_lost_locked(q);
-    if (queue_is_lost(q))
+    if (queue_is_lost(q) && !q->pins)
         retire_abandon(&q->retire);
+    else if (queue_is_lost(q))
+        return; /* the last pin out abandons them */
     else
         retire_run(&q->retire, floor_locked(q));
 }
@@ -200,7 +205,10 @@ void queue_mark_lost_locked(queue *q)
         }
         st->open = NULL;
     }
-    retire_abandon(&q->retire);
+    /* A gate poll in progress still uses its timeline: the last one out
+     * abandons the releases (queue_advance_locked). */
+    if (!q->pins)
+        retire_abandon(&q->retire);
 }
 
 static uint64_t now_ns(void)
@@ -355,9 +363,13 @@ static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s)
 {
     const slot_dep *gate = blocking_gate_locked(q, st, s, 0);
     if (gate) {
-        /* The gate's timeline lives while a batch that waits on it is active. */
+        /* The gate's timeline lives while a batch that waits on it is
+         * active; the batch may complete (and the gate be destroyed) while
+         * this polls, so the pin keeps the release from running. */
         accel_sem_op op = gate->op;
         uint64_t serial = s->serial;
+        queue_pin pin = {serial, q->pins};
+        q->pins = &pin;
         atomic_fetch_add(&q->waiters, 1);
         s->waiters++;
         pthread_mutex_unlock(&q->lock);
@@ -381,11 +393,18 @@ static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s)
             nap = nap * 2 < HELD_WAIT_NAP_MAX_NS ? nap * 2 : HELD_WAIT_NAP_MAX_NS;
         }
         pthread_mutex_lock(&q->lock);
+        for (queue_pin **p = &q->pins; *p; p = &(*p)->next)
+            if (*p == &pin) {
+                *p = pin.next;
+                break;
+            }
         atomic_fetch_sub(&q->waiters, 1);
         if (--s->waiters == 0)
             pthread_cond_broadcast(&q->slot_cv);
         if (r == ACCEL_ERROR_DEVICE_LOST)
             queue_mark_lost_locked(q);
+        /* Releases held back by the pin may run now. */
+        queue_advance_locked(q);
         if (queue_is_lost(q))
             return queue_lost_error(q);
         if (r == ACCEL_TIMEOUT && s->state == SLOT_IN_FLIGHT && s->serial == serial && s->held)

@@ -75,6 +75,14 @@ typedef struct queue_counters {
 
 typedef struct stream_engine stream_engine;
 
+/* A thread polling a gate's timeline with the lock dropped (a held
+ * batch's wait): the retire queue runs no release tagged past serial
+ * (the gate's among them) until it is out. On the waiter's stack. */
+typedef struct queue_pin {
+    uint64_t serial;
+    struct queue_pin *next;
+} queue_pin;
+
 typedef struct queue {
     const accel *acc;
     accel_device *adev;
@@ -107,6 +115,7 @@ typedef struct queue {
     retire_queue retire;          /* list [lock]; counters atomic */
     stream_engine *streams;       /* [lock] every stream, destroyed ones until idle */
     _Atomic int waiters;          /* threads in a fence wait with the lock dropped */
+    queue_pin *pins;              /* [lock] gate polls in progress */
     trace_session *trace;         /* [lock] the trace being written, or NULL */
     uint32_t stream_count;        /* [lock] streams created: the next one's number */
 

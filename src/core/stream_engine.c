@@ -420,11 +420,11 @@ static void record_graph_locked(stream_engine *st, const engine_graph *g, accel_
                                                t->end, w);
     }
     st->copied |= copy;
-    slot_note_launch(s, g->label);
+    slot_note_name(s, g->label);
     for (uint32_t i = 0; i < g->name_count; i++)
         slot_note_name(s, g->names[i]);
-    /* A replay counts each of its nodes as a launch. */
-    s->launches += g->node_count ? g->node_count - 1 : 0;
+    /* A replay counts each of its nodes as a launch (an empty one none). */
+    s->launches += g->node_count;
     COUNTER_ADD(&q->n, launches_pending, g->node_count);
 }
 
@@ -786,6 +786,9 @@ void stream_trace_retired_locked(stream_engine *st, slot *s)
 salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *serial)
 {
     queue *q = st->q;
+    *serial = 0;
+    if (g->node_count == 0)
+        return SALVO_OK; /* nothing to run, nothing to order */
     uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
     queue_relieve_locked(q);
     /* Kernels do not run on the copy queue (see record_locked). */
