@@ -819,7 +819,7 @@ SALVO_API salvo_status salvo_graph_set_bindings(salvo_graph *graph, uint32_t nod
 SALVO_API salvo_status salvo_graph_set_push(salvo_graph *graph, uint32_t node, const void *push,
                                             uint32_t push_size);
 
-/* Nodes in the graph (0 for NULL). */
+/* Nodes in the graph (0 for NULL). Thread safety: any thread. */
 SALVO_API uint32_t salvo_graph_node_count(const salvo_graph *graph);
 
 /* Release the graph. Never blocks: its command buffers are freed once its
