@@ -524,7 +524,7 @@ static void bench_saxpy(bench *b, const opts *o)
     double t[33];
     for (int r = 0; r < runs; r++) {
         double t0 = now_s();
-        salvo_binding bd[2] = {{0, x, 0, bytes}, {1, y, 0, bytes}};
+        salvo_binding bd[2] = {{.binding = 0, .buffer = x, .size = bytes}, {.binding = 1, .buffer = y, .size = bytes}};
         struct { float a; uint32_t n; } push = {0.5f, (uint32_t)n};
         uint32_t groups[3] = {(uint32_t)gx, (uint32_t)gy, 1};
         for (int k = 0; k < reps; k++)

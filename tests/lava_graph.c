@@ -91,7 +91,7 @@ static void expect(salvo_buffer *b, uint32_t value)
 
 static void add(fixture *f, salvo_stream *st, salvo_buffer *b, uint32_t value)
 {
-    salvo_binding bd = {0, b, 0, 0};
+    salvo_binding bd = {.binding = 0, .buffer = b};
     push2 p = {N, value};
     uint32_t g[3] = {N / 64, 1, 1};
     assert_int_equal(salvo_launch(st, f->add, g, &bd, 1, &p, sizeof p), SALVO_OK);
@@ -100,7 +100,7 @@ static void add(fixture *f, salvo_stream *st, salvo_buffer *b, uint32_t value)
 static void copy_add(fixture *f, salvo_stream *st, salvo_buffer *src, salvo_buffer *dst,
                      uint32_t value)
 {
-    salvo_binding bd[2] = {{0, src, 0, 0}, {1, dst, 0, 0}};
+    salvo_binding bd[2] = {{.binding = 0, .buffer = src}, {.binding = 1, .buffer = dst}};
     push2 p = {N, value};
     uint32_t g[3] = {N / 64, 1, 1};
     assert_int_equal(salvo_launch(st, f->copy, g, bd, 2, &p, sizeof p), SALVO_OK);
@@ -221,7 +221,7 @@ static void test_updates_later_replays_only(void **state)
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
     expect(a, 125);
     /* New bindings: node 1 now adds to c. */
-    salvo_binding bd = {0, c, 0, 0};
+    salvo_binding bd = {.binding = 0, .buffer = c};
     assert_int_equal(salvo_graph_set_bindings(g, 1, &bd, 1), SALVO_OK);
     assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
@@ -231,7 +231,7 @@ static void test_updates_later_replays_only(void **state)
     assert_int_equal(salvo_graph_set_push(g, 2, &p, sizeof p), SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_graph_set_push(g, 0, &p, 4), SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_graph_set_push(g, 0, NULL, sizeof p), SALVO_ERROR_INVALID_ARGUMENT);
-    salvo_binding bad = {3, c, 0, 0};
+    salvo_binding bad = {.binding = 3, .buffer = c};
     assert_int_equal(salvo_graph_set_bindings(g, 0, &bad, 1), SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_graph_set_bindings(g, 0, NULL, 0), SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
@@ -337,7 +337,7 @@ static void test_lifetimes(void **state)
     assert_int_equal(salvo_kernel_create(f->dev, &kd, &k), SALVO_OK);
     salvo_graph *g = NULL;
     assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
-    salvo_binding bd = {0, a, 0, 0};
+    salvo_binding bd = {.binding = 0, .buffer = a};
     push2 p = {N, 3};
     uint32_t groups[3] = {N / 64, 1, 1};
     assert_int_equal(salvo_launch(f->st, k, groups, &bd, 1, &p, sizeof p), SALVO_OK);

@@ -71,7 +71,7 @@ static void test_push_over_limit(void **state)
 {
     (void)state;
     refused(reflect_mixed_spv, sizeof reflect_mixed_spv, SALVO_ERROR_UNSUPPORTED,
-            "148 push bytes exceed the device's 32 / 128");
+            "a push-constant block of 148 bytes; the device allows 128");
 }
 
 /* A capability the device lacks is named; with the feature, the same

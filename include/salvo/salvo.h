@@ -130,8 +130,16 @@ typedef enum salvo_log_level {
 } salvo_log_level;
 
 /* Receives every message the library has to say (it never prints by
- * itself). file/line name the place in salvo's source; validation-layer
- * messages arrive with file "validation". May be called from any thread
+ * itself). message is the text alone: it never repeats file and line,
+ * which arrive as arguments of their own (salvo_last_error(), which has
+ * no such arguments, starts with "file:line: "). file/line name the place
+ * in salvo's source (file is a base name, "kernel.c"). Validation
+ * findings (the layer's, or invalid use the loader catches itself) arrive
+ * with file "validation" and line 0, at WARNING or ERROR, and are what
+ * salvo_stats.validation_messages counts; the loader's notices
+ * (file "vulkan-loader", VK_INSTANCE_LAYERS' "adding layers" among them)
+ * and other layers' or drivers' general notices (file "vulkan") arrive at
+ * INFO or DEBUG, line 0, and are not counted. May be called from any thread
  * that calls into salvo, with the device's lock held: call no salvo
  * function from it except the destroy functions, which never block (their
  * release then waits for the next drain point). Any other call would also
@@ -245,6 +253,21 @@ enum {
     SALVO_SUBGROUP_QUAD = 1u << 7
 };
 
+/* Float-controls execution modes a kernel may declare (SPIR-V
+ * DenormPreserve, DenormFlushToZero, SignedZeroInfNanPreserve,
+ * RoundingModeRTE, RoundingModeRTZ), each per float width: bit
+ * SALVO_FLOAT_CONTROL(mode, width) of salvo_device_features.float_controls,
+ * with width 16, 32 or 64 (Vulkan 1.2's float-controls properties). */
+enum {
+    SALVO_FLOAT_DENORM_PRESERVE = 0,
+    SALVO_FLOAT_DENORM_FLUSH_TO_ZERO = 1,
+    SALVO_FLOAT_SIGNED_ZERO_INF_NAN_PRESERVE = 2,
+    SALVO_FLOAT_ROUNDING_RTE = 3,
+    SALVO_FLOAT_ROUNDING_RTZ = 4
+};
+#define SALVO_FLOAT_CONTROL(mode, width)                                                           \
+    (1u << ((mode) * 3u + ((width) == 16 ? 0u : (width) == 32 ? 1u : 2u)))
+
 /* The shader features salvo enabled on the device: every one of these the
  * device offers. salvo_kernel_create refuses (SALVO_ERROR_UNSUPPORTED) a
  * module that declares a SPIR-V capability needing one that is false here.
@@ -282,6 +305,16 @@ typedef struct salvo_device_features {
     bool subgroup_size_control;
     bool compute_full_subgroups;
     uint32_t subgroup_operations; /* SALVO_SUBGROUP_* usable in compute kernels */
+    /* Dynamic (uniform, not per-invocation) indexing of arrays of buffers
+     * (UniformBufferArrayDynamicIndexing, StorageBufferArrayDynamicIndexing). */
+    bool uniform_buffer_array_dynamic_indexing;
+    bool storage_buffer_array_dynamic_indexing;
+    /* Image capabilities a module may declare (StorageImageExtendedFormats,
+     * StorageImageReadWithoutFormat, StorageImageWriteWithoutFormat). */
+    bool storage_image_extended_formats;
+    bool storage_image_read_without_format;
+    bool storage_image_write_without_format;
+    uint32_t float_controls; /* SALVO_FLOAT_CONTROL bits */
 } salvo_device_features;
 
 typedef struct salvo_device_info {
@@ -482,6 +515,23 @@ SALVO_API salvo_status salvo_buffer_map(salvo_buffer *buffer, void **out);
  * Thread safety: any thread. */
 SALVO_API uint64_t salvo_buffer_size(const salvo_buffer *buffer);
 
+/* The buffer's device address, for kernels that reach memory through
+ * buffer references (GL_EXT_buffer_reference; SPIR-V
+ * PhysicalStorageBufferAddresses): pass it in push constants or store it
+ * in another buffer. Needs salvo_device_info.features.buffer_device_address
+ * (SALVO_ERROR_UNSUPPORTED otherwise). The address is fixed for the
+ * buffer's life and valid while the buffer lives.
+ * What salvo cannot see it treats conservatively: a launch of a kernel
+ * that declares PhysicalStorageBufferAddresses is ordered after all
+ * earlier work of its stream and before all later work (a full barrier on
+ * either side, in batches and in graphs); a host read or write of a buffer
+ * whose address was taken waits for every such launch made before it, on
+ * any stream; and the buffer's memory, as every buffer's, is freed only
+ * once all work made before salvo_buffer_destroy is complete. Across
+ * streams, order the work with events, as for bound buffers.
+ * Thread safety: any thread. */
+SALVO_API salvo_status salvo_buffer_address(salvo_buffer *buffer, uint64_t *out);
+
 /* Release the buffer. Never blocks: the memory is freed once no pending
  * launch can read it. NULL is a no-op. Thread safety: any thread, once no
  * other call uses this buffer. */
@@ -518,10 +568,13 @@ typedef enum salvo_access {
 
 typedef struct salvo_kernel_binding {
     uint32_t binding;
-    salvo_access access;
+    salvo_access access; /* merged over the declarations that alias the binding */
     bool uniform; /* a uniform buffer rather than a storage buffer */
+    uint32_t count; /* array elements (1 when not an array) */
 } salvo_kernel_binding;
 
+/* The most buffers one launch binds: bindings, counting each element of
+ * an array of buffers. */
 enum {
     SALVO_MAX_BINDINGS = 32
 };
@@ -535,20 +588,34 @@ typedef struct salvo_kernel_info {
 } salvo_kernel_info;
 
 /* Build a compute pipeline from SPIR-V or from GLSL compiled first.
- * Bindings (descriptor set 0, storage or uniform buffers), their access,
- * the push-constant size and the local size are reflected from the module;
- * a module that is not valid SPIR-V, has no such entry point or uses other
- * resource kinds, GLSL that does not compile (salvo_last_error() then
- * carries the compiler's messages), or both or neither of spirv and glsl
- * returns SALVO_ERROR_INVALID_ARGUMENT; GLSL in a salvo built without it
- * (SALVO_GLSL=OFF) returns SALVO_ERROR_UNSUPPORTED. A module the device
+ * Bindings (descriptor set 0, storage or uniform buffers, alone or in
+ * arrays of constant length), their access, the push-constant size and the
+ * local size are reflected from the module, counting only what the chosen
+ * entry point's call tree uses (what other entry points of the module use
+ * is ignored). Several declarations of one binding (aliases: one buffer
+ * seen as several block types) are one binding whose access is the union
+ * of theirs; they must agree on uniform or storage and on the array
+ * length. A module that is not well-formed SPIR-V, has no such entry
+ * point or puts a binding outside descriptor set 0, GLSL that does not
+ * compile (salvo_last_error() then carries the compiler's messages), or
+ * both or neither of spirv and glsl returns SALVO_ERROR_INVALID_ARGUMENT;
+ * GLSL in a salvo built without it (SALVO_GLSL=OFF) returns
+ * SALVO_ERROR_UNSUPPORTED. A valid module that binds what salvo does not
+ * (images, samplers, texel buffers, acceleration structures, runtime
+ * arrays of buffers, more than SALVO_MAX_BINDINGS buffers) returns
+ * SALVO_ERROR_UNSUPPORTED naming the binding and the kind. A module the device
  * cannot run returns SALVO_ERROR_UNSUPPORTED with a message saying why: a
  * SPIR-V capability needing a feature the device does not offer
  * (salvo_device_info.features; "needs capability Float64, which the device
  * does not offer"), a capability or SPIR-V extension salvo does not know
- * (named, or by number), a SPIR-V version newer than the device's Vulkan
- * version accepts (1.3 for Vulkan 1.1, 1.5 for 1.2, 1.6 for 1.3), the
- * LocalSizeId execution mode without maintenance4, or workgroup (shared)
+ * (named, or by number; "which salvo does not support" for capabilities of
+ * extensions salvo does not enable, such as CooperativeMatrixKHR or
+ * RayQueryKHR), a float-controls execution mode the device lacks for that
+ * width (features.float_controls), a SPIR-V version newer than the
+ * device's Vulkan version accepts (1.3 for Vulkan 1.1, 1.5 for 1.2, 1.6
+ * for 1.3), the LocalSizeId execution mode without maintenance4, more
+ * buffers than max_bindings, a push-constant block larger than
+ * max_push_constants_size, or workgroup (shared)
  * variables larger in total than salvo_device_info.max_workgroup_memory
  * (sized by Vulkan's rule: each variable laid out as a std430 block member,
  * one after another; an array sized by a specialization constant counts
@@ -594,6 +661,10 @@ typedef struct salvo_binding {
                               uniform block) */
     uint64_t size;         /* 0 = to the end of the buffer; at most
                               max_storage_buffer_range (max_uniform_buffer_range) */
+    /* Element of an array of buffers (`buffer B {...} b[4]`): each element
+     * is bound by its own salvo_binding, every one of them at each launch.
+     * 0 for a binding that is not an array. */
+    uint32_t element;
 } salvo_binding;
 
 /* An in-order queue of launches. Thread safety: a stream is used by one
@@ -609,7 +680,9 @@ SALVO_API salvo_status salvo_stream_create(salvo_device *device, const salvo_str
 SALVO_API void salvo_stream_destroy(salvo_stream *stream);
 
 /* Record one dispatch of kernel with groups[0..2] workgroups. Every binding
- * the kernel declares must be given exactly once; push_size must equal the
+ * the kernel declares must be given exactly once (each element of an array
+ * of buffers by its own salvo_binding, so binding_count counts elements);
+ * push_size must equal the
  * kernel's push-constant size. Sees the writes of every earlier launch on
  * the stream. May submit the batch (when full). Waits only when the
  * stream's next batch slot is still in flight (SALVO_ERROR_TIMEOUT: not

@@ -123,10 +123,18 @@ typedef struct accel_buffer_desc {
 typedef struct accel_buffer_info {
     void *mapped;             /* persistent mapping, NULL if not host-visible */
     bool host_coherent;
+    /* Where kernels reach it through buffer references; 0 when the
+     * device has no buffer device addresses. */
+    uint64_t device_address;
 } accel_buffer_info;
 
+/* One buffer the pipeline binds: an array of n buffers has n entries
+ * (elements 0..n-1, each with count n); the layout has one binding per
+ * array. */
 typedef struct accel_pipeline_binding {
     uint32_t binding;
+    uint32_t element;
+    uint32_t count;
     bool uniform; /* uniform buffer, else storage buffer */
 } accel_pipeline_binding;
 
@@ -144,6 +152,7 @@ typedef struct accel_pipeline_desc {
 /* One bound range at dispatch time. */
 typedef struct accel_bind {
     uint32_t binding;
+    uint32_t element; /* in an array of buffers; else 0 */
     bool uniform;
     accel_buffer *buffer;
     uint64_t offset;

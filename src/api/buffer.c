@@ -63,6 +63,7 @@ static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain d
     buf->domain = domain;
     buf->imported = host != NULL;
     atomic_init(&buf->last_serial, 0);
+    atomic_init(&buf->address_taken, false);
     atomic_init(&buf->holds, 1);
 
     COUNT_ADD(dev, live_buffers, 1);
@@ -129,6 +130,23 @@ salvo_status salvo_buffer_map(salvo_buffer *buf, void **out)
     return SALVO_OK;
 }
 
+salvo_status salvo_buffer_address(salvo_buffer *buf, uint64_t *out)
+{
+    if (out)
+        *out = 0;
+    if (!buf || !out)
+        return SALVO_FAIL(buf ? &buf->dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "buffer_address: %s is NULL", buf ? "out" : "buffer");
+    if (!buf->ai.device_address)
+        return DEV_FAIL(buf->dev, SALVO_ERROR_UNSUPPORTED,
+                        "buffer_address: the device has no buffer device addresses "
+                        "(features.buffer_device_address)");
+    atomic_store(&buf->address_taken, true);
+    *out = buf->ai.device_address;
+    salvo_clear_error();
+    return SALVO_OK;
+}
+
 void buffer_let_go(salvo_buffer *buf)
 {
     if (atomic_fetch_sub(&buf->holds, 1) == 1)
@@ -176,9 +194,16 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
                         "only when the graph is replayed");
     }
     /* Every batch that bound the buffer must be over before the host
-     * touches it. */
-    salvo_status r = transfer_settle_locked(&dev->q, buf->ab, atomic_load(&buf->last_serial),
-                                            to_host);
+     * touches it; with its address given out, also every batch with work
+     * that reaches memory through addresses. */
+    uint64_t last = atomic_load(&buf->last_serial);
+    const accel_buffer *which = buf->ab;
+    if (atomic_load(&buf->address_taken) && dev->q.address_serial) {
+        if (dev->q.address_serial > last)
+            last = dev->q.address_serial;
+        which = NULL;
+    }
+    salvo_status r = transfer_settle_locked(&dev->q, which, last, to_host);
     if (r == SALVO_OK && direct) {
         if (to_host)
             memcpy(host, (char *)mapped + offset, size);

@@ -315,6 +315,8 @@ salvo_status salvo_graph_launch(salvo_graph *gr, salvo_stream *st)
     else
         r = stream_graph_locked(&st->e, &gr->g, &serial);
     /* Host reads and writes of its buffers wait for the replay. */
+    if (serial && gr->g.addresses && serial > dev->q.address_serial)
+        dev->q.address_serial = serial;
     if (serial)
         for (size_t i = 0; i < gr->buf_count; i++)
             buffer_note_use(gr->bufs[i].buf, serial);

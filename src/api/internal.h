@@ -99,6 +99,8 @@ struct salvo_buffer {
     uint64_t size;
     salvo_domain domain;
     bool imported;
+    /* Its device address was given out: kernels may reach it unbound. */
+    _Atomic bool address_taken;
     /* Highest serial of a batch that bound it (fetch-max). */
     _Atomic uint64_t last_serial;
     /* The user's handle (1) plus each graph that uses it: the release

@@ -24,33 +24,56 @@ static void kernel_release(retire_entry *e, bool abandoned)
 
 /* The capabilities salvo knows: their name, and whether the device runs
  * them (Shader and the like everywhere; Kernel, Geometry and the like
- * never in Vulkan compute). false for the others. Int64Atomics passes with
- * either kind of 64-bit atomics: which memory the atomics touch is not
- * reflected, and the driver checks that. */
+ * never in Vulkan compute; those of extensions salvo does not enable,
+ * never). false for the others. Int64Atomics passes with either kind of
+ * 64-bit atomics: which memory the atomics touch is not reflected, and the
+ * driver checks that. The float-controls capabilities come with Vulkan
+ * 1.2; which modes the device runs is checked per mode and width. */
 static bool capability_known(const salvo_device_info *in, uint32_t cap, const char **name,
-                             bool *offered)
+                             bool *offered, bool *never)
 {
     const salvo_device_features *f = &in->features;
     uint32_t sg = f->subgroup_operations;
+    bool v12 = ((in->api_version >> 12) & 0x3ffu) >= 2;
+    *never = false;
 #define CAP(number, text, cond)                                                                    \
     case number:                                                                                   \
         *name = text;                                                                              \
         *offered = (cond);                                                                         \
         return true
+#define NEVER(number, text)                                                                        \
+    case number:                                                                                   \
+        *name = text;                                                                              \
+        *offered = false;                                                                          \
+        *never = true;                                                                             \
+        return true
     switch (cap) {
         CAP(0, "Matrix", true);
         CAP(1, "Shader", true);
-        CAP(2, "Geometry", false);
-        CAP(3, "Tessellation", false);
-        CAP(4, "Addresses", false);
-        CAP(5, "Linkage", false);
-        CAP(6, "Kernel", false);
+        NEVER(2, "Geometry");
+        NEVER(3, "Tessellation");
+        NEVER(4, "Addresses");
+        NEVER(5, "Linkage");
+        NEVER(6, "Kernel");
         CAP(9, "Float16", f->shader_float16);
         CAP(10, "Float64", f->shader_float64);
         CAP(11, "Int64", f->shader_int64);
         CAP(12, "Int64Atomics", f->buffer_int64_atomics || f->shared_int64_atomics);
+        NEVER(7, "Vector16");
+        NEVER(8, "Float16Buffer");
+        NEVER(13, "ImageBasic");
         CAP(22, "Int16", f->shader_int16);
+        CAP(28, "UniformBufferArrayDynamicIndexing", f->uniform_buffer_array_dynamic_indexing);
+        CAP(30, "StorageBufferArrayDynamicIndexing", f->storage_buffer_array_dynamic_indexing);
         CAP(39, "Int8", f->shader_int8);
+        CAP(43, "Sampled1D", true);
+        CAP(44, "Image1D", true);
+        CAP(46, "SampledBuffer", true);
+        CAP(47, "ImageBuffer", true);
+        CAP(49, "StorageImageExtendedFormats", f->storage_image_extended_formats);
+        CAP(50, "ImageQuery", true);
+        CAP(55, "StorageImageReadWithoutFormat", f->storage_image_read_without_format);
+        CAP(56, "StorageImageWriteWithoutFormat", f->storage_image_write_without_format);
         CAP(61, "GroupNonUniform", sg & SALVO_SUBGROUP_BASIC);
         CAP(62, "GroupNonUniformVote", sg & SALVO_SUBGROUP_VOTE);
         CAP(63, "GroupNonUniformArithmetic", sg & SALVO_SUBGROUP_ARITHMETIC);
@@ -59,6 +82,12 @@ static bool capability_known(const salvo_device_info *in, uint32_t cap, const ch
         CAP(66, "GroupNonUniformShuffleRelative", sg & SALVO_SUBGROUP_SHUFFLE_RELATIVE);
         CAP(67, "GroupNonUniformClustered", sg & SALVO_SUBGROUP_CLUSTERED);
         CAP(68, "GroupNonUniformQuad", sg & SALVO_SUBGROUP_QUAD);
+        NEVER(4423, "SubgroupBallotKHR");
+        NEVER(4427, "DrawParameters");
+        NEVER(4428, "WorkgroupMemoryExplicitLayoutKHR");
+        NEVER(4429, "WorkgroupMemoryExplicitLayout8BitAccessKHR");
+        NEVER(4430, "WorkgroupMemoryExplicitLayout16BitAccessKHR");
+        NEVER(4431, "SubgroupVoteKHR");
         CAP(4433, "StorageBuffer16BitAccess", f->storage_buffer_16bit);
         CAP(4434, "UniformAndStorageBuffer16BitAccess", f->uniform_buffer_16bit);
         CAP(4435, "StoragePushConstant16", f->push_constant_16bit);
@@ -68,19 +97,39 @@ static bool capability_known(const salvo_device_info *in, uint32_t cap, const ch
         CAP(4448, "StorageBuffer8BitAccess", f->storage_buffer_8bit);
         CAP(4449, "UniformAndStorageBuffer8BitAccess", f->uniform_buffer_8bit);
         CAP(4450, "StoragePushConstant8", f->push_constant_8bit);
+        CAP(4464, "DenormPreserve", v12);
+        CAP(4465, "DenormFlushToZero", v12);
+        CAP(4466, "SignedZeroInfNanPreserve", v12);
+        CAP(4467, "RoundingModeRTE", v12);
+        CAP(4468, "RoundingModeRTZ", v12);
+        NEVER(4471, "RayQueryProvisionalKHR");
+        NEVER(4472, "RayQueryKHR");
+        NEVER(4479, "RayTracingKHR");
+        NEVER(5055, "ShaderClockKHR");
+        NEVER(5301, "ShaderNonUniform");
+        NEVER(5302, "RuntimeDescriptorArray");
+        NEVER(5306, "UniformBufferArrayNonUniformIndexing");
+        NEVER(5308, "StorageBufferArrayNonUniformIndexing");
         CAP(5345, "VulkanMemoryModel", f->vulkan_memory_model);
         CAP(5346, "VulkanMemoryModelDeviceScope", f->vulkan_memory_model_device_scope);
         CAP(5347, "PhysicalStorageBufferAddresses", f->buffer_device_address);
+        NEVER(5350, "ComputeDerivativeGroupLinearNV");
+        NEVER(5357, "CooperativeMatrixNV");
+        NEVER(5288, "ComputeDerivativeGroupQuadsNV");
+        NEVER(5297, "GroupNonUniformPartitionedNV");
         CAP(6016, "DotProductInputAll", f->integer_dot_product);
         CAP(6017, "DotProductInput4x8Bit", f->integer_dot_product);
         CAP(6018, "DotProductInput4x8BitPacked", f->integer_dot_product);
         CAP(6019, "DotProduct", f->integer_dot_product);
         CAP(6033, "AtomicFloat32AddEXT", f->buffer_float32_atomic_add);
         CAP(6034, "AtomicFloat64AddEXT", f->buffer_float64_atomic_add);
+        NEVER(6022, "CooperativeMatrixKHR");
+        NEVER(6025, "BFloat16TypeKHR");
     default:
         return false;
     }
 #undef CAP
+#undef NEVER
 }
 
 /* Why the device cannot run the module, into why; false when it can. A
@@ -103,14 +152,16 @@ static bool module_refused(const salvo_device_info *in, const reflect_module *m,
         }
         for (uint32_t i = 0; i < m->capability_count; i++) {
             const char *name = NULL;
-            bool offered = false;
-            if (!capability_known(in, m->capabilities[i], &name, &offered)) {
+            bool offered = false, never = false;
+            if (!capability_known(in, m->capabilities[i], &name, &offered, &never)) {
                 snprintf(why, why_size, "needs SPIR-V capability %u, which salvo does not know",
                          m->capabilities[i]);
                 return true;
             }
             if (!offered) {
-                snprintf(why, why_size, "needs capability %s, which the device does not offer",
+                snprintf(why, why_size,
+                         never ? "needs capability %s, which salvo does not support"
+                             : "needs capability %s, which the device does not offer",
                          name);
                 return true;
             }
@@ -124,6 +175,17 @@ static bool module_refused(const salvo_device_info *in, const reflect_module *m,
             (m->extensions & REFLECT_EXT_VULKAN_1_3 && minor < 3)) {
             snprintf(why, why_size, "needs a SPIR-V extension of Vulkan 1.%u; the device has 1.%u",
                      m->extensions & REFLECT_EXT_VULKAN_1_3 ? 3u : 2u, minor);
+            return true;
+        }
+        uint32_t modes = m->float_controls & ~f->float_controls;
+        if (modes) {
+            static const char *const mode_names[] = {"DenormPreserve", "DenormFlushToZero",
+                                                     "SignedZeroInfNanPreserve",
+                                                     "RoundingModeRTE", "RoundingModeRTZ"};
+            unsigned bit = (unsigned)__builtin_ctz(modes);
+            snprintf(why, why_size,
+                     "uses execution mode %s for %u-bit floats, which the device does not offer",
+                     mode_names[bit / 3], 16u << (bit % 3));
             return true;
         }
         if (m->local_size_id && !f->maintenance4) {
@@ -177,14 +239,21 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
             salvo_mem_free(dev->alloc, k);
             return st;
         }
-        pb[i] = (accel_pipeline_binding){.binding = b->binding, .uniform = b->uniform};
+        pb[i] = (accel_pipeline_binding){
+            .binding = b->binding, .element = b->element, .count = b->count, .uniform = b->uniform};
     }
-    if (k->ek.refl.binding_count > dev->info.max_bindings ||
-        k->ek.refl.push_constant_size > dev->info.max_push_constants_size) {
+    if (k->ek.refl.binding_count > dev->info.max_bindings) {
         st = DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
-                      "kernel '%s': %u bindings / %u push bytes exceed the device's %u / %u",
-                      name, k->ek.refl.binding_count, k->ek.refl.push_constant_size,
-                      dev->info.max_bindings, dev->info.max_push_constants_size);
+                      "kernel '%s': binds %u buffers (each array element counts); the device "
+                      "allows %u",
+                      name, k->ek.refl.binding_count, dev->info.max_bindings);
+        salvo_mem_free(dev->alloc, k);
+        return st;
+    }
+    if (k->ek.refl.push_constant_size > dev->info.max_push_constants_size) {
+        st = DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
+                      "kernel '%s': a push-constant block of %u bytes; the device allows %u", name,
+                      k->ek.refl.push_constant_size, dev->info.max_push_constants_size);
         salvo_mem_free(dev->alloc, k);
         return st;
     }
@@ -305,13 +374,18 @@ salvo_status salvo_kernel_info_get(const salvo_kernel *k, salvo_kernel_info *out
                           "kernel_info: %s is NULL", k ? "out" : "kernel");
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", k->ek.name);
-    out->binding_count = k->ek.refl.binding_count;
-    for (uint32_t i = 0; i < k->ek.refl.binding_count; i++)
-        out->bindings[i] = (salvo_kernel_binding){
-            .binding = k->ek.refl.bindings[i].binding,
-            .access = k->ek.refl.bindings[i].access,
-            .uniform = k->ek.refl.bindings[i].uniform,
+    /* One entry per binding: an array's elements share theirs. */
+    for (uint32_t i = 0; i < k->ek.refl.binding_count; i++) {
+        const reflect_binding *b = &k->ek.refl.bindings[i];
+        if (b->element != 0)
+            continue;
+        out->bindings[out->binding_count++] = (salvo_kernel_binding){
+            .binding = b->binding,
+            .access = b->access,
+            .uniform = b->uniform,
+            .count = b->count,
         };
+    }
     out->push_constant_size = k->ek.refl.push_constant_size;
     memcpy(out->local_size, k->ek.refl.local_size, sizeof out->local_size);
     salvo_clear_error();

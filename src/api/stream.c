@@ -74,50 +74,36 @@ salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t gro
     if (count && !bindings)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "launch of kernel '%s': bindings is NULL", k->ek.name);
-    if (count < k->ek.refl.binding_count) {
-        /* Name the first declared binding that is missing. */
-        for (uint32_t j = 0; j < k->ek.refl.binding_count; j++) {
-            uint32_t i = 0;
-            while (i < count && bindings[i].binding != k->ek.refl.bindings[j].binding)
-                i++;
-            if (i == count)
-                return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                                "launch of kernel '%s': binding %u is missing (%u given, the "
-                                "kernel declares %u)",
-                                k->ek.name, k->ek.refl.bindings[j].binding, count,
-                                k->ek.refl.binding_count);
-        }
-    }
-    if (count > k->ek.refl.binding_count) {
-        /* Name one that the kernel does not declare (or a repeat). */
-        for (uint32_t i = 0; i < count; i++) {
-            uint32_t j = 0;
-            while (j < k->ek.refl.binding_count && k->ek.refl.bindings[j].binding != bindings[i].binding)
-                j++;
-            if (j == k->ek.refl.binding_count)
-                return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                                "launch of kernel '%s': binding %u is not declared by the kernel",
-                                k->ek.name, bindings[i].binding);
-        }
-        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                        "launch of kernel '%s': %u bindings given, the kernel declares %u; one "
-                        "is given twice",
-                        k->ek.name, count, k->ek.refl.binding_count);
-    }
-    for (uint32_t i = 0; i < count; i++)
-        binds[i].buffer = NULL;
+    /* The kernel's entries are sorted by (binding, element), one per
+     * buffer; each given binding fills the entry it names, once. Every
+     * accepted one fills a distinct entry, so the arrays never overflow. */
+    const reflect_module *m = &k->ek.refl;
+    for (uint32_t j = 0; j < m->binding_count; j++)
+        binds[j].buffer = NULL;
     for (uint32_t i = 0; i < count; i++) {
         const salvo_binding *b = &bindings[i];
         uint32_t j = 0;
-        while (j < count && k->ek.refl.bindings[j].binding != b->binding)
+        while (j < m->binding_count && m->bindings[j].binding != b->binding)
             j++;
-        if (j == count)
+        if (j == m->binding_count)
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                             "launch of kernel '%s': binding %u is not declared by the kernel",
                             k->ek.name, b->binding);
+        if (b->element >= m->bindings[j].count)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            m->bindings[j].count == 1
+                                ? "launch of kernel '%s': binding %u is not an array (element "
+                                  "%u given)"
+                                : "launch of kernel '%s': binding %u: element %u is outside the "
+                                  "array of %u",
+                            k->ek.name, b->binding, b->element, m->bindings[j].count);
+        j += b->element;
         if (binds[j].buffer)
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                            "launch of kernel '%s': binding %u given twice", k->ek.name, b->binding);
+                            m->bindings[j].count == 1
+                                ? "launch of kernel '%s': binding %u given twice"
+                                : "launch of kernel '%s': binding %u element %u given twice",
+                            k->ek.name, b->binding, b->element);
         salvo_buffer *buf = b->buffer;
         if (!buf)
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
@@ -133,7 +119,7 @@ salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t gro
                             "buffer of %llu bytes",
                             k->ek.name, b->binding, (unsigned long long)b->offset,
                             (unsigned long long)b->size, (unsigned long long)buf->size);
-        bool uniform = k->ek.refl.bindings[j].uniform;
+        bool uniform = m->bindings[j].uniform;
         uint64_t align = uniform ? info->min_uniform_buffer_offset_alignment
                                  : info->min_storage_buffer_offset_alignment;
         if (align > 1 && b->offset % align)
@@ -151,13 +137,26 @@ salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t gro
                             uniform ? "uniform" : "storage", range);
         binds[j] = (accel_bind){
             .binding = b->binding,
-            .uniform = k->ek.refl.bindings[j].uniform,
+            .element = b->element,
+            .uniform = uniform,
             .buffer = buf->ab,
             .offset = b->offset,
             .size = size,
         };
         bufs[j] = buf;
     }
+    /* Name the first declared one that is missing. */
+    for (uint32_t j = 0; j < m->binding_count; j++)
+        if (!binds[j].buffer)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            m->bindings[j].count == 1
+                                ? "launch of kernel '%s': binding %u is missing (%u given, the "
+                                  "kernel declares %u)"
+                                : "launch of kernel '%s': binding %u element %u is missing (each "
+                                  "element of an array is bound on its own)",
+                            k->ek.name, m->bindings[j].binding,
+                            m->bindings[j].count == 1 ? count : m->bindings[j].element,
+                            m->binding_count);
     return SALVO_OK;
 }
 
@@ -197,6 +196,8 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
     if (serial)
         for (uint32_t i = 0; i < binding_count; i++)
             buffer_note_use(bufs[i], serial);
+    if (serial && k->ek.refl.buffer_addresses && serial > dev->q.address_serial)
+        dev->q.address_serial = serial;
     pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();

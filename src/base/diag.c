@@ -12,16 +12,18 @@ static const char *base_name(const char *file)
     return s ? s + 1 : file;
 }
 
+/* buf receives "file:line: reason" (what salvo_last_error shows, where no
+ * file or line travels beside it); the callback receives the reason alone,
+ * as it is handed file and line as arguments of their own. */
 static void vformat_and_log(const salvo_log_sink *sink, salvo_log_level level, const char *file,
                             int line, char *buf, size_t size, const char *fmt, va_list ap)
 {
     int n = snprintf(buf, size, "%s:%d: ", base_name(file), line);
-    if (n < 0)
-        n = 0;
-    if ((size_t)n < size)
-        vsnprintf(buf + n, size - (size_t)n, fmt, ap);
+    if (n < 0 || (size_t)n >= size)
+        n = 0; /* no room for the place: the reason alone */
+    vsnprintf(buf + n, size - (size_t)n, fmt, ap);
     if (sink && sink->fn)
-        sink->fn(sink->user, level, base_name(file), line, buf);
+        sink->fn(sink->user, level, base_name(file), line, buf + n);
 }
 
 salvo_status salvo_fail_at(const salvo_log_sink *sink, const char *file, int line,
@@ -39,11 +41,13 @@ void salvo_log_at(const salvo_log_sink *sink, salvo_log_level level, const char 
 {
     if (!sink || !sink->fn)
         return;
+    /* Not the last error: only the reason is needed. */
     char buf[SALVO_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vformat_and_log(sink, level, file, line, buf, sizeof buf, fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    sink->fn(sink->user, level, base_name(file), line, buf);
 }
 
 void salvo_clear_error(void)

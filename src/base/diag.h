@@ -2,9 +2,11 @@
  * Diagnostics: "log where, return the code".
  *
  * SALVO_FAIL(sink, status, fmt, ...) formats "file:line: reason" into this
- * thread's last-error buffer (salvo_last_error), passes it to the sink's log
- * callback at ERROR level, and evaluates to status. The library never
- * prints by itself.
+ * thread's last-error buffer (salvo_last_error), passes the reason to the
+ * sink's log callback at ERROR level, and evaluates to status. SALVO_LOG
+ * passes the reason at the level given. The callback gets file (base name)
+ * and line as arguments, never inside the message: a logger that prints
+ * them prints them once. The library never prints by itself.
  */
 #ifndef SALVO_BASE_DIAG_H
 #define SALVO_BASE_DIAG_H

@@ -242,10 +242,20 @@ static salvo_status compute_levels(engine_graph *g, tracks *t)
     if (!t->cells)
         return SALVO_ERROR_OUT_OF_HOST_MEMORY;
     g->levels = 0;
+    /* A kernel that reaches memory through buffer addresses may touch
+     * anything: it comes after every earlier node, and every later node
+     * after it. */
+    uint32_t floor = 0;
+    g->addresses = false;
     for (uint32_t j = 0; j < g->node_count; j++) {
         graph_node *n = &g->nodes[j];
         const accel_bind *b = &g->binds[n->bind_at];
-        uint32_t level = 0;
+        bool addresses = n->kernel && n->kernel->refl.buffer_addresses;
+        uint32_t level = addresses ? g->levels : floor;
+        if (addresses) {
+            floor = level + 1;
+            g->addresses = true;
+        }
         for (uint32_t i = 0; i < n->bind_count; i++) {
             uint32_t after = track_after(track_of(t, b[i].buffer), b[i].offset,
                                          b[i].offset + b[i].size,

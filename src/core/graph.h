@@ -92,6 +92,7 @@ typedef struct engine_graph {
     bool *barrier;     /* [pos]: a barrier before the node at pos */
     uint32_t levels;
     bool has_copy;
+    bool addresses; /* some node's kernel uses buffer addresses */
     graph_chunk *chunks;
     accel_cmd **cmds; /* [chunk]: the recordings a replay executes */
     uint32_t chunk_count;

@@ -110,6 +110,10 @@ typedef struct queue {
     pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left, or a
                                      transfer let go of the transfer objects */
     _Atomic uint64_t next_serial; /* the next batch's serial; read by the free path */
+    /* [lock] The latest batch holding work that reaches memory through
+     * buffer addresses: a host transfer of a buffer whose address was
+     * taken waits for it. 0 = none. */
+    uint64_t address_serial;
     _Atomic bool lost;            /* sticky; set by whoever first sees the loss */
     bool abandoned;               /* [lock] the work of a lost device was let go */
     retire_queue retire;          /* list [lock]; counters atomic */

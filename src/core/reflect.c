@@ -51,6 +51,9 @@ enum {
     OP_TYPE_RUNTIME_ARRAY = 29,
     OP_TYPE_STRUCT = 30,
     OP_TYPE_POINTER = 32,
+    OP_FUNCTION = 54,
+    OP_FUNCTION_END = 56,
+    OP_FUNCTION_CALL = 57,
     OP_CONSTANT_TRUE = 41,
     OP_CONSTANT_FALSE = 42,
     OP_CONSTANT = 43,
@@ -65,12 +68,23 @@ enum {
     OP_DECORATE = 71,
     OP_MEMBER_DECORATE = 72,
     OP_EXECUTION_MODE_ID = 331,
+    OP_TYPE_RAY_QUERY = 4472,
+    OP_TYPE_ACCELERATION_STRUCTURE = 5341,
+};
+
+enum {
+    DIM_BUFFER = 5,
+    CAP_PHYSICAL_STORAGE_BUFFER_ADDRESSES = 5347,
 };
 
 enum {
     EXEC_MODEL_GLCOMPUTE = 5,
     MODE_LOCAL_SIZE = 17,
     MODE_LOCAL_SIZE_ID = 38,
+    /* DenormPreserve, DenormFlushToZero, SignedZeroInfNanPreserve,
+     * RoundingModeRTE, RoundingModeRTZ: consecutive, each with a width. */
+    MODE_FLOAT_CONTROLS_FIRST = 4459,
+    MODE_FLOAT_CONTROLS_LAST = 4463,
 };
 
 enum {
@@ -111,13 +125,18 @@ enum {
     MAX_ROUNDS = 32,
     /* Type nesting followed when sizing a push-constant block. */
     MAX_DEPTH = 16,
+    /* Functions tracked to find what the entry point uses; a module with
+     * more counts every variable as used. */
+    MAX_FUNCTIONS = 512,
 };
 
 /* How far to follow a node's operands once its definition is known. */
 enum {
     FOLLOW_NONE = 0, /* only the definition itself is needed */
     FOLLOW_ONE = 1,  /* also the definitions of its operands */
-    FOLLOW_ALL = 2,  /* the whole type tree below it (push blocks) */
+    FOLLOW_TWO = 2,  /* and theirs (a variable's pointer, its pointee, and an
+                        array's element type and length) */
+    FOLLOW_ALL = 3,  /* the whole type tree below it (push blocks) */
 };
 
 enum {
@@ -131,6 +150,7 @@ enum {
     NF_BUFFER_BLOCK = 1u << 7,
     NF_RESOURCE = 1u << 8, /* a module-scope variable seeded as a resource */
     NF_WORKGROUP = 1u << 9, /* a Workgroup variable */
+    NF_USED = 1u << 10,     /* a variable the entry point's call tree names */
 };
 
 enum {
@@ -181,6 +201,15 @@ typedef struct ctx {
     uint32_t local_size_at;    /* OpExecutionMode LocalSize */
     uint32_t local_size_id_at; /* OpExecutionModeId LocalSizeId */
     uint32_t workgroup_size_id;
+    uint32_t float_controls; /* SALVO_FLOAT_CONTROL bits of the entry's modes */
+    /* Function ids reachable from the entry point, sorted, and whether
+     * every variable counts as used (too many functions to tell). */
+    bool all_used;
+    uint32_t function_count;
+    struct function_span {
+        uint32_t id, at, end; /* OpFunction .. OpFunctionEnd */
+        bool reached;
+    } functions[MAX_FUNCTIONS];
 
     uint32_t node_count;
     node nodes[MAX_NODES];
@@ -191,17 +220,33 @@ typedef struct ctx {
     uint16_t member_slot[MEMBER_SLOTS];
 } ctx;
 
-__attribute__((format(printf, 2, 3))) static salvo_status fail(ctx *c, const char *fmt, ...)
+static void say(ctx *c, const char *fmt, va_list ap)
 {
     if (c->reason && c->reason_size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
         int r = vsnprintf(c->reason, c->reason_size, fmt, ap);
-        va_end(ap);
         if (r < 0)
             c->reason[0] = '\0';
     }
+}
+
+/* The module is not what it claims (or not SPIR-V). */
+__attribute__((format(printf, 2, 3))) static salvo_status fail(ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(c, fmt, ap);
+    va_end(ap);
     return SALVO_ERROR_INVALID_ARGUMENT;
+}
+
+/* A valid module that declares what salvo does not bind. */
+__attribute__((format(printf, 2, 3))) static salvo_status unsupported(ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(c, fmt, ap);
+    va_end(ap);
+    return SALVO_ERROR_UNSUPPORTED;
 }
 
 static uint32_t hash32(uint32_t x)
@@ -306,6 +351,8 @@ static uint32_t min_words(uint32_t op)
     case OP_TYPE_STRUCT:
     case OP_CAPABILITY:
     case OP_EXTENSION:
+    case OP_TYPE_RAY_QUERY:
+    case OP_TYPE_ACCELERATION_STRUCTURE:
         return 2;
     case OP_TYPE_FLOAT:
     case OP_TYPE_RUNTIME_ARRAY:
@@ -322,6 +369,7 @@ static uint32_t min_words(uint32_t op)
     case OP_CONSTANT_NULL:
     case OP_SPEC_CONSTANT_TRUE:
     case OP_SPEC_CONSTANT_FALSE:
+    case OP_FUNCTION:
         return 3;
     case OP_ENTRY_POINT: /* model, function, at least one word of name */
     case OP_TYPE_INT:
@@ -334,6 +382,7 @@ static uint32_t min_words(uint32_t op)
     case OP_SPEC_CONSTANT_OP:
     case OP_VARIABLE:
     case OP_MEMBER_DECORATE:
+    case OP_FUNCTION_CALL:
         return 4;
     default:
         return 1;
@@ -357,6 +406,8 @@ static uint32_t result_word(uint32_t op)
     case OP_TYPE_RUNTIME_ARRAY:
     case OP_TYPE_STRUCT:
     case OP_TYPE_POINTER:
+    case OP_TYPE_RAY_QUERY:
+    case OP_TYPE_ACCELERATION_STRUCTURE:
         return 1;
     case OP_CONSTANT_TRUE:
     case OP_CONSTANT_FALSE:
@@ -444,6 +495,96 @@ static salvo_status pass_validate(ctx *c, const char *entry)
     return SALVO_OK;
 }
 
+static struct function_span *function_find(ctx *c, uint32_t id)
+{
+    uint32_t lo = 0, hi = c->function_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->functions[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->function_count && c->functions[lo].id == id ? &c->functions[lo] : NULL;
+}
+
+/* Pass 1b: the functions the entry point's call tree reaches. Each is
+ * scanned once for calls, so the walk stays linear in the module. */
+static void pass_functions(ctx *c)
+{
+    uint32_t open = UINT32_MAX;
+    for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at])) {
+        uint32_t op = op_of(c->w[at]);
+        if (op == OP_FUNCTION) {
+            if (c->function_count == MAX_FUNCTIONS) {
+                c->all_used = true;
+                return;
+            }
+            open = c->function_count++;
+            c->functions[open] = (struct function_span){c->w[at + 2], at, c->n, false};
+        } else if (op == OP_FUNCTION_END && open != UINT32_MAX) {
+            c->functions[open].end = at;
+            open = UINT32_MAX;
+        }
+    }
+    /* Sorted by id for the lookups; insertion sort, as modules have few. */
+    for (uint32_t i = 1; i < c->function_count; i++) {
+        struct function_span f = c->functions[i];
+        uint32_t j = i;
+        for (; j > 0 && c->functions[j - 1].id > f.id; j--)
+            c->functions[j] = c->functions[j - 1];
+        c->functions[j] = f;
+    }
+    struct function_span *entry = function_find(c, c->entry_fn);
+    if (entry == NULL) {
+        c->all_used = true; /* declared but not defined: nothing to go by */
+        return;
+    }
+    entry->reached = true;
+    bool scanned[MAX_FUNCTIONS] = {false};
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (uint32_t i = 0; i < c->function_count; i++) {
+            if (!c->functions[i].reached || scanned[i])
+                continue;
+            scanned[i] = true;
+            progress = true;
+            for (uint32_t at = c->functions[i].at; at < c->functions[i].end;
+                 at += wc_of(c->w[at])) {
+                if (op_of(c->w[at]) != OP_FUNCTION_CALL)
+                    continue;
+                struct function_span *callee = function_find(c, c->w[at + 3]);
+                if (callee)
+                    callee->reached = true;
+            }
+        }
+    }
+}
+
+/* Pass 2b: mark the variables that an instruction of a reached function
+ * names. Any operand word counts, so a literal that happens to equal a
+ * variable's id only makes the answer conservative. */
+static void pass_use(ctx *c)
+{
+    for (uint32_t i = 0; i < c->node_count; i++)
+        if (c->all_used)
+            c->nodes[i].flags |= NF_USED;
+    if (c->all_used)
+        return;
+    for (uint32_t f = 0; f < c->function_count; f++) {
+        if (!c->functions[f].reached)
+            continue;
+        for (uint32_t at = c->functions[f].at; at < c->functions[f].end; at += wc_of(c->w[at])) {
+            uint32_t wc = wc_of(c->w[at]);
+            for (uint32_t k = 1; k < wc; k++) {
+                node *nd = node_find(c, c->w[at + k]);
+                if (nd && nd->opcode == OP_VARIABLE && (nd->flags & (NF_RESOURCE | NF_WORKGROUP)))
+                    nd->flags |= NF_USED;
+            }
+        }
+    }
+}
+
 /* Pass 2: what the entry declares, and where the walk has to look next. */
 static salvo_status pass_seed(ctx *c)
 {
@@ -451,7 +592,13 @@ static salvo_status pass_seed(ctx *c)
     for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at])) {
         const uint32_t *in = &c->w[at];
         uint32_t wc = wc_of(in[0]), op = op_of(in[0]);
-        if (op == OP_EXECUTION_MODE && in[1] == c->entry_fn && in[2] == MODE_LOCAL_SIZE) {
+        if (op == OP_EXECUTION_MODE && in[1] == c->entry_fn &&
+            in[2] >= MODE_FLOAT_CONTROLS_FIRST && in[2] <= MODE_FLOAT_CONTROLS_LAST) {
+            uint32_t width = wc >= 4 ? in[3] : 0;
+            if (width != 16 && width != 32 && width != 64)
+                return fail(c, "float-controls execution mode at word %u: width %u", at, width);
+            c->float_controls |= SALVO_FLOAT_CONTROL(in[2] - MODE_FLOAT_CONTROLS_FIRST, width);
+        } else if (op == OP_EXECUTION_MODE && in[1] == c->entry_fn && in[2] == MODE_LOCAL_SIZE) {
             if (wc < 6)
                 return fail(c, "LocalSize at word %u has too few operands", at);
             c->local_size_at = at;
@@ -495,13 +642,10 @@ static salvo_status pass_seed(ctx *c)
             v->at = at;
             v->opcode = OP_VARIABLE;
             v->flags |= NF_RESOURCE;
-            /* Opaque variables are refused whatever their type, and a
-             * buffer needs only its pointee's kind and decorations; only
-             * a push block's size depends on the whole tree below it. */
-            if (sc == SC_PUSH_CONSTANT)
-                st = want(c, in[1], FOLLOW_ALL, NULL);
-            else if (sc != SC_UNIFORM_CONSTANT)
-                st = want(c, in[1], FOLLOW_ONE, NULL);
+            /* A buffer (or opaque) variable needs its pointee's kind and
+             * decorations, and for an array the element type and length;
+             * only a push block's size depends on the whole tree below it. */
+            st = want(c, in[1], sc == SC_PUSH_CONSTANT ? FOLLOW_ALL : FOLLOW_TWO, NULL);
             if (st != SALVO_OK)
                 return st;
         }
@@ -514,7 +658,9 @@ static salvo_status expand(ctx *c, node *nd)
 {
     const uint32_t *in = &c->w[nd->at];
     uint32_t wc = wc_of(in[0]);
-    uint8_t child = nd->follow == FOLLOW_ALL ? FOLLOW_ALL : FOLLOW_NONE;
+    uint8_t child = nd->follow == FOLLOW_ALL ? FOLLOW_ALL
+                    : nd->follow > FOLLOW_NONE ? (uint8_t)(nd->follow - 1)
+                                               : FOLLOW_NONE;
     uint32_t first = 0, last = 0; /* operand words [first, last) that are ids */
     switch (nd->opcode) {
     case OP_TYPE_POINTER:
@@ -762,6 +908,9 @@ static bool all_members(ctx *c, const node *nd, uint32_t mf)
     return true;
 }
 
+/* Adds binding b (element 0 and b->count elements, one entry each); a
+ * second declaration of the same binding (an alias, as kernels that view
+ * one buffer as several types have) merges its access into the first. */
 static salvo_status add_binding(ctx *c, reflect_module *out, const reflect_binding *b)
 {
     uint32_t i = 0;
@@ -770,47 +919,116 @@ static salvo_status add_binding(ctx *c, reflect_module *out, const reflect_bindi
             (out->bindings[i].set == b->set && out->bindings[i].binding < b->binding)))
         i++;
     if (i < out->binding_count && out->bindings[i].set == b->set &&
-        out->bindings[i].binding == b->binding)
-        return fail(c, "set %u binding %u: declared by more than one variable", b->set, b->binding);
-    if (out->binding_count == SALVO_MAX_BINDINGS)
-        return fail(c, "more than %d bindings", SALVO_MAX_BINDINGS);
-    memmove(&out->bindings[i + 1], &out->bindings[i],
+        out->bindings[i].binding == b->binding) {
+        reflect_binding *first = &out->bindings[i];
+        if (first->uniform != b->uniform)
+            return unsupported(c, "binding %u: declared both as a uniform and as a storage buffer",
+                               b->binding);
+        if (first->count != b->count)
+            return unsupported(c, "binding %u: declared as arrays of %u and of %u buffers",
+                               b->binding, first->count, b->count);
+        for (uint32_t e = 0; e < b->count; e++)
+            first[e].access = (salvo_access)(first[e].access | b->access);
+        return SALVO_OK;
+    }
+    if (b->count > SALVO_MAX_BINDINGS - out->binding_count)
+        return unsupported(c, "more than %d buffers bound (each array element counts)",
+                           SALVO_MAX_BINDINGS);
+    memmove(&out->bindings[i + b->count], &out->bindings[i],
             (out->binding_count - i) * sizeof out->bindings[0]);
-    out->bindings[i] = *b;
-    out->binding_count++;
+    for (uint32_t e = 0; e < b->count; e++) {
+        out->bindings[i + e] = *b;
+        out->bindings[i + e].element = e;
+    }
+    out->binding_count += b->count;
     return SALVO_OK;
+}
+
+/* What an opaque type is, in a refusal ("storage images"), or NULL. */
+static const char *opaque_kind(ctx *c, const node *t)
+{
+    const uint32_t *in = &c->w[t->at];
+    switch (t->opcode) {
+    case OP_TYPE_IMAGE: {
+        if (wc_of(in[0]) < 9)
+            return "images";
+        bool storage = in[7] == 2;
+        if (in[3] == DIM_BUFFER)
+            return storage ? "storage texel buffers" : "uniform texel buffers";
+        return storage ? "storage images" : "sampled images";
+    }
+    case OP_TYPE_SAMPLER:
+        return "samplers";
+    case OP_TYPE_SAMPLED_IMAGE:
+        return "combined image samplers";
+    case OP_TYPE_ACCELERATION_STRUCTURE:
+        return "acceleration structures";
+    default:
+        return NULL;
+    }
 }
 
 static salvo_status reflect_buffer(ctx *c, const node *var, reflect_module *out)
 {
     uint32_t sc = c->w[var->at + 3];
-    if (sc == SC_UNIFORM_CONSTANT && !(var->flags & NF_BINDING))
-        return fail(c, "variable %u: images and samplers are not supported", var->id);
-    if (!(var->flags & NF_BINDING))
-        return fail(c, "resource variable %u has no Binding decoration", var->id);
+    bool has_binding = (var->flags & NF_BINDING) != 0;
     uint32_t binding = var->binding;
-    if (sc == SC_UNIFORM_CONSTANT)
-        return fail(c, "binding %u: images and samplers are not supported", binding);
-    if (!(var->flags & NF_SET))
-        return fail(c, "binding %u: no DescriptorSet decoration", binding);
-
-    node *ptr = NULL, *pointee = NULL;
+    node *ptr = NULL, *pointee = NULL, *elem = NULL;
     salvo_status st = defined(c, c->w[var->at + 1], &ptr);
     if (st != SALVO_OK)
         return st;
     if (ptr->opcode != OP_TYPE_POINTER)
-        return fail(c, "binding %u: variable type is not a pointer", binding);
+        return fail(c, "variable %u: type is not a pointer", var->id);
     if ((st = defined(c, c->w[ptr->at + 3], &pointee)) != SALVO_OK)
         return st;
-    if (pointee->opcode == OP_TYPE_ARRAY || pointee->opcode == OP_TYPE_RUNTIME_ARRAY)
-        return fail(c, "binding %u: arrays of buffers are not supported", binding);
-    if (pointee->opcode != OP_TYPE_STRUCT)
+    uint32_t count = 1;
+    elem = pointee;
+    if (pointee->opcode == OP_TYPE_ARRAY || pointee->opcode == OP_TYPE_RUNTIME_ARRAY) {
+        if ((st = defined(c, c->w[pointee->at + 2], &elem)) != SALVO_OK)
+            return st;
+    }
+    const char *kind = opaque_kind(c, elem);
+    if (kind && has_binding)
+        return unsupported(c, "binding %u: %s are not supported (salvo binds buffers)", binding,
+                           kind);
+    if (kind)
+        return unsupported(c, "variable %u: %s are not supported (salvo binds buffers)", var->id,
+                           kind);
+    if (sc == SC_UNIFORM_CONSTANT)
+        return unsupported(c, "variable %u: resources of type opcode %u are not supported",
+                           var->id, elem->opcode);
+    if (!has_binding)
+        return fail(c, "resource variable %u has no Binding decoration", var->id);
+    if (!(var->flags & NF_SET))
+        return fail(c, "binding %u: no DescriptorSet decoration", binding);
+    if (pointee->opcode == OP_TYPE_RUNTIME_ARRAY)
+        return unsupported(c,
+                           "binding %u: runtime arrays of buffers (descriptor indexing) are not "
+                           "supported; give the array a length",
+                           binding);
+    if (pointee->opcode == OP_TYPE_ARRAY) {
+        node *len = NULL;
+        if ((st = defined(c, c->w[pointee->at + 3], &len)) != SALVO_OK)
+            return st;
+        if (len->opcode == OP_SPEC_CONSTANT || len->opcode == OP_SPEC_CONSTANT_OP)
+            return unsupported(c,
+                               "binding %u: an array of buffers sized by a specialization "
+                               "constant is not supported",
+                               binding);
+        if (len->opcode != OP_CONSTANT || wc_of(c->w[len->at]) < 4)
+            return fail(c, "binding %u: array length is not an integer constant", binding);
+        bool wide = wc_of(c->w[len->at]) > 4 && c->w[len->at + 4] != 0;
+        count = wide ? UINT32_MAX : c->w[len->at + 3];
+        if (count == 0)
+            return fail(c, "binding %u: array of 0 buffers", binding);
+    }
+    if (elem->opcode != OP_TYPE_STRUCT)
         return fail(c, "binding %u: not a buffer block (unsupported resource type)", binding);
 
-    reflect_binding b = {.set = var->set, .binding = binding};
-    if (sc == SC_UNIFORM && (pointee->flags & NF_BUFFER_BLOCK)) {
+    reflect_binding b = {.set = var->set, .binding = binding, .count = count};
+    if (sc == SC_UNIFORM && (elem->flags & NF_BUFFER_BLOCK)) {
         b.uniform = false; /* pre-SPIR-V 1.3 storage buffer */
-    } else if (sc == SC_UNIFORM && (pointee->flags & NF_BLOCK)) {
+    } else if (sc == SC_UNIFORM && (elem->flags & NF_BLOCK)) {
         b.uniform = true;
     } else if (sc == SC_UNIFORM) {
         return fail(c, "binding %u: Uniform struct is neither Block nor BufferBlock", binding);
@@ -818,9 +1036,9 @@ static salvo_status reflect_buffer(ctx *c, const node *var, reflect_module *out)
         b.uniform = false;
     }
 
-    if (b.uniform || (var->flags & NF_NON_WRITABLE) || all_members(c, pointee, MF_NON_WRITABLE))
+    if (b.uniform || (var->flags & NF_NON_WRITABLE) || all_members(c, elem, MF_NON_WRITABLE))
         b.access = SALVO_ACCESS_READ;
-    else if ((var->flags & NF_NON_READABLE) || all_members(c, pointee, MF_NON_READABLE))
+    else if ((var->flags & NF_NON_READABLE) || all_members(c, elem, MF_NON_READABLE))
         b.access = SALVO_ACCESS_WRITE;
     else
         b.access = SALVO_ACCESS_READ_WRITE;
@@ -1002,6 +1220,8 @@ static salvo_status pass_declarations(ctx *c, reflect_module *out)
             bool seen = false;
             for (uint32_t i = 0; i < out->capability_count && !seen; i++)
                 seen = out->capabilities[i] == cap;
+            if (cap == CAP_PHYSICAL_STORAGE_BUFFER_ADDRESSES)
+                out->buffer_addresses = true;
             if (seen)
                 continue;
             if (out->capability_count == REFLECT_MAX_CAPABILITIES)
@@ -1146,7 +1366,7 @@ static void reflect_workgroup(ctx *c, reflect_module *out)
     uint8_t sizing = REFLECT_SIZE_EXACT;
     for (uint32_t i = 0; i < c->node_count; i++) {
         const node *v = &c->nodes[i];
-        if (!(v->flags & NF_WORKGROUP))
+        if (!(v->flags & NF_WORKGROUP) || !(v->flags & NF_USED))
             continue;
         node *ptr = node_find(c, c->w[v->at + 1]);
         uint32_t size = 0, align = 1;
@@ -1179,8 +1399,12 @@ salvo_status reflect_spirv(const uint32_t *words, size_t size_bytes, const char 
     salvo_status st = check_header(&c, words, size_bytes);
     if (st == SALVO_OK)
         st = pass_validate(&c, entry);
-    if (st == SALVO_OK)
+    if (st == SALVO_OK) {
+        pass_functions(&c);
         st = pass_seed(&c);
+    }
+    if (st == SALVO_OK)
+        pass_use(&c);
     if (st == SALVO_OK)
         st = pass_close(&c);
     if (st == SALVO_OK)
@@ -1191,11 +1415,12 @@ salvo_status reflect_spirv(const uint32_t *words, size_t size_bytes, const char 
         st = pass_declarations(&c, out);
     if (st == SALVO_OK) {
         out->local_size_id = c.local_size_id_at != 0;
+        out->float_controls = c.float_controls;
         reflect_workgroup(&c, out);
     }
     for (uint32_t i = 0; st == SALVO_OK && i < c.node_count; i++) {
         const node *nd = &c.nodes[i];
-        if (!(nd->flags & NF_RESOURCE))
+        if (!(nd->flags & NF_RESOURCE) || !(nd->flags & NF_USED))
             continue;
         if (c.w[nd->at + 3] == SC_PUSH_CONSTANT)
             st = reflect_push(&c, nd, out);

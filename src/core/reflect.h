@@ -12,11 +12,18 @@
 
 #include "salvo/salvo.h"
 
+/* One buffer a launch binds: a binding, or one element of an array of
+ * buffers (an array of n has n entries, elements 0..n-1, each with
+ * count n). */
 typedef struct reflect_binding {
     uint32_t set;
     uint32_t binding;
-    salvo_access access; /* READ if NonWritable, WRITE if NonReadable, else READ_WRITE */
-    bool uniform;        /* Uniform block (UBO) rather than a storage buffer */
+    uint32_t element;
+    uint32_t count;
+    /* READ if NonWritable, WRITE if NonReadable, else READ_WRITE; the
+     * union over the variables that alias the binding. */
+    salvo_access access;
+    bool uniform; /* Uniform block (UBO) rather than a storage buffer */
 } reflect_binding;
 
 enum {
@@ -45,8 +52,8 @@ typedef enum reflect_sizing {
 } reflect_sizing;
 
 typedef struct reflect_module {
-    uint32_t binding_count;
-    reflect_binding bindings[SALVO_MAX_BINDINGS]; /* sorted by (set, binding) */
+    uint32_t binding_count; /* entries in bindings: array elements count */
+    reflect_binding bindings[SALVO_MAX_BINDINGS]; /* sorted by (set, binding, element) */
     uint32_t push_constant_size; /* bytes, 0 when none */
     /* LocalSize execution mode of the entry point; when given by
      * specialization constants (LocalSizeId or a WorkgroupSize builtin made
@@ -63,6 +70,12 @@ typedef struct reflect_module {
     uint32_t capability_count;
     uint32_t capabilities[REFLECT_MAX_CAPABILITIES];
     uint32_t extensions; /* REFLECT_EXT_* */
+    /* Declares PhysicalStorageBufferAddresses: may reach any buffer whose
+     * address the program passed it. */
+    bool buffer_addresses;
+    /* The entry point's float-controls execution modes (SALVO_FLOAT_CONTROL
+     * bits). */
+    uint32_t float_controls;
     char unknown_extension[REFLECT_NAME_MAX]; /* the first one; "" when none */
     /* Bytes of the module's Workgroup variables, laid out one after another
      * as members of a std430 block would be (Vulkan's bound on what a
@@ -72,17 +85,21 @@ typedef struct reflect_module {
 } reflect_module;
 
 /*
- * Reflect the GLCompute entry point named entry. On failure returns
- * SALVO_ERROR_INVALID_ARGUMENT and writes a reason (NUL-terminated, at most
- * reason_size bytes) such as "not SPIR-V (bad magic)", "no GLCompute entry
- * point 'main'", "binding 3: images are not supported", "more than 32
- * bindings". Only resources statically used by the entry point's interface
- * need count; reflecting every module-scope buffer variable is fine.
+ * Reflect the GLCompute entry point named entry. On failure writes a
+ * reason (NUL-terminated, at most reason_size bytes) and returns
+ * SALVO_ERROR_INVALID_ARGUMENT for a module that is not well formed ("not
+ * SPIR-V (bad magic)", "no GLCompute entry point 'main'") or
+ * SALVO_ERROR_UNSUPPORTED for a valid one that declares what salvo does
+ * not bind ("binding 3: storage images are not supported ...", "more than
+ * 32 buffers bound"). Only the variables that the entry point's call tree
+ * names count: what another entry point uses is ignored.
  * Accepted resources: storage buffers (StorageBuffer storage class, or
  * Uniform storage class with a BufferBlock-decorated struct) and uniform
- * buffers (Uniform storage class with a Block struct), one per binding,
- * non-arrayed; a push-constant block. Anything else bound to a descriptor
- * (images, samplers, arrays of buffers) is refused with a reason.
+ * buffers (Uniform storage class with a Block struct), alone or in arrays
+ * of constant length, several variables on one binding (aliases) when
+ * they agree on the kind and length; a push-constant block. Anything else
+ * bound to a descriptor (images, samplers, texel buffers, acceleration
+ * structures, runtime arrays of buffers) is refused with a reason.
  * Capabilities, extensions and workgroup memory are only reported: whether
  * a device runs them is the caller's question.
  */

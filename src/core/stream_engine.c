@@ -150,6 +150,7 @@ static void order_reset(stream_engine *st)
     st->copied = false;
     hazard_reset(&st->compute_unordered);
     st->compute_overflow = false;
+    st->address_fence = false;
 }
 
 /* Begin s as st's open batch with this serial: it signals st's timeline
@@ -286,12 +287,21 @@ static bool conflicts(const hazard_set *h, const access *a, uint32_t n)
 /* Put a barrier before this work only if it touches what earlier work of
  * the batch wrote, or writes what earlier work read. A copy also waits
  * for dispatches that only a compute-only barrier stands between. */
-static void order_work_locked(stream_engine *st, const access *a, uint32_t n, bool copy)
+static void order_work_locked(stream_engine *st, const access *a, uint32_t n, bool copy,
+                              bool addresses)
 {
     hazard_set *h = &st->hazards;
     /* A barrier between dispatches only needs the compute stage; one that
-     * involves a copy covers the transfer stage too. */
-    accel_barrier kind = copy || st->copied ? ACCEL_BARRIER_WORK : ACCEL_BARRIER_COMPUTE_COMPUTE;
+     * involves a copy covers the transfer stage too, and one around work
+     * that may touch any memory covers both. */
+    bool fence = addresses || st->address_fence;
+    accel_barrier kind = copy || st->copied || fence ? ACCEL_BARRIER_WORK
+                                                     : ACCEL_BARRIER_COMPUTE_COMPUTE;
+    if (fence) {
+        barrier(st->q, st->open, kind);
+        order_reset(st);
+        st->address_fence = addresses;
+    }
     bool conflict = conflicts(h, a, n) ||
                     (copy && (st->compute_overflow || conflicts(&st->compute_unordered, a, n)));
     for (int pass = 0; pass < 2; pass++) {
@@ -327,7 +337,7 @@ static void order_launch_locked(stream_engine *st, const engine_kernel *k, const
     for (uint32_t i = 0; i < n; i++)
         a[i] = (access){binds[i].buffer, binds[i].offset, binds[i].offset + binds[i].size,
                         binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access};
-    order_work_locked(st, a, n, false);
+    order_work_locked(st, a, n, false, k->refl.buffer_addresses);
 }
 
 /* Record one dispatch into the open slot, submitting first when its
@@ -384,7 +394,8 @@ static void record_graph_locked(stream_engine *st, const engine_graph *g, accel_
     queue *q = st->q;
     slot *s = st->open;
     bool copy = g->has_copy;
-    bool conflict = copy && st->compute_overflow;
+    bool fence = g->addresses || st->address_fence;
+    bool conflict = fence || (copy && st->compute_overflow);
     for (uint32_t i = 0; i < g->touch_count && !conflict; i++) {
         const graph_touch *t = &g->touch[i];
         bool r = t->how & SALVO_ACCESS_READ, w = t->how & SALVO_ACCESS_WRITE;
@@ -393,8 +404,10 @@ static void record_graph_locked(stream_engine *st, const engine_graph *g, accel_
                                              r, w));
     }
     if (conflict) {
-        accel_barrier kind = copy || st->copied ? ACCEL_BARRIER_WORK : ACCEL_BARRIER_COMPUTE_COMPUTE;
+        accel_barrier kind = copy || st->copied || fence ? ACCEL_BARRIER_WORK
+                                                         : ACCEL_BARRIER_COMPUTE_COMPUTE;
         barrier(q, s, kind);
+        st->address_fence = false;
         hazard_reset(&st->hazards);
         st->copied = false;
         if (kind == ACCEL_BARRIER_WORK) {
@@ -420,6 +433,7 @@ static void record_graph_locked(stream_engine *st, const engine_graph *g, accel_
                                                t->end, w);
     }
     st->copied |= copy;
+    st->address_fence = g->addresses;
     slot_note_name(s, g->label);
     for (uint32_t i = 0; i < g->name_count; i++)
         slot_note_name(s, g->names[i]);
@@ -433,7 +447,7 @@ static void record_copy_locked(stream_engine *st, const access a[2])
 {
     queue *q = st->q;
     slot *s = st->open;
-    order_work_locked(st, a, 2, true);
+    order_work_locked(st, a, 2, true, false);
     uint64_t size = a[0].end - a[0].begin;
     trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
     VT(q)->cmd_copy(SELF(q), q->adev, s->cmd, (accel_buffer *)a[0].buffer, a[0].begin,
@@ -490,7 +504,7 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
         if (!e->kernel) {
             access a[2] = {{b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_READ},
                            {b[1].buffer, b[1].offset, b[1].offset + b[1].size, SALVO_ACCESS_WRITE}};
-            order_work_locked(st, a, 2, true);
+            order_work_locked(st, a, 2, true, false);
             trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
             VT(q)->cmd_copy(SELF(q), q->adev, s->cmd, b[0].buffer, b[0].offset, b[1].buffer,
                               b[1].offset, b[0].size);

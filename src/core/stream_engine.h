@@ -60,6 +60,10 @@ struct stream_engine {
      * later dispatches, not for a copy. Full: every copy gets a barrier. */
     hazard_set compute_unordered;
     bool compute_overflow;
+    /* [lock] Work that reaches memory through buffer addresses was
+     * recorded since the last full barrier: whatever comes next waits for
+     * it with one. */
+    bool address_fence;
     batch_log log;        /* [lock] what the open batch holds, for cancel */
     uint32_t number;      /* [lock] 1, 2, ... by creation: its threads in a trace */
     uint32_t hwq;         /* the hardware queue its batches go to */

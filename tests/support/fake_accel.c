@@ -870,6 +870,8 @@ static accel_result f_buffer_create(void *self, accel_device *dev, const accel_b
     bool mappable = !(f->device_not_mappable && desc->domain == SALVO_DOMAIN_DEVICE);
     info->mapped = mappable ? b->mem : NULL;
     info->host_coherent = true;
+    /* The fake runs no kernels: any distinct nonzero value will do. */
+    info->device_address = f->features.buffer_device_address ? (uint64_t)(uintptr_t)b->mem : 0;
     *out = (accel_buffer *)b;
     return unlock_return(s, ACCEL_SUCCESS);
 }
@@ -1203,7 +1205,8 @@ static const char *dispatch_problem(fake_state *s, const fake_dev *d, const fake
         return "binds is NULL";
     for (uint32_t i = 0; i < bind_count; i++) {
         uint32_t j = 0;
-        while (j < p->binding_count && p->bindings[j].binding != binds[i].binding)
+        while (j < p->binding_count && (p->bindings[j].binding != binds[i].binding ||
+                                         p->bindings[j].element != binds[i].element))
             j++;
         if (j == p->binding_count)
             return "a binding the pipeline does not declare";

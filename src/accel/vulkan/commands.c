@@ -17,7 +17,8 @@ static void cmd_state_forget(accel_cmd *c)
 static bool same_binds(const accel_bind *a, const accel_bind *b, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
-        if (a[i].binding != b[i].binding || a[i].uniform != b[i].uniform ||
+        if (a[i].binding != b[i].binding || a[i].element != b[i].element ||
+            a[i].uniform != b[i].uniform ||
             a[i].buffer != b[i].buffer || a[i].offset != b[i].offset || a[i].size != b[i].size)
             return false;
     return true;
@@ -155,6 +156,7 @@ accel_result accel_vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, ac
         writes[i] = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
             .dstBinding = binds[i].binding,
+            .dstArrayElement = binds[i].element,
             .descriptorCount = 1,
             .descriptorType = binds[i].uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
                                                : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,

@@ -130,6 +130,14 @@ static void features_choose(const feature_chain *offered, feature_chain *on, uin
     f->shader_float64 = ON(core.features.shaderFloat64);
     f->shader_int64 = ON(core.features.shaderInt64);
     f->shader_int16 = ON(core.features.shaderInt16);
+    f->uniform_buffer_array_dynamic_indexing =
+        ON(core.features.shaderUniformBufferArrayDynamicIndexing);
+    f->storage_buffer_array_dynamic_indexing =
+        ON(core.features.shaderStorageBufferArrayDynamicIndexing);
+    f->storage_image_extended_formats = ON(core.features.shaderStorageImageExtendedFormats);
+    f->storage_image_read_without_format = ON(core.features.shaderStorageImageReadWithoutFormat);
+    f->storage_image_write_without_format =
+        ON(core.features.shaderStorageImageWriteWithoutFormat);
     if (api >= VK_API_VERSION_1_2) {
         f->storage_buffer_16bit = ON(v11.storageBuffer16BitAccess);
         f->uniform_buffer_16bit = ON(v11.uniformAndStorageBuffer16BitAccess);
@@ -176,6 +184,29 @@ static void features_choose(const feature_chain *offered, feature_chain *on, uin
     ON(atomic_float.shaderSharedFloat64AtomicAdd);
 #undef ON
     f->checked = true;
+}
+
+/* The float-controls modes the device offers, as SALVO_FLOAT_CONTROL bits. */
+static uint32_t float_controls_bits(const VkPhysicalDeviceFloatControlsProperties *p)
+{
+    const VkBool32 offered[5][3] = {
+        {p->shaderDenormPreserveFloat16, p->shaderDenormPreserveFloat32,
+         p->shaderDenormPreserveFloat64},
+        {p->shaderDenormFlushToZeroFloat16, p->shaderDenormFlushToZeroFloat32,
+         p->shaderDenormFlushToZeroFloat64},
+        {p->shaderSignedZeroInfNanPreserveFloat16, p->shaderSignedZeroInfNanPreserveFloat32,
+         p->shaderSignedZeroInfNanPreserveFloat64},
+        {p->shaderRoundingModeRTEFloat16, p->shaderRoundingModeRTEFloat32,
+         p->shaderRoundingModeRTEFloat64},
+        {p->shaderRoundingModeRTZFloat16, p->shaderRoundingModeRTZFloat32,
+         p->shaderRoundingModeRTZFloat64},
+    };
+    uint32_t bits = 0;
+    for (unsigned m = 0; m < 5; m++)
+        for (unsigned w = 0; w < 3; w++)
+            if (offered[m][w])
+                bits |= 1u << (m * 3 + w);
+    return bits;
 }
 
 /* Creates salvo's own VkDevice on d->phys with one queue of
@@ -335,8 +366,14 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
     VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    VkPhysicalDeviceFloatControlsProperties fc = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
     props.pNext = &subgroup;
     void **tail = &subgroup.pNext;
+    if (core12) {
+        *tail = &fc;
+        tail = &fc.pNext;
+    }
     bool have_driver = core12 || driver_ext;
     if (have_driver) {
         *tail = &driver;
@@ -371,6 +408,8 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
         on.timeline.timelineSemaphore = d->timeline;
     if ((subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && !imp)
         d->features.subgroup_operations = subgroup.supportedOperations & 0xffu;
+    if (core12 && !imp)
+        d->features.float_controls = float_controls_bits(&fc);
     vkGetPhysicalDeviceMemoryProperties(d->phys, &d->mem);
     if (imp) {
         d->device = imp->device;

@@ -73,21 +73,46 @@ void accel_vk_keep_drivers(void)
     accel_vk_instance_unlock();
 }
 
-static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
+accel_vk_message_class accel_vk_message_classify(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                 VkDebugUtilsMessageTypeFlagsEXT types,
+                                                 const char *id_name)
+{
+    const bool loader = id_name && strcmp(id_name, ACCEL_VK_LOADER_MESSAGE_ID) == 0;
+    const bool serious = severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                                     VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT);
+    /* A finding is about the use of Vulkan: against the spec (VALIDATION,
+     * whoever checked it: the loader sends the invalid usage it catches
+     * itself as GENERAL | VALIDATION) or a layer's against its efficient
+     * use (PERFORMANCE). A message of GENERAL alone is a notice. */
+    const bool finding = (types & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT) ||
+                         (!loader && (types & VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT));
+    if (finding && serious)
+        return (accel_vk_message_class){
+            .validation = true,
+            .level = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? SALVO_LOG_ERROR
+                                                                                 : SALVO_LOG_WARNING,
+            .file = ACCEL_VK_FILE_VALIDATION,
+        };
+    /* A notice: a warning of the loader's (a layer added from the
+     * environment, a manifest it skipped) is for whoever sets up the
+     * machine, not an error of the program's; the layer's "active"
+     * banner and the loader's search trace are detail. */
+    return (accel_vk_message_class){
+        .validation = false,
+        .level = serious ? SALVO_LOG_INFO : SALVO_LOG_DEBUG,
+        .file = loader ? ACCEL_VK_FILE_LOADER : ACCEL_VK_FILE_OTHER,
+    };
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
     const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
 {
-    (void)types;
     const accel_device *d = user;
-    salvo_log_level level;
-    if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
-        level = SALVO_LOG_ERROR;
-    else if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
-        level = SALVO_LOG_WARNING;
-    else
-        return VK_FALSE;
+    accel_vk_message_class c =
+        accel_vk_message_classify(severity, types, data ? data->pMessageIdName : NULL);
     if (d->log.fn)
-        d->log.fn(d->log.user, level, "validation", 0, data && data->pMessage ? data->pMessage : "");
+        d->log.fn(d->log.user, c.level, c.file, 0, data && data->pMessage ? data->pMessage : "");
     /* Never make the layer fail the call: the core decides what a message means. */
     return VK_FALSE;
 }
@@ -101,7 +126,7 @@ VkDebugUtilsMessengerCreateInfoEXT accel_vk_messenger_info(accel_device *d)
         .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
                        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-        .pfnUserCallback = on_validation_message,
+        .pfnUserCallback = on_debug_message,
         .pUserData = d,
     };
 }

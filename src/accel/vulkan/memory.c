@@ -42,6 +42,28 @@ static uint32_t memory_type_pick(const VkPhysicalDeviceMemoryProperties *mem, ui
     return UINT32_MAX;
 }
 
+/* Every buffer, plus shader device addresses where enabled (a buffer's
+ * address may be asked for at any time, and the bit costs nothing). */
+static VkBufferUsageFlags buffer_usage(const accel_device *d)
+{
+    return BUFFER_USAGE |
+           (d->features.buffer_device_address ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0);
+}
+
+/* Memory for such buffers must be allocated for device addresses. */
+static const void *address_flags(const accel_device *d, VkMemoryAllocateFlagsInfo *fi,
+                                 const void *next)
+{
+    if (!d->features.buffer_device_address)
+        return next;
+    *fi = (VkMemoryAllocateFlagsInfo){
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+        .pNext = next,
+        .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT,
+    };
+    return fi;
+}
+
 /* Exclusive to the streams' family, or, with a transfer queue, shared by
  * both families (concurrent): a buffer then moves between a kernel on one
  * queue and a copy on the other with no ownership transfer, ordered by
@@ -66,7 +88,7 @@ VkResult accel_vk_device_memory_host_visible(accel_device *d, bool *out)
     VkBufferCreateInfo bi = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = 256,
-        .usage = BUFFER_USAGE,
+        .usage = buffer_usage(d),
     };
     buffer_sharing(d, &bi, families);
     VkBuffer probe;
@@ -105,8 +127,10 @@ static VkResult memory_allocate(accel_device *d, accel_buffer *b, salvo_domain d
         type = memory_type_pick(&d->mem, allowed, domain);
         if (type == UINT32_MAX)
             return r;
+        VkMemoryAllocateFlagsInfo fi;
         VkMemoryAllocateInfo ai = {
             .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+            .pNext = address_flags(d, &fi, NULL),
             .allocationSize = req.size,
             .memoryTypeIndex = type,
         };
@@ -160,9 +184,10 @@ static VkResult memory_import(accel_device *d, accel_buffer *b, const accel_buff
         .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
         .pHostPointer = desc->import_host,
     };
+    VkMemoryAllocateFlagsInfo fi;
     VkMemoryAllocateInfo ai = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-        .pNext = &import,
+        .pNext = address_flags(d, &fi, &import),
         .allocationSize = desc->size,
         .memoryTypeIndex = type,
     };
@@ -198,7 +223,7 @@ accel_result accel_vk_buffer_create(void *self, accel_device *d, const accel_buf
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .pNext = desc->import_host ? &external : NULL,
         .size = desc->size,
-        .usage = BUFFER_USAGE,
+        .usage = buffer_usage(d),
     };
     buffer_sharing(d, &bi, families);
     VkBuffer buffer;
@@ -210,6 +235,13 @@ accel_result accel_vk_buffer_create(void *self, accel_device *d, const accel_buf
     }
     if (r == VK_SUCCESS)
         r = d->vk.vkBindBufferMemory(d->device, b->buffer, b->memory, 0);
+    if (r == VK_SUCCESS && d->features.buffer_device_address) {
+        VkBufferDeviceAddressInfo ai = {
+            .sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
+            .buffer = b->buffer,
+        };
+        info->device_address = d->vk.vkGetBufferDeviceAddress(d->device, &ai);
+    }
     if (r != VK_SUCCESS) {
         accel_vk_buffer_destroy(self, d, b);
         memset(info, 0, sizeof *info);

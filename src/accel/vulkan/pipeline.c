@@ -21,12 +21,15 @@ void accel_vk_pipeline_destroy(void *self, accel_device *d, accel_pipeline *p)
 static VkResult layouts_create(accel_device *d, const accel_pipeline_desc *desc, accel_pipeline *p)
 {
     VkDescriptorSetLayoutBinding bindings[SALVO_MAX_BINDINGS];
+    uint32_t count = 0; /* one per binding: an array's elements share it */
     for (uint32_t i = 0; i < desc->binding_count; i++) {
-        bindings[i] = (VkDescriptorSetLayoutBinding){
+        if (desc->bindings[i].element != 0)
+            continue;
+        bindings[count++] = (VkDescriptorSetLayoutBinding){
             .binding = desc->bindings[i].binding,
             .descriptorType = desc->bindings[i].uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
                                                         : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .descriptorCount = 1,
+            .descriptorCount = desc->bindings[i].count ? desc->bindings[i].count : 1,
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
         };
     }
@@ -34,7 +37,7 @@ static VkResult layouts_create(accel_device *d, const accel_pipeline_desc *desc,
     VkDescriptorSetLayoutCreateInfo si = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
         .flags = p->push ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
-        .bindingCount = desc->binding_count,
+        .bindingCount = count,
         .pBindings = bindings,
     };
     VkDescriptorSetLayout set_layout;

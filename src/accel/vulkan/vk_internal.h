@@ -148,8 +148,36 @@ VkResult accel_vk_loader_ready(void);
  * instance-level globals. */
 void accel_vk_instance_lock(void);
 void accel_vk_instance_unlock(void);
-/* The messenger that passes validation messages to d's log. */
+/* The messenger that passes the layers' and the loader's messages to d's
+ * log, as accel_vk_message_classify sorts them. */
 VkDebugUtilsMessengerCreateInfoEXT accel_vk_messenger_info(accel_device *d);
+
+/* What one VK_EXT_debug_utils message is to salvo. Only a finding about
+ * salvo's use of Vulkan, at WARNING or ERROR, is a validation message: type
+ * VALIDATION (the layer's, or the invalid use the loader catches itself,
+ * sent as GENERAL | VALIDATION), or a layer's PERFORMANCE. It is delivered
+ * with file "validation", by which the core counts it
+ * (salvo_stats.validation_messages). Anything else is a notice: GENERAL
+ * alone at any severity (the loader's, id name "Loader Message", such as
+ * "env var 'VK_INSTANCE_LAYERS' defined and adding layers" at WARNING; a
+ * layer's or a driver's), or any message below WARNING. A notice goes to
+ * the log a level lower (WARNING and ERROR as INFO, the rest as DEBUG),
+ * uncounted. */
+typedef struct accel_vk_message_class {
+    bool validation;       /* a finding: counted */
+    salvo_log_level level; /* the level the log callback receives */
+    const char *file;      /* ACCEL_VK_FILE_* : the file it receives */
+} accel_vk_message_class;
+
+#define ACCEL_VK_FILE_VALIDATION "validation"
+#define ACCEL_VK_FILE_LOADER "vulkan-loader"
+#define ACCEL_VK_FILE_OTHER "vulkan" /* a general notice of a layer or driver */
+#define ACCEL_VK_LOADER_MESSAGE_ID "Loader Message"
+
+/* Pure: decided by the callback data alone (id_name may be NULL). */
+accel_vk_message_class accel_vk_message_classify(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                 VkDebugUtilsMessageTypeFlagsEXT types,
+                                                 const char *id_name);
 VkResult accel_vk_extensions_get(const salvo_allocator *alloc, VkPhysicalDevice pd,
                                  const char *layer, VkExtensionProperties **out,
                                  uint32_t *count);
