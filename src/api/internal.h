@@ -45,6 +45,8 @@ struct salvo_device {
 
     uint32_t batch_size; /* streams' default */
     bool force_staging;
+    /* salvo_kernel_create validates given SPIR-V with SPIRV-Tools. */
+    bool spirv_validate;
 
     queue q;                /* the engine: lock, serials, streams, waits, transfers */
     live_link live;         /* [q.lock] sentinel of the live objects' ring */

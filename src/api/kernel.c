@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/glsl.h"
+#include "api/spirv_check.h"
 #include "api/internal.h"
 
 #define VT(dev) ((dev)->acc.vt)
@@ -211,7 +212,7 @@ static bool module_refused(const salvo_device_info *in, const reflect_module *m,
 /* The kernel from a module: reflect, check against the device, build. */
 static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *desc,
                                  const uint32_t *spirv, size_t spirv_size, const char *entry,
-                                 const char *name, salvo_kernel **out)
+                                 const char *name, bool validate, salvo_kernel **out)
 {
     salvo_kernel *k = salvo_mem_calloc(dev->alloc, 1, sizeof *k);
     if (!k)
@@ -275,6 +276,16 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
                         name, ls[0], ls[1], ls[2], in->max_workgroup_size[0],
                         in->max_workgroup_size[1], in->max_workgroup_size[2],
                         in->max_workgroup_invocations);
+    }
+    /* Last: the checks above cost microseconds and say what the device
+     * lacks in salvo's words; this one reads the whole module. */
+    if (validate && dev->spirv_validate) {
+        char why[SALVO_ERROR_MAX - 128];
+        st = spirv_check(spirv, spirv_size, dev->info.api_version, why, sizeof why);
+        if (st != SALVO_OK) {
+            salvo_mem_free(dev->alloc, k);
+            return DEV_FAIL(dev, st, "kernel '%s': %s", name, why);
+        }
     }
     k->ek.name = salvo_mem_strdup(dev->alloc, name);
     if (!k->ek.name) {
@@ -352,7 +363,7 @@ salvo_status salvo_kernel_create(salvo_device *dev, const salvo_kernel_desc *des
     if (device_is_lost(dev))
         return device_lost_error(dev);
     if (desc->spirv)
-        return kernel_build(dev, desc, desc->spirv, desc->spirv_size, entry, name, out);
+        return kernel_build(dev, desc, desc->spirv, desc->spirv_size, entry, name, true, out);
 
     /* Room for the compiler's messages beside salvo's own prefix. */
     char reason[SALVO_ERROR_MAX - 128];
@@ -362,7 +373,8 @@ salvo_status salvo_kernel_create(salvo_device *dev, const salvo_kernel_desc *des
                                    sizeof reason);
     if (st != SALVO_OK)
         return DEV_FAIL(dev, st, "kernel %s", reason);
-    st = kernel_build(dev, desc, words, size, entry, name, out);
+    /* glslang's own output: not validated again. */
+    st = kernel_build(dev, desc, words, size, entry, name, false, out);
     salvo_mem_free(dev->alloc, words);
     return st;
 }

@@ -353,11 +353,11 @@ static uint32_t min_words(uint32_t op)
     case OP_EXTENSION:
     case OP_TYPE_RAY_QUERY:
     case OP_TYPE_ACCELERATION_STRUCTURE:
+    case OP_TYPE_SAMPLER:
         return 2;
     case OP_TYPE_FLOAT:
     case OP_TYPE_RUNTIME_ARRAY:
     case OP_TYPE_IMAGE:
-    case OP_TYPE_SAMPLER:
     case OP_TYPE_SAMPLED_IMAGE:
     case OP_EXECUTION_MODE:
     case OP_EXECUTION_MODE_ID:

@@ -49,6 +49,7 @@
 #include "salvo/salvo.h"
 
 #include "add.spv.h"
+#include "addr_add.spv.h"
 #include "copy.spv.h"
 
 #define SKIP_EXIT 77
@@ -98,6 +99,7 @@ enum {
     X(GATE_DESTROY, "gate_destroy", "g drop")                                                      \
     X(LAUNCH_ADD, "launch_add", "s k b off sz n v extra")                                          \
     X(LAUNCH_COPY, "launch_copy", "s k src soff ssz dst doff dsz n add")                           \
+    X(LAUNCH_ADDR, "launch_addr", "s b off n v")                                                   \
     X(COPY, "copy", "s src soff dst doff n")                                                       \
     X(WRITE, "write", "b off n seed")                                                              \
     X(READ, "read", "b off n")                                                                     \
@@ -247,6 +249,9 @@ typedef struct mkernel {
     uint32_t local;
 } mkernel;
 static mkernel g_kern[MAX_KERNELS];
+/* A kernel that adds through a buffer's device address (NULL where the
+ * device has none, or an injected fault refused it). */
+static salvo_kernel *g_addr_kernel;
 
 /* The last warnings and errors the library logged, printed with a failure. */
 static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -1139,6 +1144,47 @@ static void exec_launch_add(ctx *c, const op *o, bool lost_before)
     }
 }
 
+/* launch_addr: as launch_add, through the buffer's device address. */
+static void exec_launch_addr(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0], bi = (int)o->a[1];
+    int sid = slot_sid(c, s);
+    if (sid < 0 || !buf_ok(c, bi) || !g_addr_kernel) {
+        fail(c, "trace names a missing object");
+        return;
+    }
+    uint32_t off = (uint32_t)o->a[2], n = (uint32_t)o->a[3], v = (uint32_t)o->a[4];
+    if (c->replay && !ordered(c, sid, bi, NULL))
+        fprintf(stderr, "note: replayed launch_addr is not ordered after another stream's use\n");
+    uint64_t addr = 0;
+    salvo_status st = salvo_buffer_address(c->buf[bi].h, &addr);
+    if (st != SALVO_OK || addr == 0) {
+        fail(c, "buffer_address: %s (%s)", salvo_status_string(st), salvo_last_error());
+        return;
+    }
+    addr += off * 4ull;
+    struct {
+        uint32_t lo, hi, n, v;
+    } push = {(uint32_t)addr, (uint32_t)(addr >> 32), n, v};
+    const uint32_t groups[3] = {(n + 63) / 64, 1, 1};
+    st = salvo_launch(c->sh[s], g_addr_kernel, groups, NULL, 0, &push, sizeof push);
+    switch (outcome(c, "launch(addr)", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
+                    lost_before)) {
+    case OUT_OK:
+    case OUT_PTIMEOUT:
+        apply_add(c, sid, bi, off, n, v);
+        if (g_cfg.batch == 1)
+            set_boundary(c, sid, c->sid[sid].seq);
+        break;
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        advance_unknown(c, sid, bi, off, off + n);
+        stream_error(c, sid);
+        break;
+    }
+}
+
 static void exec_launch_copy(ctx *c, const op *o, bool lost_before)
 {
     int s = (int)o->a[0], k = (int)o->a[1], si = (int)o->a[2], di = (int)o->a[5];
@@ -1425,6 +1471,9 @@ static void exec_op(ctx *c, const op *o)
         break;
     case OP_LAUNCH_COPY:
         exec_launch_copy(c, o, lost_before);
+        break;
+    case OP_LAUNCH_ADDR:
+        exec_launch_addr(c, o, lost_before);
         break;
     case OP_COPY:
         exec_copy(c, o, lost_before);
@@ -2063,7 +2112,7 @@ static void exec_op(ctx *c, const op *o)
             fail(c, "device_stats failed");
             break;
         }
-        if (s.live_buffers || s.live_kernels || s.live_streams || s.live_events ||
+        if (s.live_buffers || s.live_kernels != (g_addr_kernel ? 1u : 0u) || s.live_streams || s.live_events ||
             s.live_gates || s.live_buffer_bytes || s.live_graphs)
             fail(c, "after destroying everything: live buffers %" PRIu64 " kernels %" PRIu64
                     " streams %" PRIu64 " events %" PRIu64 " gates %" PRIu64 " bytes %" PRIu64
@@ -2429,6 +2478,22 @@ static void gen_launch_add(ctx *c, int s)
     pick_range(c, c->buf[bi].n, &off, &sz, &len);
     uint32_t n = rnd(c, 4) ? len : 1 + rnd(c, len);
     ISSUE(c, OP_LAUNCH_ADD, s, k, bi, off, sz, n, 1 + rnd(c, 1000), rnd(c, 4) == 0);
+}
+
+/* An add through a device address; not on a capturing stream (the
+ * model's graphs rebind their nodes' buffers, which such a node has
+ * none of). */
+static void gen_launch_addr(ctx *c)
+{
+    int s = pick_stream(c);
+    int bi = pick_buf(c);
+    if (!g_addr_kernel || s < 0 || bi < 0 || c->sid[slot_sid(c, s)].cap || !resolve(c, s, bi))
+        return;
+    uint32_t off, sz, len;
+    pick_range(c, c->buf[bi].n, &off, &sz, &len);
+    (void)sz;
+    uint32_t n = rnd(c, 4) ? len : 1 + rnd(c, len);
+    ISSUE(c, OP_LAUNCH_ADDR, s, bi, off, n, 1 + rnd(c, 1000));
 }
 
 static void gen_launch_copy(ctx *c, int s)
@@ -3067,7 +3132,11 @@ static void gen_step(ctx *c)
 {
     if (capture_due(c))
         return;
-    uint32_t r = rnd(c, 108);
+    uint32_t r = rnd(c, 112);
+    if (r >= 108) {
+        gen_launch_addr(c);
+        return;
+    }
     if (r >= 100) {
         gen_graph(c);
         return;
@@ -3398,9 +3467,16 @@ static bool open_device(void)
         return false;
     }
     salvo_device_info info;
+    g_addr_kernel = NULL;
     if (salvo_device_info_get(g_dev, &info) == SALVO_OK) {
         uint64_t al = info.min_storage_buffer_offset_alignment;
         g_align_elems = al > 4 ? (uint32_t)(al / 4) : 1;
+        if (info.features.buffer_device_address) {
+            salvo_kernel_desc kd = {.spirv = addr_add_spv, .spirv_size = sizeof addr_add_spv,
+                                    .name = "addr_add"};
+            if (salvo_kernel_create(g_dev, &kd, &g_addr_kernel) != SALVO_OK)
+                g_addr_kernel = NULL;
+        }
     }
     return true;
 }
@@ -3409,6 +3485,8 @@ static bool open_device(void)
  * memory or saw validation messages. */
 static bool close_device(ctx *c)
 {
+    salvo_kernel_destroy(g_addr_kernel);
+    g_addr_kernel = NULL;
     salvo_device_destroy(g_dev);
     g_dev = NULL;
     raiser_check(c);

@@ -22,7 +22,9 @@ static VkResult layouts_create(accel_device *d, const accel_pipeline_desc *desc,
 {
     VkDescriptorSetLayoutBinding bindings[SALVO_MAX_BINDINGS];
     uint32_t count = 0; /* one per binding: an array's elements share it */
+    bool arrays = false;
     for (uint32_t i = 0; i < desc->binding_count; i++) {
+        arrays |= desc->bindings[i].count > 1;
         if (desc->bindings[i].element != 0)
             continue;
         bindings[count++] = (VkDescriptorSetLayoutBinding){
@@ -33,7 +35,11 @@ static VkResult layouts_create(accel_device *d, const accel_pipeline_desc *desc,
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
         };
     }
-    p->push = d->push && desc->binding_count > 0;
+    /* Arrays of buffers go through descriptor sets: pushed writes to
+     * array elements read the wrong buffer on lavapipe (Mesa 22.3; the
+     * lava_compat buffer_array case), and sets are what every driver
+     * has tested most. */
+    p->push = d->push && desc->binding_count > 0 && !arrays;
     VkDescriptorSetLayoutCreateInfo si = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
         .flags = p->push ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
