@@ -484,6 +484,46 @@ static void test_arrays_aliases_and_use(void **state)
     end_using(&m, skip, 1);
     assert_int_equal(reflect(m.w, mod_size(&m), "main", &r), SALVO_OK);
     assert_int_equal(r.binding_count, 0);
+
+    /* Two entry points: "other" uses an image and a workgroup array, main
+     * a buffer. Each is reflected with only what it uses. */
+    memset(&m, 0, sizeof m);
+    enum { B = ID_FREE, IM = B + 3, IM_PTR, VB, VI, FN_OTHER, WG_ARR, WG_PTR, VW, C64 };
+    begin(&m);
+    emit_entry(&m, 5, FN_OTHER, "other", true);
+    EMIT(&m, OpExecutionMode, ID_MAIN, 17, 1, 1, 1);
+    EMIT(&m, OpExecutionMode, FN_OTHER, 17, 8, 1, 1);
+    EMIT(&m, OpDecorate, B + 1, 2);
+    EMIT(&m, OpDecorate, VB, 34, 0);
+    EMIT(&m, OpDecorate, VB, 33, 0);
+    EMIT(&m, OpDecorate, VI, 34, 0);
+    EMIT(&m, OpDecorate, VI, 33, 1);
+    common_types(&m);
+    buffer_type(&m, B, 12);
+    EMIT(&m, 25 /* OpTypeImage */, IM, ID_FLOAT, 1, 0, 0, 0, 2, 1);
+    EMIT(&m, OpTypePointer, IM_PTR, 0, IM);
+    EMIT(&m, OpConstant, ID_UINT, C64, 64);
+    EMIT(&m, OpTypeArray, WG_ARR, ID_FLOAT, C64);
+    EMIT(&m, OpTypePointer, WG_PTR, 4 /* Workgroup */, WG_ARR);
+    EMIT(&m, OpVariable, B + 2, VB, 12);
+    EMIT(&m, OpVariable, IM_PTR, VI, 0);
+    EMIT(&m, OpVariable, WG_PTR, VW, 4);
+    EMIT(&m, OpFunction, ID_VOID, ID_MAIN, 0, ID_FN_TYPE);
+    EMIT(&m, OpLabel, 999);
+    EMIT(&m, OpCopyObject, B + 2, 700, VB);
+    EMIT0(&m, OpReturn);
+    EMIT0(&m, OpFunctionEnd);
+    EMIT(&m, OpFunction, ID_VOID, FN_OTHER, 0, ID_FN_TYPE);
+    EMIT(&m, OpLabel, 998);
+    EMIT(&m, OpCopyObject, IM_PTR, 701, VI);
+    EMIT(&m, OpCopyObject, WG_PTR, 702, VW);
+    EMIT0(&m, OpReturn);
+    EMIT0(&m, OpFunctionEnd);
+    assert_int_equal(reflect(m.w, mod_size(&m), "main", &r), SALVO_OK);
+    assert_int_equal(r.binding_count, 1);
+    expect_binding(&r, 0, 0, 0, SALVO_ACCESS_READ_WRITE, false);
+    assert_int_equal(r.workgroup_memory, 0);
+    expect_unsupported(m.w, mod_size(&m), "other", "binding 1: storage images");
 }
 
 /* ------------------------------------------------------------------ */

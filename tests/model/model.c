@@ -50,6 +50,7 @@
 
 #include "add.spv.h"
 #include "addr_add.spv.h"
+#include "arr_add.spv.h"
 #include "copy.spv.h"
 
 #define SKIP_EXIT 77
@@ -100,6 +101,7 @@ enum {
     X(LAUNCH_ADD, "launch_add", "s k b off sz n v extra")                                          \
     X(LAUNCH_COPY, "launch_copy", "s k src soff ssz dst doff dsz n add")                           \
     X(LAUNCH_ADDR, "launch_addr", "s b off n v")                                                   \
+    X(LAUNCH_ARR, "launch_arr", "s b0 off0 sz0 b1 off1 sz1 n v")                                   \
     X(COPY, "copy", "s src soff dst doff n")                                                       \
     X(WRITE, "write", "b off n seed")                                                              \
     X(READ, "read", "b off n")                                                                     \
@@ -252,6 +254,8 @@ static mkernel g_kern[MAX_KERNELS];
 /* A kernel that adds through a buffer's device address (NULL where the
  * device has none, or an injected fault refused it). */
 static salvo_kernel *g_addr_kernel;
+/* One that adds to both buffers of an array of two (NULL when refused). */
+static salvo_kernel *g_arr_kernel;
 
 /* The last warnings and errors the library logged, printed with a failure. */
 static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -1185,6 +1189,61 @@ static void exec_launch_addr(ctx *c, const op *o, bool lost_before)
     }
 }
 
+/* launch_arr: v added to n words of two buffers, bound as elements 0 and
+ * 1 of one binding (given in either order). */
+static void exec_launch_arr(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0], b0 = (int)o->a[1], b1 = (int)o->a[4];
+    int sid = slot_sid(c, s);
+    if (sid < 0 || !buf_ok(c, b0) || !buf_ok(c, b1) || b0 == b1 || !g_arr_kernel) {
+        fail(c, "trace names a missing object");
+        return;
+    }
+    uint32_t off0 = (uint32_t)o->a[2], sz0 = (uint32_t)o->a[3], off1 = (uint32_t)o->a[5];
+    uint32_t sz1 = (uint32_t)o->a[6], n = (uint32_t)o->a[7], v = (uint32_t)o->a[8];
+    salvo_binding bind[2] = {
+        {.binding = 0, .element = 0, .buffer = c->buf[b0].h, .offset = off0 * 4ull,
+         .size = sz0 * 4ull},
+        {.binding = 0, .element = 1, .buffer = c->buf[b1].h, .offset = off1 * 4ull,
+         .size = sz1 * 4ull}};
+    if (v & 1) { /* the order of the elements is free */
+        salvo_binding t = bind[0];
+        bind[0] = bind[1];
+        bind[1] = t;
+    }
+    const uint32_t groups[3] = {(n + 63) / 64, 1, 1};
+    const uint32_t push[2] = {n, v};
+    salvo_status st = salvo_launch(c->sh[s], g_arr_kernel, groups, bind, 2, push, sizeof push);
+    switch (outcome(c, "launch(array)", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
+                    lost_before)) {
+    case OUT_OK:
+    case OUT_PTIMEOUT:
+        c->sid[sid].seq++;
+        for (int e = 0; e < 2; e++) {
+            mbuf *b = &c->buf[e ? b1 : b0];
+            uint32_t off = e ? off1 : off0;
+            for (uint32_t i = off; i < off + n; i++) {
+                b->val[i] += v;
+                b->risk[i] |= 1ull << sid;
+            }
+            note_use(c, sid, e ? b1 : b0);
+            win_add(c, sid, e ? b1 : b0, off, off + n);
+        }
+        if (g_cfg.batch == 1)
+            set_boundary(c, sid, c->sid[sid].seq);
+        break;
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        advance_unknown(c, sid, b0, off0, off0 + n);
+        buf_unknown(&c->buf[b1], off1, off1 + n);
+        note_use(c, sid, b1);
+        win_add(c, sid, b1, off1, off1 + n);
+        stream_error(c, sid);
+        break;
+    }
+}
+
 static void exec_launch_copy(ctx *c, const op *o, bool lost_before)
 {
     int s = (int)o->a[0], k = (int)o->a[1], si = (int)o->a[2], di = (int)o->a[5];
@@ -1474,6 +1533,9 @@ static void exec_op(ctx *c, const op *o)
         break;
     case OP_LAUNCH_ADDR:
         exec_launch_addr(c, o, lost_before);
+        break;
+    case OP_LAUNCH_ARR:
+        exec_launch_arr(c, o, lost_before);
         break;
     case OP_COPY:
         exec_copy(c, o, lost_before);
@@ -2112,7 +2174,7 @@ static void exec_op(ctx *c, const op *o)
             fail(c, "device_stats failed");
             break;
         }
-        if (s.live_buffers || s.live_kernels != (g_addr_kernel ? 1u : 0u) || s.live_streams || s.live_events ||
+        if (s.live_buffers || s.live_kernels != (g_addr_kernel ? 1u : 0u) + (g_arr_kernel ? 1u : 0u) || s.live_streams || s.live_events ||
             s.live_gates || s.live_buffer_bytes || s.live_graphs)
             fail(c, "after destroying everything: live buffers %" PRIu64 " kernels %" PRIu64
                     " streams %" PRIu64 " events %" PRIu64 " gates %" PRIu64 " bytes %" PRIu64
@@ -2494,6 +2556,25 @@ static void gen_launch_addr(ctx *c)
     (void)sz;
     uint32_t n = rnd(c, 4) ? len : 1 + rnd(c, len);
     ISSUE(c, OP_LAUNCH_ADDR, s, bi, off, n, 1 + rnd(c, 1000));
+}
+
+/* Two buffers as the elements of an array binding; not on a capturing
+ * stream (the model's graph nodes bind one or two plain bindings). */
+static void gen_launch_arr(ctx *c)
+{
+    int s = pick_stream(c);
+    int b0 = pick_buf(c), b1 = pick_buf(c);
+    if (!g_arr_kernel || s < 0 || b0 < 0 || b1 < 0 || b0 == b1 || c->sid[slot_sid(c, s)].cap)
+        return;
+    if (!resolve(c, s, b0) || !resolve(c, s, b1))
+        return;
+    uint32_t off0, sz0, len0, off1, sz1, len1;
+    pick_range(c, c->buf[b0].n, &off0, &sz0, &len0);
+    pick_range(c, c->buf[b1].n, &off1, &sz1, &len1);
+    uint32_t n = len0 < len1 ? len0 : len1;
+    if (rnd(c, 3) == 0)
+        n = 1 + rnd(c, n);
+    ISSUE(c, OP_LAUNCH_ARR, s, b0, off0, sz0, b1, off1, sz1, n, 1 + rnd(c, 1000));
 }
 
 static void gen_launch_copy(ctx *c, int s)
@@ -3132,7 +3213,11 @@ static void gen_step(ctx *c)
 {
     if (capture_due(c))
         return;
-    uint32_t r = rnd(c, 112);
+    uint32_t r = rnd(c, 116);
+    if (r >= 112) {
+        gen_launch_arr(c);
+        return;
+    }
     if (r >= 108) {
         gen_launch_addr(c);
         return;
@@ -3468,6 +3553,10 @@ static bool open_device(void)
     }
     salvo_device_info info;
     g_addr_kernel = NULL;
+    salvo_kernel_desc ad = {.spirv = arr_add_spv, .spirv_size = sizeof arr_add_spv,
+                            .name = "arr_add"};
+    if (salvo_kernel_create(g_dev, &ad, &g_arr_kernel) != SALVO_OK)
+        g_arr_kernel = NULL;
     if (salvo_device_info_get(g_dev, &info) == SALVO_OK) {
         uint64_t al = info.min_storage_buffer_offset_alignment;
         g_align_elems = al > 4 ? (uint32_t)(al / 4) : 1;
@@ -3487,6 +3576,8 @@ static bool close_device(ctx *c)
 {
     salvo_kernel_destroy(g_addr_kernel);
     g_addr_kernel = NULL;
+    salvo_kernel_destroy(g_arr_kernel);
+    g_arr_kernel = NULL;
     salvo_device_destroy(g_dev);
     g_dev = NULL;
     raiser_check(c);
