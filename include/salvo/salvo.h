@@ -702,6 +702,16 @@ SALVO_API salvo_status salvo_launch(salvo_stream *stream, salvo_kernel *kernel,
                                     const uint32_t groups[3], const salvo_binding *bindings,
                                     uint32_t binding_count, const void *push, uint32_t push_size);
 
+/* Fill size bytes of buffer from offset (both multiples of 4) with the
+ * 32-bit value repeated (as cudaMemsetAsync with a 32-bit pattern; a byte
+ * pattern b is value = b * 0x01010101u), in stream order and batched like
+ * a launch: a later launch on the stream sees the values, an earlier one's
+ * use of the range is over first. Any domain. In a capture it is a node of
+ * the graph. Counts as a launch in the batch. Timeouts as for salvo_copy.
+ * Thread safety: as salvo_launch. */
+SALVO_API salvo_status salvo_fill(salvo_stream *stream, salvo_buffer *buffer, uint64_t offset,
+                                  uint64_t size, uint32_t value);
+
 /* Copy size bytes from src at src_offset to dst at dst_offset on the
  * device, in stream order (after the stream's earlier launches and copies,
  * before its later ones), batched like a launch. Any domains: a HOST buffer

@@ -231,6 +231,10 @@ typedef struct accel_vtable {
     void (*cmd_barrier)(void *self, accel_device *dev, accel_cmd *cmd, accel_barrier kind);
     void (*cmd_copy)(void *self, accel_device *dev, accel_cmd *cmd, accel_buffer *src,
                      uint64_t src_offset, accel_buffer *dst, uint64_t dst_offset, uint64_t size);
+    /* Fill size bytes of dst from offset (both multiples of 4) with the
+     * 32-bit value repeated: a transfer-stage write, as a copy's. */
+    void (*cmd_fill)(void *self, accel_device *dev, accel_cmd *cmd, accel_buffer *dst,
+                     uint64_t offset, uint64_t size, uint32_t value);
     /* Reusable command buffers (graphs): recorded once between
      * cmd_begin_reusable and cmd_end with cmd_dispatch, cmd_barrier and
      * cmd_copy, then executed from batches' command buffers (cmd_execute)

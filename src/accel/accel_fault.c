@@ -306,6 +306,10 @@ PASS(cmd_copy,
      (void *self, accel_device *dev, accel_cmd *c, accel_buffer *s, uint64_t so, accel_buffer *d,
       uint64_t dof, uint64_t size),
      (self, cmd_copy, dev, c, s, so, d, dof, size))
+PASS(cmd_fill,
+     (void *self, accel_device *dev, accel_cmd *c, accel_buffer *d, uint64_t off, uint64_t size,
+      uint32_t value),
+     (self, cmd_fill, dev, c, d, off, size, value))
 CREATING(fence_create, fence_destroy, (void *self, accel_device *dev, accel_fence **out),
          (self, fence_create, dev, out))
 DESTROY(fence_destroy, (void *self, accel_device *dev, accel_fence *fe),
@@ -453,6 +457,7 @@ static const accel_vtable fault_vtable = {
     .cmd_dispatch = f_cmd_dispatch,
     .cmd_barrier = f_cmd_barrier,
     .cmd_copy = f_cmd_copy,
+    .cmd_fill = f_cmd_fill,
     .cmd_create_reusable = f_cmd_create_reusable,
     .cmd_begin_reusable = f_cmd_begin_reusable,
     .cmd_execute = f_cmd_execute,

@@ -72,6 +72,15 @@ salvo_status graph_capture_copy_locked(salvo_graph *gr, salvo_buffer *src, uint6
     return r;
 }
 
+salvo_status graph_capture_fill_locked(salvo_graph *gr, salvo_buffer *dst, uint64_t offset,
+                                       uint64_t size, uint32_t value)
+{
+    salvo_status r = hold_buffer_locked(gr, dst, true);
+    if (r == SALVO_OK)
+        r = graph_add_fill(&gr->g, dst->ab, offset, size, value);
+    return r;
+}
+
 /* Let go of everything the graph holds. Under the lock: a last hold
  * queues the object's release itself. */
 static void drop_holds_locked(salvo_graph *gr)
@@ -335,8 +344,8 @@ static graph_node *launch_node(salvo_graph *gr, uint32_t n, const char *what)
         return NULL;
     }
     if (!gr->g.nodes[n].kernel) {
-        DEV_FAIL(gr->dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: node %u of %s is a copy", what, n,
-                 gr->g.label);
+        DEV_FAIL(gr->dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: node %u of %s is a %s", what, n,
+                 gr->g.label, gr->g.nodes[n].bind_count == 1 ? "fill" : "copy");
         return NULL;
     }
     return &gr->g.nodes[n];

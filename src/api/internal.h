@@ -58,6 +58,9 @@ struct salvo_device {
      * graphs then drop no holds (what they hold is reclaimed too). */
     bool reclaiming;
     int trace_env_slot;     /* [q.lock] which $SALVO_TRACE name it writes (1..), or 0 */
+    /* [q.lock] Host calls and stream transfers (api/host_call.h), made at
+     * first use; NULL before. */
+    struct host_work *host_work;
 };
 
 /* A stream is its engine; the engine is first so that the engine, which
@@ -160,6 +163,8 @@ salvo_status graph_capture_launch_locked(salvo_graph *gr, salvo_kernel *k, const
                                          const void *push, uint32_t push_size);
 salvo_status graph_capture_copy_locked(salvo_graph *gr, salvo_buffer *src, uint64_t so,
                                        salvo_buffer *dst, uint64_t dof, uint64_t size);
+salvo_status graph_capture_fill_locked(salvo_graph *gr, salvo_buffer *dst, uint64_t offset,
+                                       uint64_t size, uint32_t value);
 /* The capture in progress with this id, or NULL. */
 salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id);
 /* st leaves its capture: a joined stream simply leaves; the stream that

@@ -259,6 +259,45 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
     return r;
 }
 
+salvo_status salvo_fill(salvo_stream *st, salvo_buffer *buf, uint64_t offset, uint64_t size,
+                        uint32_t value)
+{
+    if (!st)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "fill: stream is NULL");
+    salvo_device *dev = stream_device(st);
+    if (!buf)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "fill: buffer is NULL");
+    if (buf->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "fill: the buffer belongs to another device");
+    if (size == 0 || offset % 4 || size % 4)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "fill: offset %llu and size %llu must be multiples of 4, size not 0",
+                        (unsigned long long)offset, (unsigned long long)size);
+    if (offset >= buf->size || size > buf->size - offset)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "fill: range [%llu, +%llu) outside the buffer of %llu bytes",
+                        (unsigned long long)offset, (unsigned long long)size,
+                        (unsigned long long)buf->size);
+    pthread_mutex_lock(&dev->q.lock);
+    if (device_is_lost(dev)) {
+        pthread_mutex_unlock(&dev->q.lock);
+        return device_lost_error(dev);
+    }
+    uint64_t serial = 0;
+    salvo_status r;
+    if (stream_capture_locked(st))
+        r = graph_capture_fill_locked(st->capture, buf, offset, size, value);
+    else
+        r = stream_fill_locked(&st->e, buf->ab, offset, size, value,
+                               buf->domain == SALVO_DOMAIN_HOST, &serial);
+    if (serial)
+        buffer_note_use(buf, serial);
+    pthread_mutex_unlock(&dev->q.lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
 salvo_status salvo_stream_flush(salvo_stream *st)
 {
     if (!st)

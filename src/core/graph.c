@@ -105,11 +105,19 @@ salvo_status graph_add_copy(engine_graph *g, accel_buffer *src, uint64_t so, acc
     return add_node(g, NULL, none, ends, 2, NULL, 0);
 }
 
+salvo_status graph_add_fill(engine_graph *g, accel_buffer *dst, uint64_t offset, uint64_t size,
+                            uint32_t value)
+{
+    static const uint32_t none[3] = {0, 0, 0};
+    accel_bind end = {.buffer = dst, .offset = offset, .size = size};
+    return add_node(g, NULL, none, &end, 1, &value, sizeof value);
+}
+
 /* How node n touches its i-th bound range. */
 static salvo_access node_access(const engine_graph *g, const graph_node *n, uint32_t i)
 {
-    if (!n->kernel)
-        return i == 0 ? SALVO_ACCESS_READ : SALVO_ACCESS_WRITE;
+    if (!n->kernel) /* a copy reads its first range; a fill has only one */
+        return i == 0 && n->bind_count == 2 ? SALVO_ACCESS_READ : SALVO_ACCESS_WRITE;
     const accel_bind *b = &g->binds[n->bind_at + i];
     return b->uniform ? SALVO_ACCESS_READ : n->kernel->refl.bindings[i].access;
 }
@@ -439,6 +447,13 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
         if (g->barrier[p]) {
             VT(q)->cmd_barrier(SELF(q), q->adev, rec->cmd, kind);
             COUNTER_ADD(&q->n, barriers_emitted, 1);
+        }
+        if (!n->kernel && n->bind_count == 1) {
+            uint32_t value;
+            memcpy(&value, g->push + n->push_at, sizeof value);
+            VT(q)->cmd_fill(SELF(q), q->adev, rec->cmd, b[0].buffer, b[0].offset, b[0].size,
+                            value);
+            continue;
         }
         if (!n->kernel) {
             VT(q)->cmd_copy(SELF(q), q->adev, rec->cmd, b[0].buffer, b[0].offset, b[1].buffer,

@@ -118,6 +118,9 @@ salvo_status graph_add_launch(engine_graph *g, const engine_kernel *k, const uin
                               uint32_t push_size);
 salvo_status graph_add_copy(engine_graph *g, accel_buffer *src, uint64_t so, accel_buffer *dst,
                             uint64_t dof, uint64_t size);
+/* A fill node: one range, the value as its push data. */
+salvo_status graph_add_fill(engine_graph *g, accel_buffer *dst, uint64_t offset, uint64_t size,
+                            uint32_t value);
 
 /* Compute the levels, the order and the chunks, and record every chunk.
  * On failure the graph is as captured, not compiled. */

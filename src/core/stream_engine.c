@@ -382,6 +382,7 @@ static salvo_status record_locked(stream_engine *st, const engine_kernel *k, con
 }
 
 static const char copy_name[] = "(copy)";
+static const char fill_name[] = "(fill)";
 
 /* Record the execution of graph g's recordings (cmds) into st's open
  * batch: a barrier first if g touches what the batch's earlier work
@@ -460,6 +461,23 @@ static void record_copy_locked(stream_engine *st, const access a[2])
     batch_log_append(&st->log, NULL, none, ends, 2, NULL, 0);
 }
 
+/* Record a fill of range a (a write) with value, and log it: a copy-like
+ * entry with one range and the value as its push data. */
+static void record_fill_locked(stream_engine *st, const access *a, uint32_t value)
+{
+    queue *q = st->q;
+    slot *s = st->open;
+    order_work_locked(st, a, 1, true, false);
+    uint64_t size = a->end - a->begin;
+    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+    VT(q)->cmd_fill(SELF(q), q->adev, s->cmd, (accel_buffer *)a->buffer, a->begin, size, value);
+    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
+    slot_note_launch(s, fill_name);
+    accel_bind end = {.buffer = (accel_buffer *)a->buffer, .offset = a->begin, .size = size};
+    static const uint32_t none[3] = {0, 0, 0};
+    batch_log_append(&st->log, NULL, none, &end, 1, &value, sizeof value);
+}
+
 /* Record st's open batch again from scratch, with the log's entries from
  * offset on: its waits, then those entries. Same serial, so events and
  * releases keyed on it stay right. On failure the slot holds part of the
@@ -491,7 +509,7 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
         slot_add_wait(s, &q->env, &waits[i]);
     for (const batch_entry *e; (e = batch_log_at(&st->log, offset)); offset += e->size) {
         const accel_bind *b = batch_entry_binds(e);
-        const char *name = copy_name;
+        const char *name = e->bind_count == 1 && !e->kernel ? fill_name : copy_name;
         if (e->graph) {
             const engine_graph *g = e->kernel;
             /* Entries are 8-byte aligned, the pointers right after the header. */
@@ -501,7 +519,14 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
             st->batch_groups += g->groups_total;
             continue;
         }
-        if (!e->kernel) {
+        if (!e->kernel && e->bind_count == 1) {
+            access a = {b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_WRITE};
+            uint32_t value;
+            memcpy(&value, batch_entry_push(e), sizeof value);
+            order_work_locked(st, &a, 1, true, false);
+            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+            VT(q)->cmd_fill(SELF(q), q->adev, s->cmd, b[0].buffer, b[0].offset, b[0].size, value);
+        } else if (!e->kernel) {
             access a[2] = {{b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_READ},
                            {b[1].buffer, b[1].offset, b[1].offset + b[1].size, SALVO_ACCESS_WRITE}};
             order_work_locked(st, a, 2, true, false);
@@ -715,6 +740,26 @@ salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t s
     trace_launch_note(q->trace, st->trace, slot_index(st, s), copy_name, t0);
     COUNTER_ADD(&q->n, launches_pending, 1);
     COUNTER_ADD(&q->n, transfer_bytes, size);
+    *serial = s->serial;
+    if (s->launches >= st->batch_limit)
+        r = stream_submit_locked(st, true);
+    return r;
+}
+
+salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
+                                uint64_t size, uint32_t value, bool host_side, uint64_t *serial)
+{
+    queue *q = st->q;
+    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
+    queue_relieve_locked(q);
+    salvo_status r = stream_open_on_locked(st, host_side && !q->trace);
+    if (r != SALVO_OK)
+        return r;
+    slot *s = st->open;
+    access a = {dst, offset, offset + size, SALVO_ACCESS_WRITE};
+    record_fill_locked(st, &a, value);
+    trace_launch_note(q->trace, st->trace, slot_index(st, s), fill_name, t0);
+    COUNTER_ADD(&q->n, launches_pending, 1);
     *serial = s->serial;
     if (s->launches >= st->batch_limit)
         r = stream_submit_locked(st, true);

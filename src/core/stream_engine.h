@@ -132,6 +132,10 @@ salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
 salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
                                 accel_buffer *dst, uint64_t dof, uint64_t size, bool host_side,
                                 uint64_t *serial);
+/* Record a fill of size bytes of dst at offset with value (a copy-like
+ * write); host_side and *serial as for a copy. */
+salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
+                                uint64_t size, uint32_t value, bool host_side, uint64_t *serial);
 /* Submit and wait for every batch of st; the first failure (a kept one
  * first), its message in msg. */
 salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX]);

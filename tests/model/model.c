@@ -102,6 +102,7 @@ enum {
     X(LAUNCH_COPY, "launch_copy", "s k src soff ssz dst doff dsz n add")                           \
     X(LAUNCH_ADDR, "launch_addr", "s b off n v")                                                   \
     X(LAUNCH_ARR, "launch_arr", "s b0 off0 sz0 b1 off1 sz1 n v")                                   \
+    X(FILL, "fill", "s b off n v")                                                                 \
     X(COPY, "copy", "s src soff dst doff n")                                                       \
     X(WRITE, "write", "b off n seed")                                                              \
     X(READ, "read", "b off n")                                                                     \
@@ -1189,6 +1190,44 @@ static void exec_launch_addr(ctx *c, const op *o, bool lost_before)
     }
 }
 
+/* fill: n words of a buffer set to v, in stream order. */
+static void exec_fill(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0], bi = (int)o->a[1];
+    int sid = slot_sid(c, s);
+    if (sid < 0 || !buf_ok(c, bi)) {
+        fail(c, "trace names a missing object");
+        return;
+    }
+    uint32_t off = (uint32_t)o->a[2], n = (uint32_t)o->a[3], v = (uint32_t)o->a[4];
+    if (c->replay && !ordered(c, sid, bi, NULL))
+        fprintf(stderr, "note: replayed fill is not ordered after another stream's use\n");
+    salvo_status st = salvo_fill(c->sh[s], c->buf[bi].h, off * 4ull, n * 4ull, v);
+    switch (outcome(c, "fill", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR, lost_before)) {
+    case OUT_OK:
+    case OUT_PTIMEOUT: {
+        mbuf *b = &c->buf[bi];
+        c->sid[sid].seq++;
+        for (uint32_t i = off; i < off + n; i++) {
+            b->val[i] = v;
+            b->known[i] = 1;
+            b->risk[i] = 1ull << sid;
+        }
+        note_use(c, sid, bi);
+        win_add(c, sid, bi, off, off + n);
+        if (g_cfg.batch == 1)
+            set_boundary(c, sid, c->sid[sid].seq);
+        break;
+    }
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        advance_unknown(c, sid, bi, off, off + n);
+        stream_error(c, sid);
+        break;
+    }
+}
+
 /* launch_arr: v added to n words of two buffers, bound as elements 0 and
  * 1 of one binding (given in either order). */
 static void exec_launch_arr(ctx *c, const op *o, bool lost_before)
@@ -1536,6 +1575,9 @@ static void exec_op(ctx *c, const op *o)
         break;
     case OP_LAUNCH_ARR:
         exec_launch_arr(c, o, lost_before);
+        break;
+    case OP_FILL:
+        exec_fill(c, o, lost_before);
         break;
     case OP_COPY:
         exec_copy(c, o, lost_before);
@@ -2558,6 +2600,19 @@ static void gen_launch_addr(ctx *c)
     ISSUE(c, OP_LAUNCH_ADDR, s, bi, off, n, 1 + rnd(c, 1000));
 }
 
+/* A fill of a range; not on a capturing stream (the model's graphs
+ * know launches and copies). */
+static void gen_fill(ctx *c)
+{
+    int s = pick_stream(c);
+    int bi = pick_buf(c);
+    if (s < 0 || bi < 0 || c->sid[slot_sid(c, s)].cap || !resolve(c, s, bi))
+        return;
+    uint32_t off = rnd(c, c->buf[bi].n);
+    uint32_t n = 1 + rnd(c, c->buf[bi].n - off);
+    ISSUE(c, OP_FILL, s, bi, off, n, rnd(c, 4) ? rnd(c, 1u << 30) : 0);
+}
+
 /* Two buffers as the elements of an array binding; not on a capturing
  * stream (the model's graph nodes bind one or two plain bindings). */
 static void gen_launch_arr(ctx *c)
@@ -3213,7 +3268,11 @@ static void gen_step(ctx *c)
 {
     if (capture_due(c))
         return;
-    uint32_t r = rnd(c, 116);
+    uint32_t r = rnd(c, 120);
+    if (r >= 116) {
+        gen_fill(c);
+        return;
+    }
     if (r >= 112) {
         gen_launch_arr(c);
         return;

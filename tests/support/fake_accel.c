@@ -18,7 +18,7 @@
     X(buffer_create, 1) X(buffer_destroy, 0) X(pipeline_create, 1) X(pipeline_destroy, 0)      \
     X(descpool_create, 1) X(descpool_reset, 1) X(descpool_destroy, 0) X(cmd_create, 1)         \
     X(cmd_destroy, 0) X(cmd_begin, 1) X(cmd_end, 1) X(cmd_reset, 1) X(cmd_dispatch, 1)         \
-    X(cmd_barrier, 0) X(cmd_copy, 0) X(cmd_create_reusable, 1) X(cmd_begin_reusable, 1)        \
+    X(cmd_barrier, 0) X(cmd_copy, 0) X(cmd_fill, 0) X(cmd_create_reusable, 1) X(cmd_begin_reusable, 1)        \
     X(cmd_execute, 0) X(fence_create, 1) X(fence_destroy, 0) X(fence_reset, 1)                 \
     X(fence_status, 1) X(fence_wait, 1) X(submit, 1) X(timeline_create, 1)                     \
     X(timeline_destroy, 0) X(timeline_signal, 1) X(timeline_value, 1) X(timeline_wait, 1)      \
@@ -136,6 +136,7 @@ typedef struct fake_qpool {
 
 typedef enum rec_kind {
     REC_COPY,
+    REC_FILL, /* dst, dst_offset, size, fill_value */
     REC_DISPATCH,
     REC_QUERY_RESET,
     REC_TIMESTAMP,
@@ -151,6 +152,7 @@ typedef struct fake_rec {
     /* copy */
     fake_buf *src, *dst;
     uint64_t src_offset, dst_offset, size;
+    uint32_t fill_value;
     /* dispatch */
     fake_pipe *pipe;
     fake_pool *pool;
@@ -494,6 +496,12 @@ static void run_recs(fake_state *s, fake_rec *recs, size_t count)
                 q->ticks[r->q_first] = ++s->clock;
                 q->written[r->q_first] = true;
             }
+        } else if (r->kind == REC_FILL) {
+            if (r->dst) {
+                for (uint64_t o = 0; o + 4 <= r->size; o += 4)
+                    memcpy(r->dst->mem + r->dst_offset + o, &r->fill_value, 4);
+                s->copy_bytes += r->size;
+            }
         } else if (r->src && r->dst) {
             memmove(r->dst->mem + r->dst_offset, r->src->mem + r->src_offset, r->size);
             s->copy_bytes += r->size;
@@ -598,7 +606,7 @@ static bool rec_uses(const fake_rec *r, const fake_obj *o)
         return (const fake_obj *)r->exec == o;
     if (r->kind == REC_QUERY_RESET || r->kind == REC_TIMESTAMP)
         return (const fake_obj *)r->qpool == o;
-    if (r->kind == REC_COPY)
+    if (r->kind == REC_COPY || r->kind == REC_FILL)
         return (const fake_obj *)r->src == o || (const fake_obj *)r->dst == o;
     if ((const fake_obj *)r->pipe == o || (const fake_obj *)r->pool == o)
         return true;
@@ -1315,6 +1323,35 @@ static void f_cmd_copy(void *self, accel_device *dev, accel_cmd *cmd, accel_buff
     pthread_mutex_unlock(&s->lock);
 }
 
+static void f_cmd_fill(void *self, accel_device *dev, accel_cmd *cmd, accel_buffer *dst,
+                       uint64_t offset, uint64_t size, uint32_t value)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, cmd_fill);
+    fake_dev *d = check_dev(s, dev, "cmd_fill");
+    fake_cmd *c = recording(s, dev, cmd, "cmd_fill");
+    fake_buf *db = check(s, dst, FAKE_BUFFER, d, "cmd_fill");
+    if (c && db) {
+        if (size == 0 || size % 4 || offset % 4 || offset > db->size ||
+            size > db->size - offset) {
+            note_illegal(s, IL_copy_out_of_range, "cmd_fill", "%llu bytes at %llu of %llu",
+                         (unsigned long long)size, (unsigned long long)offset,
+                         (unsigned long long)db->size);
+        } else {
+            fake_rec *r = add_rec(c);
+            if (r) {
+                r->kind = REC_FILL;
+                r->dst = db;
+                r->dst_offset = offset;
+                r->size = size;
+                r->fill_value = value;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 static void f_cmd_execute(void *self, accel_device *dev, accel_cmd *cmd,
                           accel_cmd *const *reusable, uint32_t count)
 {
@@ -1831,6 +1868,7 @@ static const accel_vtable fake_vtable = {
     .cmd_dispatch = f_cmd_dispatch,
     .cmd_barrier = f_cmd_barrier,
     .cmd_copy = f_cmd_copy,
+    .cmd_fill = f_cmd_fill,
     .cmd_create_reusable = f_cmd_create_reusable,
     .cmd_begin_reusable = f_cmd_begin_reusable,
     .cmd_execute = f_cmd_execute,

@@ -235,8 +235,12 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
     /* A copy within the HOST buffer (the copy queue's work where there is
      * one), then a launch on y after it in the same stream: y's elements
      * are all equal, so the copy changes no value. */
+    /* And a fill of y with the value it holds by now (B added 1 to it
+     * every other launch, where dispatches compute). */
+    uint32_t y_now = Y_INIT + (cfg->dispatch_computes ? SCENARIO_LAUNCHES / 2 : 0);
     if (!step(&r, "copy HOST A", -1,
               salvo_copy(st[0], y, 0, y, sizeof ys / 2, sizeof ys / 2)) ||
+        !step(&r, "fill HOST A", -1, salvo_fill(st[0], y, 0, sizeof ys, y_now)) ||
         !step(&r, "launch A after copy", -1, add(st[0], k, y, 1)) ||
         !step(&r, "synchronize A again", -1, salvo_stream_synchronize(st[0])))
         goto failed;
@@ -366,7 +370,7 @@ static bool is_expected(salvo_status s, salvo_status expect)
 static bool names_work(const char *msg)
 {
     const char *list = strstr(msg, "kernels: ");
-    return list && (strstr(list, "add") || strstr(list, "(copy)"));
+    return list && (strstr(list, "add") || strstr(list, "(copy)") || strstr(list, "(fill)"));
 }
 
 bool scenario_check(const scenario_fault *fault, bool fired, bool probe, const scenario_result *r,

@@ -262,6 +262,13 @@ void accel_vk_cmd_barrier(void *self, accel_device *d, accel_cmd *c, accel_barri
     d->vk.vkCmdPipelineBarrier(c->cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+void accel_vk_cmd_fill(void *self, accel_device *d, accel_cmd *c, accel_buffer *dst,
+                       uint64_t offset, uint64_t size, uint32_t value)
+{
+    (void)self;
+    d->vk.vkCmdFillBuffer(c->cb, dst->buffer, offset, size, value);
+}
+
 void accel_vk_cmd_copy(void *self, accel_device *d, accel_cmd *c, accel_buffer *src,
                        uint64_t src_offset, accel_buffer *dst, uint64_t dst_offset, uint64_t size)
 {
