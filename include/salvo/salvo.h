@@ -734,6 +734,107 @@ SALVO_API salvo_status salvo_stream_flush(salvo_stream *stream);
  * Thread safety: as salvo_launch. */
 SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
 
+/* Whether every piece of work recorded on stream so far is complete, never
+ * blocking: SALVO_OK when it is, SALVO_NOT_READY while some runs, waits on
+ * a gate or an event, or is held back on the host behind a gate (as
+ * cudaStreamQuery). The open batch, if any, is submitted (as a flush
+ * would), so that a polling loop ends; nothing else is submitted. Once all
+ * the work is over, a failure kept for the stream (a batch that failed,
+ * found by a flush, a query or someone else's wait) is returned here, once,
+ * exactly as salvo_stream_synchronize would return it (a query that found
+ * the work complete and reported it is a synchronization point: a later
+ * synchronize does not report it again). SALVO_ERROR_DEVICE_LOST once the
+ * device is lost; SALVO_ERROR_INVALID_STATE while the stream is capturing
+ * (its work runs when the graph is replayed).
+ * Thread safety: as salvo_launch (the thread using the stream). Lifetime:
+ * the stream's. */
+SALVO_API salvo_status salvo_stream_query(salvo_stream *stream);
+
+/* ------------------------------------------------------------------ */
+/* Stream-ordered host transfers and host calls                        */
+/* ------------------------------------------------------------------ */
+
+/* Write size bytes from host memory src into dst at offset, in stream
+ * order (as cudaMemcpyAsync): a later launch, copy or read on the stream
+ * sees the bytes; earlier work's use of the range is over first. Returns
+ * at once. src is copied at the call into host-visible staging memory
+ * salvo owns, so the program may change or free src as soon as the call
+ * returns: writes up to 64 KiB into a shared 1 MiB staging block (one
+ * allocation for many small writes), larger ones into a staging buffer of
+ * their own (host memory of size bytes held until the copy is over; no
+ * import of the caller's pages, whose import Vulkan requires to outlive
+ * salvo's use of it). The device's copy is batched like salvo_copy's and
+ * counts in salvo_stats.transfer_bytes. Any domain. Staging memory is
+ * released through the retire queue once the copy is over.
+ * SALVO_ERROR_INVALID_ARGUMENT: NULL stream, buffer or src, size 0, range
+ * outside the buffer, buffer of another device. SALVO_ERROR_INVALID_STATE:
+ * the stream is capturing (a graph cannot hold host memory), or the call
+ * is made from a host call's fn. Out of memory for the staging memory:
+ * SALVO_ERROR_OUT_OF_DEVICE_MEMORY / _HOST_MEMORY, nothing done.
+ * Timeouts as for salvo_copy.
+ * Thread safety: as salvo_launch. Lifetime: dst must not be destroyed
+ * before the stream has passed this point (destroying it is deferred like
+ * any buffer's, so this is only about its contents). */
+SALVO_API salvo_status salvo_stream_write(salvo_stream *stream, salvo_buffer *dst, uint64_t offset,
+                                          const void *src, uint64_t size);
+
+/* Read size bytes of src at offset into host memory dst, in stream order
+ * (as cudaMemcpyAsync): dst holds what the stream's earlier work left
+ * there once the stream has passed this point (salvo_stream_synchronize,
+ * an event recorded after it, or salvo_stream_query, say so). Returns at
+ * once; the device copies into a staging buffer of size bytes, then
+ * salvo's host-call thread copies it to dst (a host call, see
+ * salvo_stream_host_call: the stream's later work waits for it). The
+ * program leaves dst alone (neither reads nor frees it) until then. Where
+ * the device has no timeline semaphores the call waits until dst is
+ * filled. If the read fails at the call, dst is not written; should the
+ * work before it fail, dst is written with what the copy found, and the
+ * failure is reported by the stream as usual; on a lost device dst is not
+ * written. Bad input and capture: as salvo_stream_write.
+ * Thread safety: as salvo_launch. Lifetime: dst until the stream has
+ * passed this point (or the device is destroyed: pending reads are
+ * completed first). */
+SALVO_API salvo_status salvo_stream_read(salvo_stream *stream, salvo_buffer *src, uint64_t offset,
+                                         void *dst, uint64_t size);
+
+/* Run fn(user) on a thread of salvo's once every earlier piece of work on
+ * the stream is over, and start the stream's later work only after fn has
+ * returned (as cudaLaunchHostFunc). fn may read and write mapped memory
+ * (salvo_buffer_map) that the earlier work wrote or the later work reads.
+ * The call returns at once (the stream's open batch is submitted). Host
+ * calls run one at a time on one thread per device (started at the first
+ * call, ended by salvo_device_destroy), in the order they were made, on
+ * all streams together: within a stream in stream order; across streams
+ * no other order is promised.
+ * fn must return, and must not wait for anything that later work or a
+ * later host call provides. From fn these return SALVO_ERROR_INVALID_STATE
+ * and do nothing: salvo_stream_synchronize, salvo_device_synchronize,
+ * salvo_event_synchronize, salvo_buffer_read, salvo_buffer_write,
+ * salvo_stream_host_call, salvo_stream_write, salvo_stream_read (each
+ * could wait for work held behind this very call), and
+ * salvo_device_destroy (logged, nothing destroyed). fn may call
+ * salvo_gate_raise, the queries, salvo_buffer_map, stats and destroys of
+ * buffers, events, kernels and streams; it should not launch, copy or
+ * flush (a launch may wait for a batch slot held behind the call).
+ * fn runs exactly once for every call that returned SALVO_OK: also when
+ * the earlier work failed (the stream's next synchronize reports that)
+ * and when the device was lost (the work was abandoned; mapped memory
+ * then holds whatever it holds), so resources handed to it can always be
+ * freed there. Destroying the stream with calls pending: they still run,
+ * and its later work after them. salvo_device_destroy runs every pending
+ * call (after the work before it is over, as destroy waits for all work)
+ * before it returns.
+ * Where the device has no timeline semaphores, the call waits until fn
+ * has run (the stream's later work is then necessarily after it).
+ * SALVO_ERROR_INVALID_ARGUMENT: NULL stream or fn. SALVO_ERROR_INVALID_STATE:
+ * the stream is capturing (a graph cannot hold a host call), or called
+ * from fn. Timeouts as for salvo_stream_wait_gate (the later work's batch
+ * may need a free slot).
+ * Thread safety: as salvo_launch. Lifetime: user is the program's; it
+ * must stay valid until fn has run. */
+SALVO_API salvo_status salvo_stream_host_call(salvo_stream *stream, void (*fn)(void *user),
+                                              void *user);
+
 /* ------------------------------------------------------------------ */
 /* Events                                                              */
 /* ------------------------------------------------------------------ */
@@ -746,7 +847,12 @@ SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
 SALVO_API salvo_status salvo_event_create(salvo_device *device, salvo_event **out);
 
 /* Mark the point after every launch recorded on stream so far (re-recording
- * moves the mark; waits already issued keep the old one).
+ * moves the mark; waits already issued keep the old one). Where the device
+ * has timestamps the record writes one for salvo_event_elapsed: on a
+ * stream with no open batch it opens one (as a launch would, so it may
+ * return SALVO_ERROR_TIMEOUT, nothing recorded, when no batch slot frees
+ * up within the fence timeout), and the event completes once that batch
+ * has run.
  * Thread safety: the thread using stream; not concurrently with another record of this event. */
 SALVO_API salvo_status salvo_event_record(salvo_event *event, salvo_stream *stream);
 
@@ -761,6 +867,59 @@ SALVO_API salvo_status salvo_event_query(salvo_event *event);
  * is returned here and still reported by its own stream's synchronize.
  * Thread safety: any thread. */
 SALVO_API salvo_status salvo_event_synchronize(salvo_event *event);
+
+/* salvo_event_synchronize with a bound: block (without holding salvo's
+ * lock: other threads' calls and gate raises go on) until the work up to
+ * the mark is complete or timeout_ns has passed. SALVO_OK: complete (or
+ * never recorded); SALVO_TIMEOUT: the bound (or the device's fence
+ * timeout, whichever is shorter) expired first: the work goes on and the
+ * event stays usable (wait, query or synchronize again). timeout_ns 0
+ * only looks (submitting the mark's batch if it is open, as
+ * salvo_event_query): SALVO_TIMEOUT where the query says
+ * SALVO_NOT_READY; UINT64_MAX: no bound. SALVO_CANCELLED,
+ * SALVO_ERROR_INVALID_STATE (recorded in a capture) and
+ * SALVO_ERROR_DEVICE_LOST as salvo_event_synchronize; a failure of the
+ * work itself stays with its stream.
+ * Thread safety: any thread, as salvo_event_synchronize (it uses the mark
+ * current at the call). Lifetime: the event must outlive the call. */
+SALVO_API salvo_status salvo_event_wait(salvo_event *event, uint64_t timeout_ns);
+
+/* GPU time in nanoseconds between the marks of two recorded events, from
+ * timestamps (as cudaEventElapsedTime, in ns). Where the device has
+ * timestamps, salvo_event_record writes one into the batch at the event's
+ * point: the device's clock once all work submitted before the point on
+ * its queue is complete (work after the point that does not depend on
+ * what came before may have started already). A record on a stream with
+ * no open batch then opens one, as a launch would (it may wait for a free
+ * batch slot like a launch: SALVO_ERROR_TIMEOUT, nothing recorded), and
+ * the event completes once that batch has run. Ticks are converted with
+ * the device's timestamp period, across a wrap of its valid bits.
+ *  - SALVO_NOT_READY until both marks are complete (their open batches
+ *    are submitted, as by salvo_event_query); *ns is 0.
+ *  - SALVO_ERROR_UNSUPPORTED where the device's compute queue has no
+ *    timestamps (where salvo_trace_start is refused likewise).
+ *  - SALVO_ERROR_INVALID_ARGUMENT: an event NULL, never recorded, or the
+ *    two of different devices; ns NULL.
+ *  - SALVO_ERROR_INVALID_STATE: an event recorded during a capture (a
+ *    point of a graph); an event whose batch was recorded again by a
+ *    salvo_event_cancel (which drops the batch's timestamps: record it
+ *    again); end's point came before start's on the device.
+ *  - SALVO_CANCELLED: either event was cancelled.
+ *  - SALVO_ERROR_BATCH_FAILED: an event's batch did not run (its failure
+ *    is reported to its stream).
+ * The first timed record of a device makes a pool of timestamp queries
+ * (more are made as records pending at once outgrow it): a record that
+ * cannot make it (or open its batch) returns that failure and records
+ * nothing.
+ * Re-recording an event replaces its time. Events of different streams
+ * may be compared: Vulkan promises comparable timestamps only within one
+ * submission (across submissions and queues of a device with
+ * VK_KHR_calibrated_timestamps, which salvo does not need); in practice a
+ * device has one timestamp clock (lavapipe, NVIDIA), but two streams'
+ * events are ordered only if an event or a synchronize orders them.
+ * Thread safety: any thread (it uses the marks current at the call).
+ * Lifetime: the events must outlive the call. */
+SALVO_API salvo_status salvo_event_elapsed(salvo_event *start, salvo_event *end, uint64_t *ns);
 
 /* Withdraw the launches (and copies) recorded on the event's stream before
  * the event that are still waiting to be submitted: those since the

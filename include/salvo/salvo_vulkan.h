@@ -154,6 +154,50 @@ SALVO_API salvo_status salvo_device_create_vk(const salvo_vk_device_import *vk,
  * its own launches). */
 SALVO_API salvo_status salvo_buffer_vk_handle(salvo_buffer *buffer, VkBuffer *out);
 
+/* A range of a salvo buffer that commands recorded by the program touch,
+ * and how (read, write or both). */
+typedef struct salvo_vk_buffer_use {
+    salvo_buffer *buffer;
+    uint64_t offset;
+    uint64_t size; /* 0 = to the end of the buffer */
+    salvo_access access;
+} salvo_vk_buffer_use;
+
+/* Records the program's commands into command_buffer. */
+typedef void (*salvo_vk_record_fn)(VkCommandBuffer command_buffer, void *user);
+
+/* Record Vulkan commands of the program's own into stream, in stream
+ * order: record(command_buffer, user) runs during this call and records
+ * into the stream's open batch (a command buffer of the stream's compute
+ * queue family, in the recording state), so the commands run after the
+ * stream's earlier work and before its later work, batched with it
+ * (libraries such as VkFFT record their dispatches this way).
+ * uses (use_count, at most SALVO_MAX_BINDINGS) declares every range of a
+ * salvo buffer the commands touch: salvo puts barriers where they conflict
+ * with the stream's other work and keeps the buffers alive until the batch
+ * completes, as for its own launches. With no uses declared the commands
+ * are ordered after all earlier work of the stream and before all later
+ * work (full barriers). Memory of the program's own (its own VkBuffers) is
+ * the program's to keep alive and to order.
+ * What record may do: record compute and transfer commands (bind its
+ * pipelines, descriptor sets and push constants, dispatch, copy, fill,
+ * pipeline barriers); salvo binds its own state again afterwards. It must
+ * not begin or end the command buffer, begin render passes, leave queries
+ * active, or call salvo (the device's lock is held: a salvo call deadlocks).
+ * record may be called again later for the same point, to record the same
+ * commands into a fresh command buffer, when salvo records the batch again
+ * (salvo_event_cancel of an earlier event): it must record the same
+ * commands each time, and user must stay valid until the stream has
+ * passed this point.
+ * Returns SALVO_ERROR_UNSUPPORTED where the device does not run on Vulkan,
+ * SALVO_ERROR_INVALID_STATE while the stream captures a graph, and
+ * SALVO_ERROR_INVALID_ARGUMENT for bad uses (NULL buffer, another device's,
+ * a range outside it, more than SALVO_MAX_BINDINGS).
+ * Thread safety: as salvo_launch. */
+SALVO_API salvo_status salvo_vk_stream_record(salvo_stream *stream, const salvo_vk_buffer_use *uses,
+                                              uint32_t use_count, salvo_vk_record_fn record,
+                                              void *user);
+
 #ifdef __cplusplus
 }
 #endif

@@ -231,6 +231,11 @@ typedef struct accel_vtable {
     void (*cmd_barrier)(void *self, accel_device *dev, accel_cmd *cmd, accel_barrier kind);
     void (*cmd_copy)(void *self, accel_device *dev, accel_cmd *cmd, accel_buffer *src,
                      uint64_t src_offset, accel_buffer *dst, uint64_t dst_offset, uint64_t size);
+    /* The native command buffer of cmd (Vulkan: its VkCommandBuffer) for
+     * the program to record into; what the accelerator remembers of the
+     * state it bound is forgotten, as the program may bind anything.
+     * NULL where there is none (the fake: nothing to record into). */
+    void *(*cmd_native)(void *self, accel_device *dev, accel_cmd *cmd);
     /* Fill size bytes of dst from offset (both multiples of 4) with the
      * 32-bit value repeated: a transfer-stage write, as a copy's. */
     void (*cmd_fill)(void *self, accel_device *dev, accel_cmd *cmd, accel_buffer *dst,

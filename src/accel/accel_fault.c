@@ -310,6 +310,11 @@ PASS(cmd_fill,
      (void *self, accel_device *dev, accel_cmd *c, accel_buffer *d, uint64_t off, uint64_t size,
       uint32_t value),
      (self, cmd_fill, dev, c, d, off, size, value))
+static void *f_cmd_native(void *self, accel_device *dev, accel_cmd *c)
+{
+    return IN(self).vt->cmd_native ? CALL(self, cmd_native, dev, c) : NULL;
+}
+
 CREATING(fence_create, fence_destroy, (void *self, accel_device *dev, accel_fence **out),
          (self, fence_create, dev, out))
 DESTROY(fence_destroy, (void *self, accel_device *dev, accel_fence *fe),
@@ -458,6 +463,7 @@ static const accel_vtable fault_vtable = {
     .cmd_barrier = f_cmd_barrier,
     .cmd_copy = f_cmd_copy,
     .cmd_fill = f_cmd_fill,
+    .cmd_native = f_cmd_native,
     .cmd_create_reusable = f_cmd_create_reusable,
     .cmd_begin_reusable = f_cmd_begin_reusable,
     .cmd_execute = f_cmd_execute,

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/host_call.h"
 
 #define VT(dev) ((dev)->acc.vt)
 #define SELF(dev) ((dev)->acc.self)
@@ -182,6 +183,8 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
                              bool to_host)
 {
     salvo_device *dev = buf->dev;
+    if (host_call_running)
+        return host_call_refuse(dev, to_host ? "buffer_read" : "buffer_write");
     char *host = host_;
     void *mapped = buf->ai.mapped;
     bool direct = mapped && !(dev->force_staging && buf->domain == SALVO_DOMAIN_DEVICE);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "api/internal.h"
+#include "api/host_call.h"
 
 /* ------------------------------------------------------------------ */
 /* Settings                                                            */
@@ -37,6 +38,10 @@ static double env_seconds(const char *name)
     return (*end || !(x > 0) || x > 1e9) ? 0 : x;
 }
 
+/* Depth of the program's log callbacks on this thread: they may run
+ * under the device's lock. */
+static _Thread_local unsigned in_user_log;
+
 /* Validation messages are counted for the stats (and the tests), then
  * passed on to the user's callback. */
 static void device_log(void *user, salvo_log_level level, const char *file, int line,
@@ -45,8 +50,11 @@ static void device_log(void *user, salvo_log_level level, const char *file, int 
     salvo_device *dev = user;
     if (file && strcmp(file, "validation") == 0)
         COUNT_ADD(dev, validation_messages, 1);
-    if (dev->user_log)
+    if (dev->user_log) {
+        in_user_log++;
         dev->user_log(dev->user_log_user, level, file, line, message);
+        in_user_log--;
+    }
 }
 
 static int type_rank(salvo_device_type t)
@@ -297,6 +305,12 @@ void salvo_device_destroy(salvo_device *dev)
 {
     if (!dev)
         return;
+    if (host_call_running) {
+        host_call_refuse(dev, "device_destroy");
+        return;
+    }
+    /* Pending host calls run first; their thread ends. */
+    host_work_device_destroy(dev);
     queue *q = &dev->q;
     pthread_mutex_lock(&q->lock);
     uint64_t live_streams = 0;
@@ -360,6 +374,16 @@ salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
     if (!dev || !out)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "device_stats: NULL %s",
                           dev ? "out" : "device");
+    /* Releases that found the lock busy (another thread, such as the
+     * host-call worker, held it) are taken in first, so that what was
+     * destroyed before this call and could go has gone. Not from a log
+     * callback, which may run under the lock. */
+    if (!in_user_log && atomic_load(&dev->q.retire.incoming)) {
+        pthread_mutex_lock(&dev->q.lock);
+        retire_collect(&dev->q.retire);
+        queue_advance_locked(&dev->q);
+        pthread_mutex_unlock(&dev->q.lock);
+    }
 #define LOAD(f) atomic_load_explicit(&dev->q.n.f, memory_order_relaxed)
     *out = (salvo_stats){
         .live_buffers = LOAD(live_buffers),
@@ -417,6 +441,8 @@ salvo_status salvo_device_synchronize(salvo_device *dev)
 {
     if (!dev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "device is NULL");
+    if (host_call_running)
+        return host_call_refuse(dev, "device_synchronize");
     char msg[SALVO_ERROR_MAX];
     pthread_mutex_lock(&dev->q.lock);
     graph_captures_settle_locked(dev);

@@ -3,11 +3,13 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/host_call.h"
 
 static void event_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
     salvo_event *ev = (salvo_event *)((char *)e - offsetof(salvo_event, release));
+    timing_point_release_locked(&ev->time);
     live_unlink_locked(ev->dev, &ev->live);
     COUNT_SUB(ev->dev, live_events, 1);
     salvo_mem_free(ev->dev->alloc, ev);
@@ -20,6 +22,57 @@ static salvo_status captured_event(salvo_device *dev, const char *what)
                     "%s: the event was recorded during a capture; it marks a point of the graph, "
                     "not of a stream",
                     what);
+}
+
+/* Whether records write GPU timestamps (salvo_event_elapsed). */
+static bool timed_device(const salvo_device *dev)
+{
+    const accel_vtable *vt = dev->acc.vt;
+    return dev->caps.timestamps && vt->querypool_create && vt->querypool_destroy &&
+           vt->cmd_querypool_reset && vt->cmd_timestamp && vt->querypool_results;
+}
+
+/* Before a timed record: make st's open batch one a timestamp can go in
+ * (not on the copy queue, which cannot reset queries), opening one as a
+ * launch would when none is. SALVO_OK with *timed: write it there; an
+ * error (out of memory for the queries or the batch, no free batch slot,
+ * device lost): nothing may be recorded, and the record says so, as a
+ * launch would. *why: kept for a record that goes on untimed (none yet). */
+static salvo_status timed_open_locked(salvo_device *dev, stream_engine *e, bool *timed,
+                                      salvo_status *why)
+{
+    queue *q = &dev->q;
+    *timed = false;
+    *why = SALVO_OK;
+    salvo_status reserved = timing_reserve_locked(q);
+    if (reserved != SALVO_OK)
+        return device_is_lost(dev) ? device_lost_error(dev) : reserved;
+    if (e->open && e->open->queue == q->copy_queue)
+        stream_submit_locked(e, false); /* a refusal is the stream's to report */
+    if (!e->open) {
+        /* The oldest batch holds the slot: wait for it as a launch would,
+         * its failure kept for the stream. */
+        slot *s = &e->slots[e->cur];
+        if (s->state == SLOT_IN_FLIGHT) {
+            salvo_status r = queue_wait_slot_locked(q, e, s, false);
+            if (device_is_lost(dev))
+                return device_lost_error(dev);
+            if (s->state == SLOT_IN_FLIGHT)
+                return r == SALVO_TIMEOUT
+                           ? DEV_FAIL(dev, SALVO_ERROR_TIMEOUT,
+                                      "event_record: no free batch slot: the stream's oldest "
+                                      "batch did not complete within the fence timeout; "
+                                      "nothing was recorded")
+                           : r;
+        }
+        salvo_status r = stream_open_locked(e);
+        if (device_is_lost(dev))
+            return device_lost_error(dev);
+        if (r != SALVO_OK)
+            return r;
+    }
+    *timed = true;
+    return SALVO_OK;
 }
 
 salvo_status salvo_event_create(salvo_device *dev, salvo_event **out)
@@ -65,9 +118,17 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
                         "event_record: the stream belongs to another device");
     pthread_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
-    ev->cancelled = false;
-    ev->capture_id = 0;
-    if (device_is_lost(dev)) {
+    bool timed = false, timestamps = timed_device(dev);
+    salvo_status why = SALVO_OK;
+    if (timestamps && !device_is_lost(dev) && !stream_capture_locked(st))
+        r = timed_open_locked(dev, &st->e, &timed, &why);
+    if (r == SALVO_OK) {
+        ev->cancelled = false;
+        ev->capture_id = 0;
+    }
+    if (r != SALVO_OK) {
+        /* Nothing recorded: the event is as it was. */
+    } else if (device_is_lost(dev)) {
         r = device_lost_error(dev);
     } else if (stream_capture_locked(st)) {
         /* A point of the capture: a stream that waits for it joins. */
@@ -88,6 +149,12 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
         ev->stream = &st->e;
         ev->log_offset = 0;
     }
+    if (r == SALVO_OK && ev->capture_id)
+        timing_point_lose_locked(&ev->time, SALVO_ERROR_INVALID_STATE);
+    else if (r == SALVO_OK && timed)
+        timing_write_locked(&dev->q, &ev->time, st->e.open);
+    else if (r == SALVO_OK && timestamps)
+        timing_point_lose_locked(&ev->time, why);
     pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
@@ -126,6 +193,8 @@ salvo_status salvo_event_synchronize(salvo_event *ev)
     if (!ev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_synchronize: event is NULL");
     salvo_device *dev = ev->dev;
+    if (host_call_running)
+        return host_call_refuse(dev, "event_synchronize");
     pthread_mutex_lock(&dev->q.lock);
     salvo_status r = ev->capture_id ? captured_event(dev, "event_synchronize")
                      : ev->cancelled ? SALVO_CANCELLED
@@ -207,7 +276,13 @@ salvo_status salvo_event_cancel(salvo_event *ev)
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "event_cancel: the launches before the event were submitted already");
     } else {
+        /* A withdraw records the batch again from its log, which holds no
+         * timestamps: the times of the batch's events are lost. */
+        bool rerecords = owner->open && !owner->log.broken && ev->log_offset > owner->log.start;
+        uint64_t serial = ev->serial;
         r = stream_withdraw_locked(owner, ev->log_offset);
+        if (rerecords)
+            timing_forget_batch_locked(&dev->q, serial, SALVO_ERROR_INVALID_STATE);
         if (r == SALVO_OK)
             ev->cancelled = true;
     }

@@ -20,6 +20,7 @@
 #include "core/reflect.h"
 #include "core/retire.h"
 #include "core/stream_engine.h"
+#include "core/timing.h"
 #include "core/trace.h"
 #include "core/transfer.h"
 #include "salvo/salvo.h"
@@ -85,6 +86,9 @@ struct salvo_event {
     /* [lock] Recorded on a capturing stream: a point in that capture (its
      * id), not in a stream; 0 otherwise. */
     uint64_t capture_id;
+    /* [lock] The GPU time of its latest record (salvo_event_elapsed);
+     * NONE where the device has no timestamps. */
+    timing_point time;
     live_link live;
     retire_entry release;
 };

@@ -53,3 +53,73 @@ salvo_status salvo_buffer_vk_handle(salvo_buffer *buf, VkBuffer *out)
         *out = b;
     return st;
 }
+
+/* The engine's recorder: the program's, with the command buffer as Vulkan's. */
+static void record_vk(void *native_cmd, void (*record)(void), void *user)
+{
+    ((salvo_vk_record_fn)record)((VkCommandBuffer)native_cmd, user);
+}
+
+salvo_status salvo_vk_stream_record(salvo_stream *st, const salvo_vk_buffer_use *uses,
+                                    uint32_t use_count, salvo_vk_record_fn record, void *user)
+{
+    if (!st)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "vk_stream_record: stream is NULL");
+    salvo_device *dev = stream_device(st);
+    if (!record)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "vk_stream_record: record is NULL");
+    if (use_count && !uses)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "vk_stream_record: uses is NULL");
+    if (use_count > SALVO_MAX_BINDINGS)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "vk_stream_record: %u buffer uses; at most %d", use_count,
+                        SALVO_MAX_BINDINGS);
+    if (!dev->acc.vt->cmd_native)
+        return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
+                        "vk_stream_record: the %s accelerator has no command buffers to record into",
+                        dev->acc.vt->name);
+    accel_bind ranges[SALVO_MAX_BINDINGS];
+    salvo_access how[SALVO_MAX_BINDINGS];
+    for (uint32_t i = 0; i < use_count; i++) {
+        const salvo_vk_buffer_use *u = &uses[i];
+        salvo_buffer *b = u->buffer;
+        if (!b)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "vk_stream_record: use %u: buffer is NULL", i);
+        if (b->dev != dev)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "vk_stream_record: use %u: buffer of another device", i);
+        uint64_t size = u->size ? u->size : (u->offset < b->size ? b->size - u->offset : 0);
+        if (u->offset >= b->size || size == 0 || size > b->size - u->offset)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "vk_stream_record: use %u: range [%llu, +%llu) outside the buffer of "
+                            "%llu bytes",
+                            i, (unsigned long long)u->offset, (unsigned long long)u->size,
+                            (unsigned long long)b->size);
+        if (u->access != SALVO_ACCESS_READ && u->access != SALVO_ACCESS_WRITE &&
+            u->access != SALVO_ACCESS_READ_WRITE)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "vk_stream_record: use %u: access %d is not a salvo_access", i,
+                            (int)u->access);
+        ranges[i] = (accel_bind){.buffer = b->ab, .offset = u->offset, .size = size};
+        how[i] = u->access;
+    }
+    pthread_mutex_lock(&dev->q.lock);
+    salvo_status r;
+    uint64_t serial = 0;
+    if (device_is_lost(dev))
+        r = device_lost_error(dev);
+    else if (stream_capture_locked(st))
+        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                     "vk_stream_record: the stream is capturing (%s); the program's own commands "
+                     "cannot be captured",
+                     st->capture->g.label);
+    else
+        r = stream_native_locked(&st->e, ranges, how, use_count, record_vk,
+                                 (void (*)(void))record, user, &serial);
+    for (uint32_t i = 0; serial && i < use_count; i++)
+        buffer_note_use(uses[i].buffer, serial);
+    pthread_mutex_unlock(&dev->q.lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}

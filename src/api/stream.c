@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/host_call.h"
 
 salvo_status salvo_stream_create(salvo_device *dev, const salvo_stream_desc *desc,
                                  salvo_stream **out)
@@ -319,6 +320,8 @@ salvo_status salvo_stream_synchronize(salvo_stream *st)
     if (!st)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "synchronize: stream is NULL");
     salvo_device *dev = stream_device(st);
+    if (host_call_running)
+        return host_call_refuse(dev, "synchronize");
     char msg[SALVO_ERROR_MAX];
     pthread_mutex_lock(&dev->q.lock);
     graph_captures_settle_locked(dev);

@@ -75,6 +75,16 @@ void batch_log_append_graph(batch_log *log, const void *graph, accel_cmd *const 
         ((batch_entry *)(log->arena + at))->graph = true;
 }
 
+void batch_log_append_native(batch_log *log, const accel_bind *ranges, uint32_t count,
+                             const void *push, uint32_t push_size)
+{
+    static const uint32_t none[3] = {0, 0, 0};
+    size_t at = log->used;
+    batch_log_append(log, NULL, none, ranges, count, push, push_size);
+    if (!log->broken)
+        ((batch_entry *)(log->arena + at))->native = true;
+}
+
 const batch_entry *batch_log_at(const batch_log *log, size_t offset)
 {
     return offset < log->used ? (const batch_entry *)(log->arena + offset) : NULL;

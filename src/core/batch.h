@@ -21,6 +21,7 @@ typedef struct batch_entry {
     /* the launch's kernel, NULL for a copy, or (graph) the graph replayed */
     const void *kernel;
     bool graph; /* a graph replay: its push bytes hold the command buffers executed */
+    bool native; /* commands of the program's own (batch_native_push in its push bytes) */
     uint32_t groups[3];
     uint32_t bind_count; /* a copy: binds[0] source, binds[1] destination */
     uint32_t push_size;
@@ -46,6 +47,10 @@ void batch_log_append(batch_log *log, const void *kernel, const uint32_t groups[
                       uint32_t push_size);
 /* Append a graph replay: the graph, and the reusable command buffers it
  * executed (count of them). */
+/* Commands the program records itself: the ranges they touch, and the
+ * push bytes the stream engine keeps to record them again. */
+void batch_log_append_native(batch_log *log, const accel_bind *ranges, uint32_t count,
+                             const void *push, uint32_t push_size);
 void batch_log_append_graph(batch_log *log, const void *graph, accel_cmd *const *cmds,
                             uint32_t count);
 /* The entry at offset (NULL at the end), and its parts. */

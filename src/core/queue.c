@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "core/stream_engine.h"
+#include "core/timing.h"
 #include "core/transfer.h"
 
 salvo_status queue_init(queue *q)
@@ -60,6 +61,7 @@ void queue_release_all_locked(queue *q)
 void queue_fini_locked(queue *q)
 {
     retire_close(&q->retire);
+    timing_free_locked(q);
     transfer_free_locked(q);
 }
 
@@ -172,9 +174,22 @@ void queue_advance_locked(queue *q)
 void queue_release(queue *q, retire_entry *e)
 {
     uint64_t tag = atomic_load(&q->next_serial);
-    if (pthread_mutex_trylock(&q->lock) != 0) {
+    bool locked = pthread_mutex_trylock(&q->lock) == 0;
+    if (!locked && atomic_load(&q->helper_holds) && !pthread_equal(pthread_self(), q->helper)) {
+        /* Held by the host-call thread for a moment: wait for it. */
+        pthread_mutex_lock(&q->lock);
+        locked = true;
+    }
+    if (!locked) {
         /* Held, maybe by this very thread (a log callback): stay queued. */
         retire_push_incoming(&q->retire, e, tag);
+        /* Another thread that let go meanwhile may not have seen it (the
+         * host-call thread looks at the list after it lets go): once more. */
+        if (pthread_mutex_trylock(&q->lock) != 0)
+            return;
+        retire_collect(&q->retire);
+        queue_advance_locked(q);
+        pthread_mutex_unlock(&q->lock);
         return;
     }
     retire_push(&q->retire, e, tag);
@@ -241,6 +256,8 @@ static accel_result spin_then_wait(queue *q, accel_fence *fence)
  * counts as raised: the device then waits for it, as without holding. */
 static bool gate_open_locked(queue *q, const slot_dep *d)
 {
+    if (d->op.timeline && d->op.timeline == q->host_timeline)
+        return atomic_load(&q->host_raised) >= d->op.value;
     uint64_t value = 0;
     return q->acc->vt->timeline_value(q->acc->self, q->adev, d->op.timeline, &value) !=
                ACCEL_SUCCESS ||
@@ -278,7 +295,7 @@ bool queue_must_hold_locked(queue *q, stream_engine *st, const slot *s)
         } else if (d->op.timeline) {
             if (shared < 0)
                 shared = queue_shared_locked(q, s->queue, st);
-            if (shared && !gate_open_locked(q, d))
+            if ((shared || d->op.timeline == q->host_timeline) && !gate_open_locked(q, d))
                 return true;
         }
     }
@@ -454,6 +471,7 @@ salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool r
         COUNTER_SUB(&q->n, launches_pending, n);
     if (res == SALVO_OK) {
         stream_trace_retired_locked(st, s);
+        timing_batch_done_locked(q, serial);
         queue_advance_locked(q);
         return SALVO_OK;
     }
@@ -492,6 +510,7 @@ void queue_reap_locked(queue *q)
             if (r == SALVO_OK) {
                 advanced = true;
                 stream_trace_retired_locked(st, s);
+                timing_batch_done_locked(q, s->serial);
             } else if (r < 0) {
                 if (r == SALVO_ERROR_DEVICE_LOST)
                     queue_mark_lost_locked(q);
@@ -665,3 +684,75 @@ accel_result queue_buffer_create_locked(queue *q, const accel_buffer_desc *d,
     return q->acc->vt->buffer_create(q->acc->self, q->adev, d, out, info);
 }
 
+
+uint64_t queue_now_ns(void)
+{
+    return now_ns();
+}
+
+salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t deadline_ns)
+{
+    if (deadline_ns == UINT64_MAX && q->fence_timeout_ns == UINT64_MAX)
+        return queue_wait_batch_locked(q, serial);
+    /* The device's fence timeout bounds this wait too. */
+    uint64_t start = now_ns();
+    if (q->fence_timeout_ns != UINT64_MAX && q->fence_timeout_ns < deadline_ns - start &&
+        deadline_ns > start)
+        deadline_ns = start + q->fence_timeout_ns;
+    uint64_t nap = 20 * 1000;
+    for (;;) {
+        if (queue_is_lost(q)) {
+            queue_mark_lost_locked(q);
+            return queue_lost_error(q);
+        }
+        slot *s = NULL;
+        stream_engine *owner = queue_batch_owner_locked(q, serial, &s);
+        if (!owner)
+            return SALVO_OK;
+        if (s->state == SLOT_RECORDING) {
+            /* A refusal is its stream's to report; the batch is over then. */
+            stream_submit_locked(owner, false);
+            continue;
+        }
+        queue_reap_locked(q); /* completes it if it is over; pumps held batches */
+        if (queue_is_lost(q) || queue_batch_done_locked(q, serial))
+            continue;
+        uint64_t now = now_ns();
+        if (now >= deadline_ns)
+            return QUEUE_FAIL(q, SALVO_TIMEOUT,
+                              "the batch (serial %llu) did not complete within the wait's bound; "
+                              "it goes on",
+                              (unsigned long long)serial);
+        uint64_t left = deadline_ns - now;
+        if (s->held) {
+            /* Kept on the host for a gate: look again after a nap, the lock
+             * dropped (the next look pumps it once the gate is up). */
+            uint64_t d = nap < left ? nap : left;
+            pthread_mutex_unlock(&q->lock);
+            struct timespec ts = {(time_t)(d / 1000000000ull), (long)(d % 1000000000ull)};
+            nanosleep(&ts, NULL);
+            pthread_mutex_lock(&q->lock);
+            nap = nap * 2 < HELD_WAIT_NAP_MAX_NS ? nap * 2 : HELD_WAIT_NAP_MAX_NS;
+            continue;
+        }
+        accel_fence *fence = s->fence;
+        atomic_fetch_add(&q->waiters, 1);
+        s->waiters++;
+        pthread_mutex_unlock(&q->lock);
+        accel_result r = q->acc->vt->fence_wait(q->acc->self, q->adev, fence, left);
+        pthread_mutex_lock(&q->lock);
+        atomic_fetch_sub(&q->waiters, 1);
+        if (--s->waiters == 0)
+            pthread_cond_broadcast(&q->slot_cv);
+        if (r == ACCEL_ERROR_DEVICE_LOST) {
+            queue_mark_lost_locked(q);
+            return queue_lost_error(q);
+        }
+        if (r == ACCEL_SUCCESS || r == ACCEL_TIMEOUT)
+            continue; /* the next look completes it, or sees the bound expired */
+        if (s->state == SLOT_IN_FLIGHT && s->serial == serial)
+            return QUEUE_FAIL(q, salvo_status_from_accel(r),
+                              "waiting for the batch (serial %llu) failed (%s); it goes on",
+                              (unsigned long long)serial, accel_result_name(r));
+    }
+}

@@ -121,6 +121,9 @@ typedef struct queue {
     _Atomic int waiters;          /* threads in a fence wait with the lock dropped */
     queue_pin *pins;              /* [lock] gate polls in progress */
     trace_session *trace;         /* [lock] the trace being written, or NULL */
+    /* [lock] Event timestamps (core/timing.c): NULL until the first timed
+     * record. */
+    struct timing_table *timing;
     uint32_t stream_count;        /* [lock] streams created: the next one's number */
 
     /* Staged transfers (transfer.c) [lock]. */
@@ -134,6 +137,20 @@ typedef struct queue {
     /* A transfer owns the objects above while it waits with the lock
      * dropped; others wait on slot_cv for it to finish. */
     bool xfer_busy;
+
+    /* Host calls (api/host_call.c): the timeline the work after a call
+     * waits on, and the value raised so far. A batch waiting on it is
+     * always held on the host until that value is raised (the device never
+     * waits for a host thread), and whether it is raised is known without
+     * reading the timeline. host_timeline [lock], set once. */
+    accel_timeline *host_timeline;
+    _Atomic uint64_t host_raised;
+    /* The host-call thread (set once, when it starts), and whether it holds
+     * the lock now in a section that neither waits nor lets go of it: a
+     * release that finds the lock busy then waits for it rather than leave
+     * itself on the incoming list for whoever comes next. */
+    pthread_t helper;
+    _Atomic bool helper_holds;
 
     queue_counters n;
 } queue;
@@ -209,6 +226,16 @@ salvo_status queue_quiesce_locked(queue *q, uint64_t limit);
  * down for long; the transfer does not need it, and its own copy is not
  * queued behind it: such a batch on the transfer's queue is held). */
 salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buffer *ab);
+/* queue_wait_batch_locked with a bound: wait until the monotonic clock
+ * reads deadline_ns at most (UINT64_MAX: no bound; at or before now: a
+ * query that still submits the batch if it is open). SALVO_OK once the
+ * batch is over, SALVO_TIMEOUT when the bound expired first (the work goes
+ * on), DEVICE_LOST, or the error of a wait that could not be made. The
+ * lock is dropped while it waits or sleeps; the batch's failure stays with
+ * its stream. */
+salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t deadline_ns);
+/* The monotonic clock, in nanoseconds (deadlines above). */
+uint64_t queue_now_ns(void);
 /* Wait (dropping the lock meanwhile) until no batch in flight waits on
  * a gate not raised yet: work submitted after that point is then not held
  * behind a gate on the queue. SALVO_OK, TIMEOUT, DEVICE_LOST, or the

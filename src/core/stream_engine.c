@@ -84,8 +84,13 @@ static void note_buffers(stream_engine *st, slot *s)
         const batch_entry *e = batch_log_at(&st->log, o);
         if (!e)
             break;
-        if (e->graph) {
-            s->noted_count = SLOT_MAX_NOTED_BUFFERS + 1; /* a graph's: not listed, any */
+        /* A graph's buffers are not listed; a kernel using buffer
+         * addresses, or commands of the program's declaring nothing, may
+         * touch any: any. */
+        if (e->graph || (e->native && e->bind_count == 0) ||
+            (!e->native && e->kernel &&
+             ((const engine_kernel *)e->kernel)->refl.buffer_addresses)) {
+            s->noted_count = SLOT_MAX_NOTED_BUFFERS + 1;
             break;
         }
         const accel_bind *b = batch_entry_binds(e);
@@ -118,6 +123,12 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
     uint32_t n = s->launches;
     uint64_t t0 = trace_submit_begin(st->trace, slot_index(st, s), &q->env, s->cmd);
     queue_pump_locked(q);
+    /* Sending held batches may have found the device lost (and abandoned
+     * this one). */
+    if (queue_is_lost(q) || s->state == SLOT_ABANDONED) {
+        trace_submit_end(st->trace, slot_index(st, s), t0, false);
+        return queue_lost_error(q);
+    }
     bool hold = queue_must_hold_locked(q, st, s);
     bool gated = hold;
     for (uint32_t w = 0; w < s->wait_count && !gated; w++)
@@ -478,6 +489,32 @@ static void record_fill_locked(stream_engine *st, const access *a, uint32_t valu
     batch_log_append(&st->log, NULL, none, &end, 1, &value, sizeof value);
 }
 
+/* What a native entry keeps to record its commands again. */
+typedef struct native_push {
+    stream_native_fn fn;
+    void (*record)(void);
+    void *user;
+    uint8_t how[SALVO_MAX_BINDINGS]; /* salvo_access of each range */
+} native_push;
+
+static const char native_name[] = "(vulkan)";
+
+/* Order the program's commands by the ranges they declared (as a copy:
+ * any stage), then let it record them. */
+static void record_native_locked(stream_engine *st, const access *a, uint32_t n,
+                                 const native_push *np)
+{
+    queue *q = st->q;
+    slot *s = st->open;
+    /* Nothing declared: ordered after everything earlier in the batch. */
+    order_work_locked(st, a, n, true, n == 0);
+    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+    np->fn(VT(q)->cmd_native(SELF(q), q->adev, s->cmd), np->record, np->user);
+    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
+    st->address_fence |= n == 0;
+    slot_note_launch(s, native_name);
+}
+
 /* Record st's open batch again from scratch, with the log's entries from
  * offset on: its waits, then those entries. Same serial, so events and
  * releases keyed on it stay right. On failure the slot holds part of the
@@ -517,6 +554,17 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
             record_graph_locked(st, g, cmds, e->push_size / (uint32_t)sizeof *cmds);
             trace_launch_note(q->trace, st->trace, slot_index(st, s), g->label, 0);
             st->batch_groups += g->groups_total;
+            continue;
+        }
+        if (e->native) {
+            native_push np;
+            memcpy(&np, batch_entry_push(e), sizeof np);
+            access a[SALVO_MAX_BINDINGS];
+            for (uint32_t i = 0; i < e->bind_count; i++)
+                a[i] = (access){b[i].buffer, b[i].offset, b[i].offset + b[i].size, np.how[i]};
+            record_native_locked(st, a, e->bind_count, &np);
+            trace_launch_note(q->trace, st->trace, slot_index(st, s), native_name, 0);
+            COUNTER_ADD(&q->n, launches_pending, 1);
             continue;
         }
         if (!e->kernel && e->bind_count == 1) {
@@ -759,6 +807,43 @@ salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t o
     access a = {dst, offset, offset + size, SALVO_ACCESS_WRITE};
     record_fill_locked(st, &a, value);
     trace_launch_note(q->trace, st->trace, slot_index(st, s), fill_name, t0);
+    COUNTER_ADD(&q->n, launches_pending, 1);
+    *serial = s->serial;
+    if (s->launches >= st->batch_limit)
+        r = stream_submit_locked(st, true);
+    return r;
+}
+
+salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
+                                  const salvo_access *how, uint32_t n, stream_native_fn fn,
+                                  void (*record)(void), void *user, uint64_t *serial)
+{
+    queue *q = st->q;
+    if (n > SALVO_MAX_BINDINGS)
+        return QUEUE_FAIL(q, SALVO_ERROR_INVALID_ARGUMENT, "more than %d buffer uses",
+                          SALVO_MAX_BINDINGS);
+    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
+    queue_relieve_locked(q);
+    /* Compute-queue work: a batch of copies open on the copy queue goes. */
+    if (st->open && st->open->queue == q->copy_queue) {
+        salvo_status r = stream_submit_locked(st, true);
+        if (r != SALVO_OK)
+            return r;
+    }
+    salvo_status r = stream_open_locked(st);
+    if (r != SALVO_OK)
+        return r;
+    slot *s = st->open;
+    access a[SALVO_MAX_BINDINGS];
+    native_push np = {.fn = fn, .record = record, .user = user};
+    for (uint32_t i = 0; i < n; i++) {
+        a[i] = (access){ranges[i].buffer, ranges[i].offset, ranges[i].offset + ranges[i].size,
+                        how[i]};
+        np.how[i] = (uint8_t)how[i];
+    }
+    record_native_locked(st, a, n, &np);
+    batch_log_append_native(&st->log, ranges, n, &np, sizeof np);
+    trace_launch_note(q->trace, st->trace, slot_index(st, s), native_name, t0);
     COUNTER_ADD(&q->n, launches_pending, 1);
     *serial = s->serial;
     if (s->launches >= st->batch_limit)

@@ -136,6 +136,15 @@ salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t s
  * write); host_side and *serial as for a copy. */
 salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
                                 uint64_t size, uint32_t value, bool host_side, uint64_t *serial);
+/* Commands the program records itself into st's open batch (on its
+ * compute queue): fn(native command buffer, user), called now under the
+ * lock, and again should the batch be recorded again (a cancel). ranges
+ * (n, at most SALVO_MAX_BINDINGS) are what they touch, how[i] the access;
+ * none declared orders them after and before everything in the batch. */
+typedef void (*stream_native_fn)(void *native_cmd, void (*record)(void), void *user);
+salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
+                                  const salvo_access *how, uint32_t n, stream_native_fn fn,
+                                  void (*record)(void), void *user, uint64_t *serial);
 /* Submit and wait for every batch of st; the first failure (a kept one
  * first), its message in msg. */
 salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX]);

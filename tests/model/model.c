@@ -103,6 +103,7 @@ enum {
     X(LAUNCH_ADDR, "launch_addr", "s b off n v")                                                   \
     X(LAUNCH_ARR, "launch_arr", "s b0 off0 sz0 b1 off1 sz1 n v")                                   \
     X(FILL, "fill", "s b off n v")                                                                 \
+    X(SWRITE, "stream_write", "s b off n seed")                                                    \
     X(COPY, "copy", "s src soff dst doff n")                                                       \
     X(WRITE, "write", "b off n seed")                                                              \
     X(READ, "read", "b off n")                                                                     \
@@ -115,6 +116,9 @@ enum {
     X(EV_QUERY, "event_query", "e")                                                                \
     X(EV_SYNC, "event_sync", "e")                                                                  \
     X(EV_CANCEL, "event_cancel", "e")                                                              \
+    X(EV_WAIT, "event_wait", "e t")                                                                \
+    X(EV_ELAPSED, "event_elapsed", "e e2")                                                         \
+    X(STREAM_QUERY, "stream_query", "s")                                                           \
     X(WAIT_EVENT, "wait_event", "s e")                                                             \
     X(WAIT_GATE, "wait_gate", "s g v delay_us")                                                    \
     X(STATS, "stats", "")                                                                          \
@@ -351,6 +355,7 @@ typedef struct sinfo {
     uint32_t vc[MAX_SID]; /* per other stream: last op this stream is ordered after */
     int cap;              /* the capture it is in (began or joined; mcap.num), 0 none */
     bool gated, replayed; /* waited on a gate / replayed a graph since synchronized */
+    bool opened; /* an event record or wait since synchronized: a batch of its own */
     wentry *win;
     size_t nwin, capwin;
 } sinfo;
@@ -380,6 +385,7 @@ typedef struct mevent {
     uint32_t vc[MAX_SID];
     int state;
     int capn; /* recorded during capture capn (mcap.num): a point of a graph, 0 none */
+    bool untimed; /* a cancel recorded its batch again: its time may be lost */
 } mevent;
 
 typedef struct mgate {
@@ -1228,6 +1234,51 @@ static void exec_fill(ctx *c, const op *o, bool lost_before)
     }
 }
 
+/* stream_write: n words of data_word(seed, i) written at off, in stream
+ * order (copied at the call: the source is freed at once). */
+static void exec_swrite(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0], bi = (int)o->a[1];
+    int sid = slot_sid(c, s);
+    if (sid < 0 || !buf_ok(c, bi)) {
+        fail(c, "trace names a missing object");
+        return;
+    }
+    uint32_t off = (uint32_t)o->a[2], n = (uint32_t)o->a[3];
+    uint64_t seed = (uint64_t)o->a[4];
+    uint32_t *src = malloc(n * sizeof *src);
+    if (!src)
+        abort();
+    for (uint32_t i = 0; i < n; i++)
+        src[i] = data_word(seed, i);
+    salvo_status st = salvo_stream_write(c->sh[s], c->buf[bi].h, off * 4ull, src, n * 4ull);
+    free(src);
+    switch (outcome(c, "stream_write", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
+                    lost_before)) {
+    case OUT_OK:
+    case OUT_PTIMEOUT: {
+        mbuf *b = &c->buf[bi];
+        c->sid[sid].seq++;
+        for (uint32_t i = 0; i < n; i++) {
+            b->val[off + i] = data_word(seed, i);
+            b->known[off + i] = 1;
+            b->risk[off + i] = 1ull << sid;
+        }
+        note_use(c, sid, bi);
+        win_add(c, sid, bi, off, off + n);
+        if (g_cfg.batch == 1)
+            set_boundary(c, sid, c->sid[sid].seq);
+        break;
+    }
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        advance_unknown(c, sid, bi, off, off + n);
+        stream_error(c, sid);
+        break;
+    }
+}
+
 /* launch_arr: v added to n words of two buffers, bound as elements 0 and
  * 1 of one binding (given in either order). */
 static void exec_launch_arr(ctx *c, const op *o, bool lost_before)
@@ -1579,6 +1630,9 @@ static void exec_op(ctx *c, const op *o)
     case OP_FILL:
         exec_fill(c, o, lost_before);
         break;
+    case OP_SWRITE:
+        exec_swrite(c, o, lost_before);
+        break;
     case OP_COPY:
         exec_copy(c, o, lost_before);
         break;
@@ -1691,6 +1745,7 @@ static void exec_op(ctx *c, const op *o)
         int sid = slot_sid(c, (int)a[0]);
         if (sid < 0)
             return;
+        c->sid[sid].opened = false;
         if (c->sid[sid].cap) {
             expect_refused(c, "stream_synchronize of a capturing stream",
                            salvo_stream_synchronize(c->sh[a[0]]));
@@ -1733,6 +1788,7 @@ static void exec_op(ctx *c, const op *o)
             return;
         }
         mevent *m = &c->ev[e];
+        c->sid[sid].opened = true;
         st = salvo_event_record(m->h, c->sh[a[1]]);
         m->recorded = true;
         m->sid = sid;
@@ -1741,21 +1797,33 @@ static void exec_op(ctx *c, const op *o)
         m->vc[sid] = m->point;
         m->state = ES_NORMAL;
         m->capn = 0;
-        if (outcome(c, "event_record", st, F_DEVICE | F_ERR, lost_before) != OUT_OK)
+        m->untimed = false;
+        /* SALVO_ERROR_TIMEOUT: no batch slot for its timestamp, nothing recorded. */
+        if (outcome(c, "event_record", st, F_DEVICE | F_NTIMEOUT | F_ERR, lost_before) != OUT_OK)
             m->state = ES_UNCERTAIN;
         else
             m->capn = c->sid[sid].cap; /* during a capture: a point of the graph */
         break;
     }
     case OP_EV_QUERY:
+    case OP_EV_WAIT:
     case OP_EV_SYNC: {
         int e = (int)a[0];
         if (e < 0 || e >= MAX_EVENTS || !c->ev[e].h)
             return;
         mevent *m = &c->ev[e];
-        bool q = o->kind == OP_EV_QUERY;
-        st = q ? salvo_event_query(m->h) : salvo_event_synchronize(m->h);
-        const char *what = q ? "event_query" : "event_synchronize";
+        bool q = o->kind == OP_EV_QUERY, w = o->kind == OP_EV_WAIT;
+        /* t: 0 looks, 1 waits 1 ms, 2 without bound */
+        uint64_t bound = !w ? 0 : a[1] == 0 ? 0 : a[1] == 1 ? 1000 * 1000 : UINT64_MAX;
+        st = q ? salvo_event_query(m->h)
+             : w ? salvo_event_wait(m->h, bound)
+                 : salvo_event_synchronize(m->h);
+        const char *what = q ? "event_query" : w ? "event_wait" : "event_synchronize";
+        if (w && st == SALVO_TIMEOUT && bound != UINT64_MAX && m->recorded && !m->capn &&
+            !lost_before) {
+            set_boundary(c, m->sid, m->point); /* its batch was submitted; it goes on */
+            break;
+        }
         if (m->recorded && m->capn) {
             expect_refused(c, q ? "event_query of an event recorded during a capture"
                                 : "event_synchronize of an event recorded during a capture",
@@ -1794,6 +1862,80 @@ static void exec_op(ctx *c, const op *o)
             event_complete(c, m);
         else if (r == OUT_PTIMEOUT)
             set_boundary(c, m->sid, m->point);
+        break;
+    }
+    case OP_EV_ELAPSED: {
+        int e1 = (int)a[0], e2 = (int)a[1];
+        if (e1 < 0 || e1 >= MAX_EVENTS || !c->ev[e1].h || e2 < 0 || e2 >= MAX_EVENTS ||
+            !c->ev[e2].h)
+            return;
+        mevent *m1 = &c->ev[e1], *m2 = &c->ev[e2];
+        uint64_t ns = 77;
+        st = salvo_event_elapsed(m1->h, m2->h, &ns);
+        if (st != SALVO_OK && ns != 0)
+            fail(c, "event_elapsed returned %s and left *ns %" PRIu64, salvo_status_string(st), ns);
+        if (lost_before) {
+            outcome(c, "event_elapsed", st, F_DEVICE, true);
+            break;
+        }
+        if (!m1->recorded || !m2->recorded) {
+            if (st != SALVO_ERROR_INVALID_ARGUMENT)
+                fail(c, "event_elapsed of an event never recorded returned %s, expected "
+                        "SALVO_ERROR_INVALID_ARGUMENT", salvo_status_string(st));
+            break;
+        }
+        if (m1->capn || m2->capn) {
+            expect_refused(c, "event_elapsed of an event recorded during a capture", st);
+            break;
+        }
+        if (m1->state == ES_UNCERTAIN || m2->state == ES_UNCERTAIN)
+            break; /* a failed record or a cancel around it: anything goes */
+        if (m1->state == ES_CANCELLED || m2->state == ES_CANCELLED) {
+            if (st != SALVO_CANCELLED)
+                fail(c, "event_elapsed of a cancelled event returned %s, expected "
+                        "SALVO_CANCELLED", salvo_status_string(st));
+            break;
+        }
+        if (st == SALVO_NOT_READY) {
+            set_boundary(c, m1->sid, m1->point); /* both looked at: submitted */
+            set_boundary(c, m2->sid, m2->point);
+            break;
+        }
+        /* In one stream with work between them, end comes after start. */
+        bool ordered = m1->sid == m2->sid && m1->point < m2->point;
+        if (st == SALVO_ERROR_INVALID_STATE && (m1->untimed || m2->untimed || !ordered))
+            break;
+        if (outcome(c, "event_elapsed", st, F_DEVICE | F_ERR, false) == OUT_OK) {
+            event_complete(c, m1);
+            event_complete(c, m2);
+        }
+        break;
+    }
+    case OP_STREAM_QUERY: {
+        int sid = slot_sid(c, (int)a[0]);
+        if (sid < 0)
+            return;
+        sinfo *si = &c->sid[sid];
+        st = salvo_stream_query(c->sh[a[0]]);
+        if (si->cap) {
+            expect_refused(c, "stream_query of a capturing stream", st);
+            break;
+        }
+        if (st == SALVO_NOT_READY) {
+            /* Exact: with no fault and nothing since a synchronize, it is all over. */
+            if (!lost_before && si->completed == si->seq && atomic_load(&g_injected) == 0 &&
+                !si->gated && !si->opened)
+                fail(c, "stream_query returned SALVO_NOT_READY for a stream whose work is "
+                        "complete");
+            set_boundary(c, sid, si->seq); /* its open batch was submitted */
+            break;
+        }
+        if (st == SALVO_TIMEOUT)
+            fail(c, "stream_query returned SALVO_TIMEOUT");
+        /* Complete: reported as a synchronize would. */
+        exec_sync(c, sid, st, lost_before, "stream_query");
+        if (st == SALVO_OK)
+            si->opened = false;
         break;
     }
     case OP_EV_CANCEL: {
@@ -1852,6 +1994,8 @@ static void exec_op(ctx *c, const op *o)
             if (j != e && o2->h && o2->recorded && o2->sid == m->sid &&
                 o2->point > si->boundary && o2->point <= m->point && o2->state == ES_NORMAL)
                 o2->state = ES_UNCERTAIN;
+            if (o2->h && o2->recorded && o2->sid == m->sid && o2->point >= si->boundary)
+                o2->untimed = true; /* its batch recorded again: no timestamps */
         }
         m->state = ES_CANCELLED;
         atomic_fetch_add(&g_n_cancelled, 1);
@@ -1865,6 +2009,7 @@ static void exec_op(ctx *c, const op *o)
         }
         mevent *m = &c->ev[e];
         sinfo *si = &c->sid[sid];
+        si->opened = true;
         st = salvo_stream_wait_event(c->sh[a[0]], m->h);
         if (m->recorded && m->capn) {
             /* A point of a capture: the stream joins it (fork), is in it
@@ -2613,6 +2758,18 @@ static void gen_fill(ctx *c)
     ISSUE(c, OP_FILL, s, bi, off, n, rnd(c, 4) ? rnd(c, 1u << 30) : 0);
 }
 
+/* A stream write of a range; not on a capturing stream (refused there). */
+static void gen_swrite(ctx *c)
+{
+    int s = pick_stream(c);
+    int bi = pick_buf(c);
+    if (s < 0 || bi < 0 || c->sid[slot_sid(c, s)].cap || !resolve(c, s, bi))
+        return;
+    uint32_t off = rnd(c, c->buf[bi].n);
+    uint32_t n = 1 + rnd(c, c->buf[bi].n - off);
+    ISSUE(c, OP_SWRITE, s, bi, off, n, rnd64(c) >> 16);
+}
+
 /* Two buffers as the elements of an array binding; not on a capturing
  * stream (the model's graph nodes bind one or two plain bindings). */
 static void gen_launch_arr(ctx *c)
@@ -2739,7 +2896,7 @@ static void gen_event(ctx *c)
     int e = pick_event(c, true);
     if (e < 0)
         return;
-    uint32_t r = rnd(c, 12);
+    uint32_t r = rnd(c, 15);
     int s;
     if (r < 3 || !c->ev[e].recorded) {
         if ((s = pick_stream(c)) >= 0)
@@ -2754,6 +2911,15 @@ static void gen_event(ctx *c)
     } else if (r < 11) {
         if ((s = pick_stream(c)) >= 0)
             ISSUE(c, OP_WAIT_EVENT, s, e);
+    } else if (r == 12) {
+        ISSUE(c, OP_EV_WAIT, e, rnd(c, 3));
+    } else if (r == 13) {
+        int e2 = pick_event(c, false);
+        if (e2 >= 0)
+            ISSUE(c, OP_EV_ELAPSED, rnd(c, 2) ? e : e2, rnd(c, 2) ? e2 : e);
+    } else if (r == 14) {
+        if ((s = pick_stream(c)) >= 0)
+            ISSUE(c, OP_STREAM_QUERY, s);
     } else {
         ISSUE(c, OP_EVENT_DESTROY, e);
     }
@@ -3268,7 +3434,11 @@ static void gen_step(ctx *c)
 {
     if (capture_due(c))
         return;
-    uint32_t r = rnd(c, 120);
+    uint32_t r = rnd(c, 123);
+    if (r >= 120) {
+        gen_swrite(c);
+        return;
+    }
     if (r >= 116) {
         gen_fill(c);
         return;

@@ -108,6 +108,14 @@ salvo_status scenario_expected_status(accel_result result, unsigned flags)
 /* The scenario                                                        */
 /* ------------------------------------------------------------------ */
 
+static _Atomic int host_calls_run;
+
+static void host_call_count(void *user)
+{
+    (void)user;
+    atomic_fetch_add(&host_calls_run, 1);
+}
+
 typedef struct run {
     const scenario_config *cfg;
     scenario_result *res;
@@ -229,8 +237,22 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
     for (int i = 0; i < SCENARIO_LAUNCHES; i++)
         if (!step(&r, "launch B", i, add(st[1], k, (i % 2) ? y : x, 1)))
             goto failed;
+    /* A bounded wait for the event, and B polled until its work is over
+     * (a failure of it is reported there, once). */
+    if (!step(&r, "event_wait A", -1, salvo_event_wait(ev, 10ull * 1000 * 1000 * 1000)))
+        goto failed;
+    salvo_status polled_b = SALVO_NOT_READY;
+    for (double end = now_s() + 10; polled_b == SALVO_NOT_READY && now_s() < end;)
+        polled_b = salvo_stream_query(st[1]);
+    if (!step(&r, "stream_query B", -1, polled_b == SALVO_NOT_READY ? SALVO_OK : polled_b))
+        goto failed;
     if (!step(&r, "synchronize A", -1, salvo_stream_synchronize(st[0])) ||
         !step(&r, "synchronize B", -1, salvo_stream_synchronize(st[1])))
+        goto failed;
+    /* The event's GPU time (where the device has timestamps). */
+    uint64_t ev_ns = 0;
+    salvo_status elapsed = salvo_event_elapsed(ev, ev, &ev_ns);
+    if (!step(&r, "event_elapsed A", -1, elapsed == SALVO_ERROR_UNSUPPORTED ? SALVO_OK : elapsed))
         goto failed;
     /* A copy within the HOST buffer (the copy queue's work where there is
      * one), then a launch on y after it in the same stream: y's elements
@@ -244,6 +266,31 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
         !step(&r, "launch A after copy", -1, add(st[0], k, y, 1)) ||
         !step(&r, "synchronize A again", -1, salvo_stream_synchronize(st[0])))
         goto failed;
+    /* Stream transfers and a host call on A: y written with the value it
+     * holds, a host call, y read back in stream order. */
+    uint32_t y_after = y_now + (cfg->dispatch_computes ? 1 : 0);
+    bool host_side_bad = false;
+    for (uint32_t i = 0; i < SCENARIO_N; i++)
+        ys[i] = y_after;
+    atomic_store(&host_calls_run, 0);
+    if (!step(&r, "stream_write A", -1, salvo_stream_write(st[0], y, 0, ys, sizeof ys)) ||
+        !step(&r, "host_call A", -1, salvo_stream_host_call(st[0], host_call_count, NULL)) ||
+        !step(&r, "stream_read A", -1, salvo_stream_read(st[0], y, 0, ys, sizeof ys)) ||
+        !step(&r, "event_record A host", -1, salvo_event_record(ev, st[0])))
+        goto failed;
+    /* Polled, as a program may: the fake never blocks in a wait, so a
+     * synchronize could not sit out salvo's host-call thread there. */
+    salvo_status polled = SALVO_NOT_READY;
+    for (double end = now_s() + 10; polled == SALVO_NOT_READY && now_s() < end;)
+        polled = salvo_event_query(ev);
+    if (!step(&r, "event_query A host", -1, polled == SALVO_NOT_READY ? SALVO_OK : polled) ||
+        !step(&r, "synchronize A host", -1, salvo_stream_synchronize(st[0])))
+        goto failed;
+    for (uint32_t i = 0; i < SCENARIO_N; i++)
+        if (ys[i] != y_after)
+            host_side_bad = true;
+    if (atomic_load(&host_calls_run) != 1)
+        host_side_bad = true;
     /* A graph of GRAPH_NODES launches on x, replayed twice, updated (to
      * the same value: recorded again, the data unchanged), replayed once
      * more. */
@@ -278,6 +325,8 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
     for (uint32_t i = 0; i < SCENARIO_N; i++)
         if (xs[i] != X_INIT(i) + dx || ys[i] != Y_INIT + dy)
             res->data_ok = false;
+    if (host_side_bad)
+        res->data_ok = false;
     goto cleanup;
 
 failed:
@@ -370,7 +419,8 @@ static bool is_expected(salvo_status s, salvo_status expect)
 static bool names_work(const char *msg)
 {
     const char *list = strstr(msg, "kernels: ");
-    return list && (strstr(list, "add") || strstr(list, "(copy)") || strstr(list, "(fill)"));
+    return list && (strstr(list, "add") || strstr(list, "(copy)") || strstr(list, "(fill)") ||
+                    strstr(list, "(host call)"));
 }
 
 bool scenario_check(const scenario_fault *fault, bool fired, bool probe, const scenario_result *r,
@@ -378,6 +428,11 @@ bool scenario_check(const scenario_fault *fault, bool fired, bool probe, const s
 {
     bool transient = !(fault->flags & (FAULT_ALWAYS | FAULT_LOST));
     salvo_status expect = scenario_expected_status(fault->result, fault->flags);
+    /* A host call's gate the driver never lets salvo raise would hold the
+     * stream's later work for ever: salvo takes the device for lost
+     * (src/api/host_call.c). */
+    if (strcmp(fault->op, "timeline_signal") == 0 && (fault->flags & FAULT_ALWAYS))
+        expect = SALVO_ERROR_DEVICE_LOST;
     bool lost_fault = expect == SALVO_ERROR_DEVICE_LOST;
 
     if (r->alloc_live_blocks || r->alloc_live_bytes)

@@ -262,6 +262,14 @@ void accel_vk_cmd_barrier(void *self, accel_device *d, accel_cmd *c, accel_barri
     d->vk.vkCmdPipelineBarrier(c->cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+void *accel_vk_cmd_native(void *self, accel_device *d, accel_cmd *c)
+{
+    (void)self;
+    (void)d;
+    cmd_state_forget(c);
+    return (void *)c->cb;
+}
+
 void accel_vk_cmd_fill(void *self, accel_device *d, accel_cmd *c, accel_buffer *dst,
                        uint64_t offset, uint64_t size, uint32_t value)
 {

@@ -246,6 +246,7 @@ accel_result accel_vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, ac
                                    uint32_t bind_count, const uint32_t groups[3],
                                    const void *push, uint32_t push_size);
 void accel_vk_cmd_barrier(void *self, accel_device *d, accel_cmd *c, accel_barrier kind);
+void *accel_vk_cmd_native(void *self, accel_device *d, accel_cmd *c);
 void accel_vk_cmd_fill(void *self, accel_device *d, accel_cmd *c, accel_buffer *dst,
                        uint64_t offset, uint64_t size, uint32_t value);
 void accel_vk_cmd_copy(void *self, accel_device *d, accel_cmd *c, accel_buffer *src,

@@ -34,6 +34,7 @@ static const accel_vtable vulkan_vtable = {
     .cmd_barrier = accel_vk_cmd_barrier,
     .cmd_copy = accel_vk_cmd_copy,
     .cmd_fill = accel_vk_cmd_fill,
+    .cmd_native = accel_vk_cmd_native,
     .cmd_create_reusable = accel_vk_cmd_create_reusable,
     .cmd_begin_reusable = accel_vk_cmd_begin_reusable,
     .cmd_execute = accel_vk_cmd_execute,

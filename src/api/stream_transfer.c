@@ -1,0 +1,133 @@
+/* Stream-ordered host transfers (salvo_stream_write, salvo_stream_read):
+ * the host side goes through host-visible staging memory, the device side
+ * is a copy recorded like salvo_copy's (same hazards, batch counting and
+ * buffer serials). A write copies the caller's bytes at the call; a read's
+ * copy-out to the caller's memory is a host call (host_call.c), which the
+ * stream's later work waits for. See host_call.h. */
+#include "api/host_call.h"
+
+#include <string.h>
+
+static salvo_status check_transfer(salvo_stream *st, const char *what, salvo_buffer *buf,
+                                   uint64_t offset, const void *host, uint64_t size)
+{
+    if (!st)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "%s: stream is NULL", what);
+    salvo_device *dev = stream_device(st);
+    if (!buf || !host)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", what,
+                        buf ? "the host pointer" : "buffer");
+    if (buf->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "%s: the buffer belongs to another device", what);
+    if (size == 0)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: size is 0", what);
+    if (offset >= buf->size || size > buf->size - offset)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "%s: range [%llu, +%llu) outside the buffer of %llu bytes", what,
+                        (unsigned long long)offset, (unsigned long long)size,
+                        (unsigned long long)buf->size);
+    return HOST_CALL_CHECK(dev, what);
+}
+
+/* The state every stream transfer needs [q.lock]: device alive, stream
+ * not capturing. */
+static salvo_status usable_locked(salvo_stream *st, const char *what)
+{
+    salvo_device *dev = stream_device(st);
+    if (device_is_lost(dev))
+        return device_lost_error(dev);
+    if (stream_capture_locked(st))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                        "%s: the stream is capturing (%s); a graph cannot hold host memory", what,
+                        st->capture->g.label);
+    return SALVO_OK;
+}
+
+salvo_status salvo_stream_write(salvo_stream *st, salvo_buffer *dst, uint64_t offset,
+                                const void *src, uint64_t size)
+{
+    salvo_status r = check_transfer(st, "stream_write", dst, offset, src, size);
+    if (r != SALVO_OK)
+        return r;
+    salvo_device *dev = stream_device(st);
+    queue *q = &dev->q;
+    pthread_mutex_lock(&q->lock);
+    r = usable_locked(st, "stream_write");
+    host_work *hw = NULL;
+    if (r == SALVO_OK)
+        r = host_work_get_locked(dev, &hw);
+    staging_block *b = NULL;
+    uint64_t at = 0;
+    if (r == SALVO_OK && size <= STREAM_WRITE_SMALL_MAX) {
+        /* Small: a slice of the shared block, 16-byte aligned; a full
+         * block goes to the retire queue (it is freed once the batches
+         * that copy from it are over) and a fresh one takes its place. */
+        b = hw->block;
+        at = b ? (b->used + 15) & ~(uint64_t)15 : 0;
+        if (!b || at > b->size || size > b->size - at) {
+            staging_block *fresh = NULL;
+            r = staging_block_create_locked(dev, STREAM_WRITE_BLOCK_BYTES, &fresh);
+            if (r == SALVO_OK) {
+                staging_block_release_locked(q, hw->block);
+                hw->block = b = fresh;
+                at = 0;
+            }
+        }
+    } else if (r == SALVO_OK) {
+        r = staging_block_create_locked(dev, size, &b); /* its own, released below */
+    }
+    uint64_t serial = 0;
+    if (r == SALVO_OK) {
+        /* The slice is this write's from here, even if the copy is not
+         * recorded (then it is simply unused). */
+        b->used = at + size;
+        b->writers++;
+        memcpy((char *)b->info.mapped + at, src, size);
+        r = stream_copy_locked(&st->e, b->ab, at, dst->ab, offset, size, true, &serial);
+        b->writers--;
+        if (b != hw->block || b->dropped)
+            staging_block_release_locked(q, b);
+    }
+    if (serial)
+        buffer_note_use(dst, serial);
+    pthread_mutex_unlock(&q->lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+salvo_status salvo_stream_read(salvo_stream *st, salvo_buffer *src, uint64_t offset, void *dst,
+                               uint64_t size)
+{
+    salvo_status r = check_transfer(st, "stream_read", src, offset, dst, size);
+    if (r != SALVO_OK)
+        return r;
+    salvo_device *dev = stream_device(st);
+    queue *q = &dev->q;
+    uint64_t index = 0;
+    pthread_mutex_lock(&q->lock);
+    r = usable_locked(st, "stream_read");
+    staging_block *b = NULL;
+    if (r == SALVO_OK)
+        r = staging_block_create_locked(dev, size, &b);
+    uint64_t serial = 0;
+    if (r == SALVO_OK)
+        r = stream_copy_locked(&st->e, src->ab, offset, b->ab, 0, size, true, &serial);
+    if (serial)
+        buffer_note_use(src, serial);
+    if (r == SALVO_OK) {
+        r = host_call_enqueue_locked(st, NULL, NULL, b, dst, &index);
+        if (r != SALVO_OK)
+            staging_block_release_locked(q, b); /* the copy may still run: after it */
+    } else if (b) {
+        staging_block_release_locked(q, b);
+    }
+    host_work *hw = dev->host_work;
+    pthread_mutex_unlock(&q->lock);
+    if (r == SALVO_OK && !hw->timeline)
+        host_work_wait_run(hw, index);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}

@@ -1,0 +1,194 @@
+/* Event timestamps: marks written into batches, read when a batch
+ * completes. See timing.h. */
+#include "core/timing.h"
+
+#include "core/queue.h"
+
+typedef struct timing_mark {
+    struct timing_mark *next; /* in the table's pending or free list */
+    timing_point *owner;      /* NULL: let go (recorded again, or released) */
+    uint64_t serial;          /* the batch it is written in, while pending */
+    accel_querypool *pool;
+    uint32_t query;
+} timing_mark;
+
+typedef struct timing_chunk {
+    struct timing_chunk *next;
+    accel_querypool *pool;
+    timing_mark marks[TIMING_CHUNK];
+} timing_chunk;
+
+struct timing_table {
+    timing_chunk *chunks;
+    timing_mark *free;
+    /* Marks written into batches not seen complete yet, newest first. */
+    timing_mark *pending;
+};
+
+salvo_status timing_reserve_locked(queue *q)
+{
+    if (!q->timing) {
+        q->timing = salvo_mem_calloc(q->alloc, 1, sizeof *q->timing);
+        if (!q->timing)
+            return QUEUE_FAIL(q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                              "event_record: no timestamp: out of host memory");
+    }
+    timing_table *t = q->timing;
+    if (t->free)
+        return SALVO_OK;
+    timing_chunk *c = salvo_mem_calloc(q->alloc, 1, sizeof *c);
+    if (!c)
+        return QUEUE_FAIL(q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                          "event_record: no timestamp: out of host memory");
+    accel_result ar = q->acc->vt->querypool_create(q->acc->self, q->adev, TIMING_CHUNK, &c->pool);
+    if (ar != ACCEL_SUCCESS) {
+        salvo_mem_free(q->alloc, c);
+        return QUEUE_FAIL(q, salvo_status_from_accel(ar),
+                          "event_record: no timestamp: the query pool could not be made (%s)",
+                          accel_result_name(ar));
+    }
+    c->next = t->chunks;
+    t->chunks = c;
+    for (uint32_t i = 0; i < TIMING_CHUNK; i++) {
+        timing_mark *m = &c->marks[i];
+        m->pool = c->pool;
+        m->query = i;
+        m->next = t->free;
+        t->free = m;
+    }
+    return SALVO_OK;
+}
+
+static void let_go(timing_point *p)
+{
+    if (p->mark)
+        p->mark->owner = NULL;
+    p->mark = NULL;
+}
+
+void timing_write_locked(queue *q, timing_point *p, slot *s)
+{
+    timing_table *t = q->timing;
+    timing_mark *m = p->mark;
+    /* Recorded again in the same batch: the same query, reset and written
+     * again further on. */
+    if (!m || m->serial != s->serial) {
+        let_go(p);
+        m = t->free;
+        t->free = m->next;
+        m->owner = p;
+        m->serial = s->serial;
+        m->next = t->pending;
+        t->pending = m;
+        p->mark = m;
+    }
+    const accel_vtable *vt = q->acc->vt;
+    vt->cmd_querypool_reset(q->acc->self, q->adev, s->cmd, m->pool, m->query, 1);
+    vt->cmd_timestamp(q->acc->self, q->adev, s->cmd, m->pool, m->query, true);
+    p->state = TIMING_PENDING;
+}
+
+void timing_point_lose_locked(timing_point *p, salvo_status why)
+{
+    let_go(p);
+    p->state = TIMING_LOST;
+    p->lost = why;
+}
+
+void timing_point_release_locked(timing_point *p)
+{
+    let_go(p);
+}
+
+static void unlink_free(timing_table *t, timing_mark **pm)
+{
+    timing_mark *m = *pm;
+    *pm = m->next;
+    if (m->owner)
+        m->owner->mark = NULL;
+    m->owner = NULL;
+    m->next = t->free;
+    t->free = m;
+}
+
+void timing_batch_done_locked(queue *q, uint64_t serial)
+{
+    timing_table *t = q->timing;
+    if (!t)
+        return;
+    for (timing_mark **pm = &t->pending; *pm;) {
+        timing_mark *m = *pm;
+        timing_point *p = m->owner;
+        if (m->serial == serial) {
+            if (p) {
+                uint64_t ticks = 0;
+                accel_result ar = q->acc->vt->querypool_results(q->acc->self, q->adev, m->pool,
+                                                                m->query, 1, &ticks);
+                if (ar == ACCEL_SUCCESS) {
+                    p->state = TIMING_READY;
+                    p->ticks = ticks;
+                } else {
+                    /* Not written though its batch completed: a driver's fault. */
+                    p->state = TIMING_LOST;
+                    p->lost = queue_noted(q, ar == ACCEL_NOT_READY ? SALVO_ERROR_UNKNOWN
+                                                                   : salvo_status_from_accel(ar));
+                }
+            }
+            unlink_free(t, pm);
+        } else if (queue_batch_done_locked(q, m->serial)) {
+            /* Over without completing (refused, dropped): it never ran. */
+            if (p) {
+                p->state = TIMING_LOST;
+                p->lost = SALVO_ERROR_BATCH_FAILED;
+            }
+            unlink_free(t, pm);
+        } else {
+            pm = &m->next;
+        }
+    }
+}
+
+void timing_forget_batch_locked(queue *q, uint64_t serial, salvo_status why)
+{
+    timing_table *t = q->timing;
+    if (!t)
+        return;
+    for (timing_mark **pm = &t->pending; *pm;) {
+        timing_mark *m = *pm;
+        if (m->serial != serial) {
+            pm = &m->next;
+            continue;
+        }
+        /* Its commands were dropped unsubmitted: the query is free now. */
+        if (m->owner) {
+            m->owner->state = TIMING_LOST;
+            m->owner->lost = why;
+        }
+        unlink_free(t, pm);
+    }
+}
+
+void timing_point_settle_locked(queue *q, timing_point *p)
+{
+    /* Serial 0 is no batch's: only marks of batches over are looked at. */
+    if (p->state == TIMING_PENDING && p->mark && queue_batch_done_locked(q, p->mark->serial))
+        timing_batch_done_locked(q, 0);
+}
+
+void timing_free_locked(queue *q)
+{
+    timing_table *t = q->timing;
+    if (!t)
+        return;
+    for (timing_mark *m = t->pending; m; m = m->next)
+        if (m->owner)
+            m->owner->mark = NULL;
+    while (t->chunks) {
+        timing_chunk *c = t->chunks;
+        t->chunks = c->next;
+        q->acc->vt->querypool_destroy(q->acc->self, q->adev, c->pool);
+        salvo_mem_free(q->alloc, c);
+    }
+    salvo_mem_free(q->alloc, t);
+    q->timing = NULL;
+}

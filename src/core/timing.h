@@ -1,0 +1,79 @@
+/*
+ * Event timestamps: the GPU time of points in streams, for
+ * salvo_event_elapsed.
+ *
+ * A point (kept by an event) gets a mark each time it is recorded with
+ * timestamps: one query, reset and then written (bottom of pipe: once all
+ * work submitted before it on its queue is complete) in the command
+ * buffer of the batch that holds the point. When that batch completes
+ * successfully (timing_batch_done_locked, called by the queue right where
+ * a slot is seen complete) the mark's ticks are read into its point and
+ * the mark is free for another record. A batch that never ran (refused,
+ * dropped, abandoned) or whose commands were recorded again (an event
+ * cancel: timing_forget_batch_locked) leaves its marks unread, and their
+ * points say the time is lost, and why.
+ *
+ *   point:  NONE --record--> PENDING --its batch completed--> READY
+ *                              |  \--batch did not run, or re-recorded--> LOST
+ *           any --record again--> PENDING (the old mark is let go: still
+ *                                 pending on its batch, then freed unread)
+ *
+ * Cost: nothing until the first timed record of the device; then query
+ * pools of TIMING_CHUNK queries, made as marks run out (a mark is busy
+ * while its batch is active) and kept until the device is destroyed. A
+ * record in steady state allocates nothing and adds two commands.
+ *
+ * Every function runs under the queue's lock.
+ */
+#ifndef SALVO_CORE_TIMING_H
+#define SALVO_CORE_TIMING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "accel/accel.h"
+#include "core/slot.h"
+
+struct queue;
+struct timing_mark;
+typedef struct timing_table timing_table; /* the queue's: pools and marks */
+
+enum { TIMING_CHUNK = 64 };
+
+typedef enum timing_state {
+    TIMING_NONE = 0, /* never recorded with timestamps */
+    TIMING_PENDING,  /* written into a batch that has not completed */
+    TIMING_READY,    /* ticks hold the time of the latest record */
+    TIMING_LOST      /* the latest record has no time: see lost */
+} timing_state;
+
+/* What an event keeps [lock]. Zeroed: NONE. */
+typedef struct timing_point {
+    timing_state state;
+    struct timing_mark *mark; /* PENDING: the write in flight */
+    uint64_t ticks;           /* READY: masked to the valid bits */
+    salvo_status lost;        /* LOST: why (a negative status, or SALVO_CANCELLED) */
+} timing_point;
+
+/* Make sure a mark is free for the next timing_write_locked (makes the
+ * first query pool, or another one). A failure changes nothing. */
+salvo_status timing_reserve_locked(struct queue *q);
+/* Write p's timestamp at the end of what s (a RECORDING slot on a queue
+ * that computes) holds so far. After timing_reserve_locked; cannot fail. */
+void timing_write_locked(struct queue *q, timing_point *p, slot *s);
+/* p's latest record has no timestamp: why. Lets go of its mark. */
+void timing_point_lose_locked(timing_point *p, salvo_status why);
+/* The owner of p is going away: its mark (if any) is let go. */
+void timing_point_release_locked(timing_point *p);
+/* The batch with this serial completed successfully: read its marks. Marks
+ * of batches over without completing are found here too, and lost. */
+void timing_batch_done_locked(struct queue *q, uint64_t serial);
+/* The commands of the batch with this serial were dropped and recorded
+ * again without its marks (a cancel): their points are lost (why). */
+void timing_forget_batch_locked(struct queue *q, uint64_t serial, salvo_status why);
+/* A PENDING point whose batch is over without completing: lost. */
+void timing_point_settle_locked(struct queue *q, timing_point *p);
+/* Device destroy: free the pools and the marks. */
+void timing_free_locked(struct queue *q);
+
+#endif

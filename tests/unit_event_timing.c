@@ -1,0 +1,403 @@
+/*
+ * salvo_event_elapsed, salvo_event_wait and salvo_stream_query on the fake
+ * accelerator, whose timestamps are a counter: a dispatch advances it by
+ * FAKE_DISPATCH_TICKS, every timestamp by 1, at 1 ns a tick. So the time
+ * between two events with n dispatches between them is exactly
+ * n * FAKE_DISPATCH_TICKS + 1 ns.
+ *
+ * Every test ends with the device destroyed and checks that the fake has
+ * no live handle left (the query pools included) and saw no illegal use
+ * (a timestamp written to a query not reset counts as one).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/internal.h"
+#include "support/fake_accel.h"
+
+#include "add.spv.h"
+
+enum { BUF_BYTES = 1024 };
+
+typedef struct env {
+    fake_accel *f;
+    salvo_device *dev;
+    salvo_stream *st;
+    salvo_kernel *k;
+    salvo_buffer *buf;
+} env;
+
+static void open_env(env *e)
+{
+    if (!e->f)
+        e->f = fake_create();
+    assert_non_null(e->f);
+    salvo_device_desc d = {0};
+    salvo_status r = device_create_with_accel(&d, fake_accel_get(e->f), &e->dev);
+    if (r != SALVO_OK)
+        fail_msg("device_create_with_accel: %s: %s", salvo_status_string(r), salvo_last_error());
+    assert_int_equal(salvo_stream_create(e->dev, NULL, &e->st), SALVO_OK);
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "adder"};
+    assert_int_equal(salvo_kernel_create(e->dev, &kd, &e->k), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(e->dev, BUF_BYTES, SALVO_DOMAIN_DEVICE, &e->buf),
+                     SALVO_OK);
+}
+
+static void close_env(env *e)
+{
+    salvo_buffer_destroy(e->buf);
+    salvo_kernel_destroy(e->k);
+    salvo_stream_destroy(e->st);
+    salvo_device_destroy(e->dev);
+    uint64_t live = fake_live_total(e->f);
+    uint64_t illegal = fake_illegal_total(e->f);
+    char last[256];
+    snprintf(last, sizeof last, "%s", fake_illegal_last(e->f));
+    fake_free(e->f);
+    memset(e, 0, sizeof *e);
+    if (illegal)
+        fail_msg("%llu illegal use(s) of the accelerator; last: %s", (unsigned long long)illegal,
+                 last);
+    assert_int_equal(live, 0);
+}
+
+static void launch_ok(salvo_stream *st, salvo_kernel *k, salvo_buffer *b)
+{
+    const uint32_t groups[3] = {1, 1, 1};
+    const salvo_binding bind = {.binding = 0, .buffer = b};
+    const uint32_t push[2] = {BUF_BYTES / 4, 1};
+    salvo_status r = salvo_launch(st, k, groups, &bind, 1, push, sizeof push);
+    if (r != SALVO_OK)
+        fail_msg("launch: %s: %s", salvo_status_string(r), salvo_last_error());
+}
+
+static salvo_event *event_new(salvo_device *dev)
+{
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(dev, &ev), SALVO_OK);
+    return ev;
+}
+
+static uint64_t elapsed_ok(salvo_event *a, salvo_event *b)
+{
+    uint64_t ns = 12345;
+    salvo_status r = salvo_event_elapsed(a, b, &ns);
+    if (r != SALVO_OK)
+        fail_msg("event_elapsed: %s: %s", salvo_status_string(r), salvo_last_error());
+    return ns;
+}
+
+/* Exact times from the fake's clock; intervals add up; a record on an
+ * idle stream is a point too. */
+static void test_elapsed_exact(void **state)
+{
+    (void)state;
+    env e = {0};
+    open_env(&e);
+    salvo_event *a = event_new(e.dev), *b = event_new(e.dev), *c = event_new(e.dev);
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK); /* idle stream: opens a batch */
+    for (int i = 0; i < 3; i++)
+        launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(salvo_event_record(c, e.st), SALVO_OK); /* after a sync */
+    assert_int_equal(salvo_event_synchronize(c), SALVO_OK);
+    uint64_t ab = elapsed_ok(a, b), bc = elapsed_ok(b, c), ac = elapsed_ok(a, c);
+    assert_int_equal(ab, 3 * FAKE_DISPATCH_TICKS + 1);
+    assert_int_equal(bc, FAKE_DISPATCH_TICKS + 1);
+    assert_int_equal(ac, ab + bc);
+    assert_int_equal(elapsed_ok(a, a), 0);
+    /* end before start */
+    uint64_t ns = 7;
+    assert_int_equal(salvo_event_elapsed(c, a, &ns), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(ns, 0);
+    /* Recorded again: the new time replaces the old. */
+    launch_ok(e.st, e.k, e.buf);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(elapsed_ok(c, b), 2 * FAKE_DISPATCH_TICKS + 1);
+    salvo_event_destroy(a);
+    salvo_event_destroy(b);
+    salvo_event_destroy(c);
+    close_env(&e);
+}
+
+/* NOT_READY until both are complete; the open batch is submitted by the
+ * look, so polling ends. */
+static void test_elapsed_not_ready(void **state)
+{
+    (void)state;
+    env e = {0};
+    e.f = fake_create();
+    e.f->complete = FAKE_COMPLETE_MANUAL;
+    open_env(&e);
+    salvo_event *a = event_new(e.dev), *b = event_new(e.dev);
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    uint64_t ns = 99;
+    assert_int_equal(salvo_event_elapsed(a, b, &ns), SALVO_NOT_READY);
+    assert_int_equal(ns, 0);
+    assert_int_equal(fake_pending(e.f), 1); /* submitted by the look */
+    assert_int_equal(salvo_event_query(b), SALVO_NOT_READY);
+    assert_int_equal(salvo_event_wait(b, 0), SALVO_TIMEOUT);
+    assert_int_equal(salvo_event_wait(b, 2 * 1000 * 1000), SALVO_TIMEOUT);
+    assert_true(fake_complete_all(e.f) >= 1);
+    assert_int_equal(salvo_event_wait(b, 0), SALVO_OK);
+    assert_int_equal(elapsed_ok(a, b), FAKE_DISPATCH_TICKS + 1);
+    salvo_event_destroy(a);
+    salvo_event_destroy(b);
+    e.f->complete = FAKE_COMPLETE_AUTO;
+    close_env(&e);
+}
+
+/* No timestamps: UNSUPPORTED, and a record writes nothing (an idle
+ * stream's event is complete at once, as before). */
+static void test_unsupported(void **state)
+{
+    (void)state;
+    env e = {0};
+    e.f = fake_create();
+    e.f->timestamps = false;
+    open_env(&e);
+    salvo_event *a = event_new(e.dev), *b = event_new(e.dev);
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    assert_int_equal(salvo_event_query(a), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    uint64_t ns = 5;
+    assert_int_equal(salvo_event_elapsed(a, b, &ns), SALVO_ERROR_UNSUPPORTED);
+    assert_int_equal(ns, 0);
+    assert_int_equal(fake_calls(e.f, "querypool_create"), 0);
+    salvo_event_destroy(a);
+    salvo_event_destroy(b);
+    close_env(&e);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    env e = {0};
+    open_env(&e);
+    salvo_event *a = event_new(e.dev), *b = event_new(e.dev);
+    uint64_t ns = 1;
+    assert_int_equal(salvo_event_elapsed(NULL, b, &ns), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ns, 0);
+    assert_int_equal(salvo_event_elapsed(a, NULL, &ns), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_event_elapsed(a, b, NULL), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_event_elapsed(a, b, &ns), SALVO_ERROR_INVALID_ARGUMENT); /* never recorded */
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    assert_int_equal(salvo_event_elapsed(a, b, &ns), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_event_wait(NULL, 0), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_stream_query(NULL), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_event_wait(b, 0), SALVO_OK); /* never recorded: nothing to wait for */
+    /* Another device's event. */
+    env o = {0};
+    open_env(&o);
+    salvo_event *x = event_new(o.dev);
+    assert_int_equal(salvo_event_record(x, o.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(o.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(salvo_event_elapsed(a, x, &ns), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "different devices"));
+    salvo_event_destroy(x);
+    close_env(&o);
+    salvo_event_destroy(a);
+    salvo_event_destroy(b);
+    close_env(&e);
+}
+
+/* Captured events are points of a graph; cancelled ones read CANCELLED,
+ * and their batch's other events lost their times. */
+static void test_capture_and_cancel(void **state)
+{
+    (void)state;
+    env e = {0};
+    open_env(&e);
+    salvo_event *a = event_new(e.dev), *b = event_new(e.dev), *c = event_new(e.dev);
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    uint64_t ns = 0;
+    assert_int_equal(salvo_event_elapsed(a, b, &ns), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_event_wait(b, 0), SALVO_ERROR_INVALID_STATE);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_end_capture(e.st, &g), SALVO_OK);
+    salvo_graph_destroy(g);
+
+    /* a, launch, c, launch, b; cancel b: a and c lose their times. */
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(c, e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    assert_int_equal(salvo_event_cancel(b), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(salvo_event_elapsed(a, b, &ns), SALVO_CANCELLED);
+    assert_int_equal(salvo_event_elapsed(a, c, &ns), SALVO_ERROR_INVALID_STATE);
+    assert_non_null(strstr(salvo_last_error(), "cancel"));
+    assert_int_equal(salvo_event_wait(b, 0), SALVO_CANCELLED);
+    /* Recorded again, they time again. */
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(c, e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(elapsed_ok(a, c), FAKE_DISPATCH_TICKS + 1);
+    salvo_event_destroy(a);
+    salvo_event_destroy(b);
+    salvo_event_destroy(c);
+    close_env(&e);
+}
+
+/* The query pool cannot be made: the record fails and changes nothing; a
+ * later record times again. A refused submit: BATCH_FAILED. */
+static void test_failures(void **state)
+{
+    (void)state;
+    env e = {0};
+    open_env(&e);
+    salvo_event *a = event_new(e.dev), *b = event_new(e.dev);
+    fake_set_result(e.f, "querypool_create", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    uint64_t ns = 0;
+    assert_int_equal(salvo_event_elapsed(a, a, &ns), SALVO_ERROR_INVALID_ARGUMENT); /* not recorded */
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(elapsed_ok(a, b), FAKE_DISPATCH_TICKS + 1);
+
+    /* The batch holding b is refused at submit. */
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    fake_set_result(e.f, "submit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_OK); /* reported once */
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(salvo_event_elapsed(a, b, &ns), SALVO_ERROR_BATCH_FAILED);
+    salvo_event_destroy(a);
+    salvo_event_destroy(b);
+    close_env(&e);
+}
+
+/* More events pending than one pool holds; events recorded again while
+ * their earlier batch is pending; destroyed while pending. */
+static void test_many_pending(void **state)
+{
+    (void)state;
+    env e = {0};
+    e.f = fake_create();
+    e.f->complete = FAKE_COMPLETE_MANUAL;
+    open_env(&e);
+    enum { N = 150 };
+    /* One batch for them all (nothing completes meanwhile). */
+    salvo_stream_destroy(e.st);
+    salvo_stream_desc sd = {.batch_size = 4 * N, .first_batch = 4 * N};
+    assert_int_equal(salvo_stream_create(e.dev, &sd, &e.st), SALVO_OK);
+    salvo_event *ev[N];
+    for (int i = 0; i < N; i++) {
+        ev[i] = event_new(e.dev);
+        assert_int_equal(salvo_event_record(ev[i], e.st), SALVO_OK);
+        launch_ok(e.st, e.k, e.buf);
+    }
+    assert_int_equal(salvo_stream_flush(e.st), SALVO_OK);
+    /* Again, into the next batch, while the first is pending. */
+    for (int i = 0; i < N; i += 2)
+        assert_int_equal(salvo_event_record(ev[i], e.st), SALVO_OK);
+    salvo_event *gone = event_new(e.dev);
+    assert_int_equal(salvo_event_record(gone, e.st), SALVO_OK);
+    salvo_event_destroy(gone); /* while its mark is pending */
+    assert_int_equal(salvo_stream_query(e.st), SALVO_NOT_READY);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_OK);
+    for (int i = 1; i + 2 < N; i += 2)
+        assert_int_equal(elapsed_ok(ev[i], ev[i + 2]), 2 * FAKE_DISPATCH_TICKS + 2);
+    for (int i = 0; i + 2 < N; i += 2)
+        assert_int_equal(elapsed_ok(ev[i], ev[i + 2]), 1);
+    for (int i = 0; i < N; i++)
+        salvo_event_destroy(ev[i]);
+    e.f->complete = FAKE_COMPLETE_AUTO;
+    close_env(&e);
+}
+
+/* stream_query: NOT_READY while work runs (the open batch submitted), OK
+ * after; a stream held by a gate stays NOT_READY and never blocks. */
+static void test_stream_query(void **state)
+{
+    (void)state;
+    env e = {0};
+    e.f = fake_create();
+    e.f->complete = FAKE_COMPLETE_MANUAL;
+    open_env(&e);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(fake_pending(e.f), 0);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_NOT_READY);
+    assert_int_equal(fake_pending(e.f), 1);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_OK);
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st, g, 1), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    salvo_event *ev = event_new(e.dev);
+    assert_int_equal(salvo_event_record(ev, e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_NOT_READY);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_NOT_READY);
+    assert_int_equal(salvo_event_wait(ev, 1000 * 1000), SALVO_TIMEOUT);
+    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_OK);
+    assert_int_equal(salvo_event_wait(ev, 0), SALVO_OK);
+    salvo_event_destroy(ev);
+    salvo_gate_destroy(g);
+    e.f->complete = FAKE_COMPLETE_AUTO;
+    close_env(&e);
+}
+
+/* A lost device: every one of the calls says so. */
+static void test_lost(void **state)
+{
+    (void)state;
+    env e = {0};
+    open_env(&e);
+    salvo_event *a = event_new(e.dev), *b = event_new(e.dev);
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    fake_lose_device(e.f);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_ERROR_DEVICE_LOST);
+    uint64_t ns = 0;
+    assert_int_equal(salvo_event_elapsed(a, b, &ns), SALVO_ERROR_DEVICE_LOST);
+    assert_int_equal(salvo_event_wait(a, 1000), SALVO_ERROR_DEVICE_LOST);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_ERROR_DEVICE_LOST);
+    salvo_event_destroy(a);
+    salvo_event_destroy(b);
+    close_env(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_elapsed_exact),   cmocka_unit_test(test_elapsed_not_ready),
+        cmocka_unit_test(test_unsupported),     cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_capture_and_cancel), cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_many_pending),    cmocka_unit_test(test_stream_query),
+        cmocka_unit_test(test_lost),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
