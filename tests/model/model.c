@@ -1116,6 +1116,27 @@ static void expect_refused(ctx *c, const char *what, salvo_status st)
 
 static void exec_bad(ctx *c, const op *o, bool lost_before);
 
+/* The model after an add of v to n words of buffer bi from off returned
+ * st: applied, not recorded, or unknown (the stream reports a failure). */
+static void added(ctx *c, const char *what, salvo_status st, bool lost_before, int sid, int bi,
+                  uint32_t off, uint32_t n, uint32_t v)
+{
+    switch (outcome(c, what, st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR, lost_before)) {
+    case OUT_OK:
+    case OUT_PTIMEOUT:
+        apply_add(c, sid, bi, off, n, v);
+        if (g_cfg.batch == 1)
+            set_boundary(c, sid, c->sid[sid].seq);
+        break;
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        advance_unknown(c, sid, bi, off, off + n);
+        stream_error(c, sid);
+        break;
+    }
+}
+
 static void exec_launch_add(ctx *c, const op *o, bool lost_before)
 {
     int s = (int)o->a[0], k = (int)o->a[1], bi = (int)o->a[2];
@@ -1139,20 +1160,7 @@ static void exec_launch_add(ctx *c, const op *o, bool lost_before)
         captured(c, sid, st, &nd, lost_before, "launch (captured)");
         return;
     }
-    switch (outcome(c, "launch", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR, lost_before)) {
-    case OUT_OK:
-    case OUT_PTIMEOUT:
-        apply_add(c, sid, bi, off, n, v);
-        if (g_cfg.batch == 1)
-            set_boundary(c, sid, c->sid[sid].seq);
-        break;
-    case OUT_NTIMEOUT:
-        break;
-    default:
-        advance_unknown(c, sid, bi, off, off + n);
-        stream_error(c, sid);
-        break;
-    }
+    added(c, "launch", st, lost_before, sid, bi, off, n, v);
 }
 
 /* launch_addr: as launch_add, through the buffer's device address. */
@@ -1179,21 +1187,7 @@ static void exec_launch_addr(ctx *c, const op *o, bool lost_before)
     } push = {(uint32_t)addr, (uint32_t)(addr >> 32), n, v};
     const uint32_t groups[3] = {(n + 63) / 64, 1, 1};
     st = salvo_launch(c->sh[s], g_addr_kernel, groups, NULL, 0, &push, sizeof push);
-    switch (outcome(c, "launch(addr)", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
-                    lost_before)) {
-    case OUT_OK:
-    case OUT_PTIMEOUT:
-        apply_add(c, sid, bi, off, n, v);
-        if (g_cfg.batch == 1)
-            set_boundary(c, sid, c->sid[sid].seq);
-        break;
-    case OUT_NTIMEOUT:
-        break;
-    default:
-        advance_unknown(c, sid, bi, off, off + n);
-        stream_error(c, sid);
-        break;
-    }
+    added(c, "launch(addr)", st, lost_before, sid, bi, off, n, v);
 }
 
 /* fill: n words of a buffer set to v, in stream order. */
