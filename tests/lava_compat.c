@@ -841,6 +841,76 @@ static void unused_image_run(const compat_case *c, const compat_module *m)
         assert_int_equal(got[i], 7u * i + 2u);
 }
 
+static salvo_image *image_with(salvo_format format, uint32_t w, uint32_t h, const void *texels)
+{
+    salvo_image *img = NULL;
+    salvo_image_desc d = {SALVO_IMAGE_2D, format, w, h, 1, 1, 0};
+    salvo_status st = salvo_image_create(dev, &d, &img);
+    if (st != SALVO_OK)
+        fail_msg("image_create: %s: %s", salvo_status_string(st), salvo_last_error());
+    if (texels)
+        assert_int_equal(salvo_image_write(img, NULL, texels,
+                                           (uint64_t)w * h * salvo_format_texel_size(format)),
+                         SALVO_OK);
+    return img;
+}
+
+/* A storage image written by every invocation of an 8x8 group. */
+static void storage_image_run(const compat_case *c, const compat_module *m)
+{
+    (void)c;
+    salvo_kernel *k = must_create(m, NULL, 0);
+    salvo_buffer *out = buffer_with(4 * 64, NULL);
+    salvo_image *img = image_with(SALVO_FORMAT_RGBA8_UNORM, 8, 8, NULL);
+    salvo_stream *s = stream_new();
+    salvo_binding b[2] = {{.binding = 0, .buffer = out}, {.binding = 1, .image = img}};
+    launch(s, k, 1, b, 2, NULL, 0);
+    synchronize(s);
+    uint8_t texels[8 * 8 * 4];
+    assert_int_equal(salvo_image_read(img, NULL, texels, sizeof texels), SALVO_OK);
+    for (size_t i = 0; i < sizeof texels; i++)
+        assert_int_equal(texels[i], 255);
+    uint32_t got[64];
+    read_back(out, got, sizeof got);
+    for (int i = 0; i < 64; i++)
+        assert_int_equal(got[i], 1u);
+    salvo_image_destroy(img);
+}
+
+/* Texels of a 64x1 R32_FLOAT image read through a sampler, combined in
+ * the module or put together from a texture and a sampler. */
+static void sampled_image_run(const compat_case *c, const compat_module *m)
+{
+    bool separate = strcmp(c->modules[0], "separate_sampler") == 0;
+    salvo_kernel *k = must_create(m, NULL, 0);
+    float texels[64];
+    for (int i = 0; i < 64; i++)
+        texels[i] = (float)i * 0.5f + 3.0f;
+    salvo_image *img = image_with(SALVO_FORMAT_R32_FLOAT, 64, 1, texels);
+    salvo_sampler *smp = NULL;
+    assert_int_equal(salvo_sampler_create(dev, NULL, &smp), SALVO_OK);
+    salvo_buffer *out = buffer_with(4 * 64, NULL);
+    salvo_stream *s = stream_new();
+    salvo_binding b[3] = {{.binding = 0, .buffer = out}};
+    uint32_t n = 2;
+    if (separate) {
+        b[1] = (salvo_binding){.binding = 1, .sampler = smp};
+        b[2] = (salvo_binding){.binding = 2, .image = img};
+        n = 3;
+    } else {
+        b[1] = (salvo_binding){.binding = 1, .image = img, .sampler = smp};
+    }
+    launch(s, k, 1, b, n, NULL, 0);
+    synchronize(s);
+    float got[64];
+    read_back(out, got, sizeof got);
+    /* Nearest sampling at texel i's left edge, or texelFetch: texel i. */
+    for (int i = 0; i < 64; i++)
+        assert_true(got[i] == texels[i]);
+    salvo_sampler_destroy(smp);
+    salvo_image_destroy(img);
+}
+
 /* ------------------------------------------------------------------ */
 /* Refusals                                                            */
 /* ------------------------------------------------------------------ */
@@ -849,15 +919,15 @@ static void refuse_set1(const compat_case *c, const compat_module *m)
     (void)c;
     must_refuse(m, NULL, 0, SALVO_ERROR_INVALID_ARGUMENT, "set 1");
 }
-static void refuse_image(const compat_case *c, const compat_module *m)
+static void refuse_texel_buffer(const compat_case *c, const compat_module *m)
 {
     (void)c;
-    must_refuse(m, NULL, 0, SALVO_ERROR_UNSUPPORTED, "image");
+    must_refuse(m, NULL, 0, SALVO_ERROR_UNSUPPORTED, "texel buffers");
 }
-static void refuse_sampler(const compat_case *c, const compat_module *m)
+static void refuse_cube(const compat_case *c, const compat_module *m)
 {
     (void)c;
-    must_refuse(m, NULL, 0, SALVO_ERROR_UNSUPPORTED, "sampl");
+    must_refuse(m, NULL, 0, SALVO_ERROR_UNSUPPORTED, "cube");
 }
 static void refuse_accel(const compat_case *c, const compat_module *m)
 {
@@ -1009,10 +1079,12 @@ static const compat_case cases[] = {
      .fn = unused_image_run, .awaiting_core = true},
     /* Refused */
     {CASE("refuse_set1", "refuse_set1", "descriptor set 1"), .fn = refuse_set1},
-    {CASE("refuse_storage_image", "refuse_storage_image", "storage image"), .fn = refuse_image},
-    {CASE("refuse_sampled_image", "refuse_sampled_image", "combined image sampler"),
-     .fn = refuse_sampler},
-    {CASE("refuse_sampler", "refuse_sampler", "sampler and sampled image"), .fn = refuse_sampler},
+    {CASE("storage_image", "storage_image", "storage image"), .fn = storage_image_run},
+    {CASE("sampled_image", "sampled_image", "combined image sampler"), .fn = sampled_image_run},
+    {CASE("separate_sampler", "separate_sampler", "sampler and texture"), .fn = sampled_image_run},
+    {CASE("refuse_texel_buffer", "refuse_texel_buffer", "storage texel buffer"),
+     .fn = refuse_texel_buffer},
+    {CASE("refuse_cube", "refuse_cube", "cube map"), .fn = refuse_cube},
     {CASE("refuse_accel_struct", "refuse_accel_struct", "acceleration structure"),
      .fn = refuse_accel},
     {CASE("refuse_runtime_array", "refuse_runtime_array", "runtime array of buffers"),

@@ -191,12 +191,12 @@ static void compiles_but_not_a_salvo_kernel(void **state)
 {
     (void)state;
     salvo_device *dev = lava_open(0, 0);
-    /* Valid GLSL, but an image binding: refused by reflection, as SPIR-V
-     * with one would be. */
+    /* Valid GLSL, but a texel buffer binding: refused by reflection, as
+     * SPIR-V with one would be. */
     const char *image = "#version 450\n"
                         "layout(local_size_x = 1) in;\n"
-                        "layout(binding = 0, r32ui) uniform uimage2D img;\n"
-                        "void main() { imageStore(img, ivec2(0), uvec4(1u)); }\n";
+                        "layout(binding = 0, r32ui) uniform uimageBuffer img;\n"
+                        "void main() { imageStore(img, 0, uvec4(1u)); }\n";
     salvo_kernel *k = (salvo_kernel *)1;
     assert_int_equal(glsl_kernel(dev, image, "image_kernel", &k), SALVO_ERROR_UNSUPPORTED);
     assert_null(k);

@@ -212,7 +212,8 @@ static const char *snap_diff(const snap *p, const snap *q, char *buf, size_t siz
 {
     static const char *const kinds[FAKE_KIND_COUNT] = {"device", "buffer",   "pipeline",
                                                        "cmd",    "fence",    "descpool",
-                                                       "timeline", "querypool"};
+                                                       "timeline", "querypool", "image",
+                                                       "sampler"};
     for (int d = 0; d < 2; d++) {
         const side_snap *a = &p->s[d], *b = &q->s[d];
         if (memcmp(&a->stats, &b->stats, sizeof a->stats) != 0) {

@@ -327,11 +327,21 @@ static void test_two_sets_sorted_and_spec_local_size(void **state)
     expect_local_size(&m, 16, 8, 2, NO_SPEC, 1, NO_SPEC);
 }
 
-static void test_image_refused(void **state)
+/* A storage image beside a buffer: its kind, type, declared format and
+ * access. */
+static void test_storage_image(void **state)
 {
     (void)state;
-    expect_unsupported(reflect_image_spv, sizeof reflect_image_spv, "main",
-                       "binding 1: storage images are not supported");
+    reflect_module r;
+    assert_int_equal(reflect(reflect_image_spv, sizeof reflect_image_spv, "main", &r), SALVO_OK);
+    assert_int_equal(r.binding_count, 2);
+    expect_binding(&r, 0, 0, 0, SALVO_ACCESS_READ_WRITE, false);
+    assert_int_equal(r.bindings[0].kind, SALVO_BINDING_BUFFER);
+    expect_binding(&r, 1, 0, 1, SALVO_ACCESS_READ, false);
+    assert_int_equal(r.bindings[1].kind, SALVO_BINDING_STORAGE_IMAGE);
+    assert_int_equal(r.bindings[1].image_type, SALVO_IMAGE_2D);
+    assert_int_equal(r.bindings[1].image_format, SALVO_FORMAT_R32_FLOAT);
+    assert_int_equal(r.bindings[1].sampled_class, REFLECT_TEXEL_FLOAT);
 }
 
 /* An array of four buffers is four entries, elements 0..3 of binding 3. */
@@ -365,7 +375,7 @@ static void test_arrays_aliases_and_use(void **state)
     };
     /* variant 0: the accepted module; 1: a runtime array used; 2: an
      * array sized by a spec constant used; 3: an array of 40 used; 4: the
-     * image used. */
+     * (cube) image used. */
     for (int variant = 0; variant < 5; variant++) {
         memset(&m, 0, sizeof m);
         begin(&m);
@@ -394,7 +404,7 @@ static void test_arrays_aliases_and_use(void **state)
         EMIT(&m, OpTypePointer, SARR_PTR, 12, SARR);
         EMIT(&m, OpTypeArray, WARR, T + 1, C40);
         EMIT(&m, OpTypePointer, WARR_PTR, 12, WARR);
-        EMIT(&m, 25 /* OpTypeImage */, IMG, ID_FLOAT, 1 /* 2D */, 0, 0, 0, 2 /* storage */,
+        EMIT(&m, 25 /* OpTypeImage */, IMG, ID_FLOAT, 3 /* Cube */, 0, 0, 0, 2 /* storage */,
              1 /* Rgba32f */);
         EMIT(&m, OpTypePointer, IMG_PTR, 0 /* UniformConstant */, IMG);
         EMIT(&m, OpVariable, T + 2, V_READ, 12);
@@ -449,7 +459,7 @@ static void test_arrays_aliases_and_use(void **state)
             expect_unsupported(m.w, mod_size(&m), "main", "more than 32 buffers bound");
             break;
         default:
-            expect_unsupported(m.w, mod_size(&m), "main", "binding 6: storage images");
+            expect_unsupported(m.w, mod_size(&m), "main", "binding 6: cube images");
             break;
         }
     }
@@ -485,7 +495,7 @@ static void test_arrays_aliases_and_use(void **state)
     assert_int_equal(reflect(m.w, mod_size(&m), "main", &r), SALVO_OK);
     assert_int_equal(r.binding_count, 0);
 
-    /* Two entry points: "other" uses an image and a workgroup array, main
+    /* Two entry points: "other" uses a texel buffer and a workgroup array, main
      * a buffer. Each is reflected with only what it uses. */
     memset(&m, 0, sizeof m);
     enum { B = ID_FREE, IM = B + 3, IM_PTR, VB, VI, FN_OTHER, WG_ARR, WG_PTR, VW, C64 };
@@ -500,7 +510,7 @@ static void test_arrays_aliases_and_use(void **state)
     EMIT(&m, OpDecorate, VI, 33, 1);
     common_types(&m);
     buffer_type(&m, B, 12);
-    EMIT(&m, 25 /* OpTypeImage */, IM, ID_FLOAT, 1, 0, 0, 0, 2, 1);
+    EMIT(&m, 25 /* OpTypeImage */, IM, ID_FLOAT, 5 /* Buffer */, 0, 0, 0, 2, 1);
     EMIT(&m, OpTypePointer, IM_PTR, 0, IM);
     EMIT(&m, OpConstant, ID_UINT, C64, 64);
     EMIT(&m, OpTypeArray, WG_ARR, ID_FLOAT, C64);
@@ -523,7 +533,7 @@ static void test_arrays_aliases_and_use(void **state)
     assert_int_equal(r.binding_count, 1);
     expect_binding(&r, 0, 0, 0, SALVO_ACCESS_READ_WRITE, false);
     assert_int_equal(r.workgroup_memory, 0);
-    expect_unsupported(m.w, mod_size(&m), "other", "binding 1: storage images");
+    expect_unsupported(m.w, mod_size(&m), "other", "binding 1: storage texel buffers");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1082,7 +1092,7 @@ int main(void)
         cmocka_unit_test(test_default_entry_name),
         cmocka_unit_test(test_mixed_access_and_push_layout),
         cmocka_unit_test(test_two_sets_sorted_and_spec_local_size),
-        cmocka_unit_test(test_image_refused),
+        cmocka_unit_test(test_storage_image),
         cmocka_unit_test(test_buffer_array),
         cmocka_unit_test(test_arrays_aliases_and_use),
         cmocka_unit_test(test_empty_input),

@@ -393,6 +393,9 @@ typedef struct salvo_stats {
      * no host copy. */
     uint64_t transfer_bytes_imported;
     uint64_t live_graphs; /* graphs made and not yet released (captures in progress count) */
+    uint64_t live_images;
+    uint64_t live_image_bytes; /* texel bytes (what the driver allocates may be more) */
+    uint64_t live_samplers;
 } salvo_stats;
 
 /* List the Vulkan devices that can run compute. With entries NULL, sets
@@ -538,6 +541,154 @@ SALVO_API salvo_status salvo_buffer_address(salvo_buffer *buffer, uint64_t *out)
 SALVO_API void salvo_buffer_destroy(salvo_buffer *buffer);
 
 /* ------------------------------------------------------------------ */
+/* Images and samplers                                                 */
+/* ------------------------------------------------------------------ */
+typedef struct salvo_image salvo_image;
+typedef struct salvo_sampler salvo_sampler;
+
+typedef enum salvo_image_type {
+    SALVO_IMAGE_1D = 1,
+    SALVO_IMAGE_2D = 2,
+    SALVO_IMAGE_3D = 3,
+    SALVO_IMAGE_2D_ARRAY = 4 /* layers of 2D images (GLSL image2DArray, sampler2DArray) */
+} salvo_image_type;
+
+/* Texel formats: R, RG and RGBA of 8, 16 and 32-bit components. UNORM and
+ * SNORM read as floats in [0, 1] and [-1, 1]; UINT and SINT as integers;
+ * FLOAT as floats (16 and 32-bit). Host memory holds texels tightly
+ * packed, components in R, G, B, A order, each in the host's byte order.
+ * Which ones a device offers, for which use: salvo_image_format_support. */
+typedef enum salvo_format {
+    SALVO_FORMAT_UNDEFINED = 0,
+    SALVO_FORMAT_R8_UNORM, SALVO_FORMAT_R8_SNORM, SALVO_FORMAT_R8_UINT, SALVO_FORMAT_R8_SINT,
+    SALVO_FORMAT_RG8_UNORM, SALVO_FORMAT_RG8_SNORM, SALVO_FORMAT_RG8_UINT, SALVO_FORMAT_RG8_SINT,
+    SALVO_FORMAT_RGBA8_UNORM, SALVO_FORMAT_RGBA8_SNORM, SALVO_FORMAT_RGBA8_UINT,
+    SALVO_FORMAT_RGBA8_SINT,
+    SALVO_FORMAT_R16_UNORM, SALVO_FORMAT_R16_SNORM, SALVO_FORMAT_R16_UINT, SALVO_FORMAT_R16_SINT,
+    SALVO_FORMAT_R16_FLOAT,
+    SALVO_FORMAT_RG16_UNORM, SALVO_FORMAT_RG16_SNORM, SALVO_FORMAT_RG16_UINT,
+    SALVO_FORMAT_RG16_SINT, SALVO_FORMAT_RG16_FLOAT,
+    SALVO_FORMAT_RGBA16_UNORM, SALVO_FORMAT_RGBA16_SNORM, SALVO_FORMAT_RGBA16_UINT,
+    SALVO_FORMAT_RGBA16_SINT, SALVO_FORMAT_RGBA16_FLOAT,
+    SALVO_FORMAT_R32_UINT, SALVO_FORMAT_R32_SINT, SALVO_FORMAT_R32_FLOAT,
+    SALVO_FORMAT_RG32_UINT, SALVO_FORMAT_RG32_SINT, SALVO_FORMAT_RG32_FLOAT,
+    SALVO_FORMAT_RGBA32_UINT, SALVO_FORMAT_RGBA32_SINT, SALVO_FORMAT_RGBA32_FLOAT,
+    SALVO_FORMAT_COUNT /* not a format: one past the last */
+} salvo_format;
+
+/* Uses of an image (salvo_image_desc.usage) and what a format supports
+ * (salvo_image_format_support). */
+enum {
+    SALVO_IMAGE_STORAGE = 1u << 0, /* imageLoad/imageStore (storage image binding) */
+    SALVO_IMAGE_SAMPLED = 1u << 1, /* texelFetch/texture through a sampler */
+    /* Only from salvo_image_format_support: a sampler may filter it
+     * linearly (SALVO_FILTER_LINEAR). */
+    SALVO_IMAGE_LINEAR_FILTER = 1u << 2
+};
+
+typedef struct salvo_image_desc {
+    salvo_image_type type;
+    salvo_format format;
+    uint32_t width;
+    uint32_t height; /* 1D: 0 or 1 */
+    uint32_t depth;  /* 3D only; otherwise 0 or 1 */
+    uint32_t layers; /* 2D_ARRAY only (at least 1); otherwise 0 or 1 */
+    /* SALVO_IMAGE_STORAGE and/or SALVO_IMAGE_SAMPLED; 0: every use the
+     * device offers for the format. */
+    uint32_t usage;
+} salvo_image_desc;
+
+/* Bytes of one texel of format (1 to 16), 0 for an unknown one. */
+SALVO_API uint32_t salvo_format_texel_size(salvo_format format);
+/* "RGBA8_UNORM", or "unknown". */
+SALVO_API const char *salvo_format_name(salvo_format format);
+
+/* What the device offers for format in images: SALVO_IMAGE_* bits in
+ * *usage (0: the format cannot be used). Thread safety: any thread. */
+SALVO_API salvo_status salvo_image_format_support(salvo_device *device, salvo_format format,
+                                                  uint32_t *usage);
+
+/* Create an image in device memory, ready for use (salvo keeps every
+ * image in the one layout that storage, sampled and transfer use all
+ * accept, so nothing is transitioned between launches). Its texels hold
+ * nothing defined until written. A format or usage the device does not
+ * offer: SALVO_ERROR_UNSUPPORTED naming the format; extents of 0, beyond
+ * the device's limits, or inconsistent with the type:
+ * SALVO_ERROR_INVALID_ARGUMENT. Counted in salvo_stats.live_images and
+ * live_image_bytes. Thread safety: any thread. */
+SALVO_API salvo_status salvo_image_create(salvo_device *device, const salvo_image_desc *desc,
+                                          salvo_image **out);
+
+/* The image's description (usage as resolved at create). */
+SALVO_API salvo_status salvo_image_desc_get(const salvo_image *image, salvo_image_desc *out);
+
+/* A box of texels: origin (x, y, z) and extent; for 2D arrays, layers
+ * [layer, layer + layers). Zero extents (and layers 0) mean "to the end"
+ * from the origin, so a zeroed region, or a NULL pointer where one is
+ * taken, is the whole image. Host memory for a region is tightly packed:
+ * width texels a row, height rows a slice, depth slices a layer. */
+typedef struct salvo_image_region {
+    uint32_t x, y, z;
+    uint32_t width, height, depth;
+    uint32_t layer, layers;
+} salvo_image_region;
+
+/* Host <-> image, staged through a buffer and waited for, as
+ * salvo_buffer_write/read: the call first waits for every batch that used
+ * the image, then returns with the copy done. size must equal the
+ * region's bytes (texels times salvo_format_texel_size). Thread safety:
+ * any thread; a write must not run beside launches that use the image. */
+SALVO_API salvo_status salvo_image_write(salvo_image *image, const salvo_image_region *region,
+                                         const void *src, uint64_t size);
+SALVO_API salvo_status salvo_image_read(salvo_image *image, const salvo_image_region *region,
+                                        void *dst, uint64_t size);
+
+/* Stream-ordered copies between a buffer (texels tightly packed from
+ * offset, a multiple of the texel size) and a region of an image, in
+ * batches as salvo_copy, ordered against launches by what they read and
+ * write, and captured into graphs. Thread safety: as salvo_launch. */
+SALVO_API salvo_status salvo_copy_buffer_to_image(salvo_stream *stream, salvo_buffer *src,
+                                                  uint64_t src_offset, salvo_image *dst,
+                                                  const salvo_image_region *region);
+SALVO_API salvo_status salvo_copy_image_to_buffer(salvo_stream *stream, salvo_image *src,
+                                                  const salvo_image_region *region,
+                                                  salvo_buffer *dst, uint64_t dst_offset);
+
+/* Release the image: as salvo_buffer_destroy, never blocks, the memory is
+ * freed once no pending work can use it. NULL is a no-op. */
+SALVO_API void salvo_image_destroy(salvo_image *image);
+
+typedef enum salvo_filter {
+    SALVO_FILTER_NEAREST = 0,
+    SALVO_FILTER_LINEAR = 1 /* needs SALVO_IMAGE_LINEAR_FILTER for the image's format */
+} salvo_filter;
+
+typedef enum salvo_address_mode {
+    SALVO_ADDRESS_CLAMP_TO_EDGE = 0,
+    SALVO_ADDRESS_REPEAT = 1,
+    SALVO_ADDRESS_MIRRORED_REPEAT = 2,
+    SALVO_ADDRESS_CLAMP_TO_BORDER = 3 /* outside reads as 0 (transparent black) */
+} salvo_address_mode;
+
+typedef struct salvo_sampler_desc {
+    salvo_filter filter;            /* magnification and minification */
+    salvo_address_mode address[3];  /* u, v, w */
+    /* Coordinates in texels rather than in [0, 1]. Then (Vulkan's rule)
+     * the address modes must be CLAMP_TO_EDGE or CLAMP_TO_BORDER, and the
+     * sampler may be used with 1D and 2D images only. */
+    bool unnormalized;
+} salvo_sampler_desc;
+
+/* A sampler, bound beside a sampled image (salvo_binding.sampler) for a
+ * kernel's sampler2D and the like, or alone for a `sampler`. NULL desc:
+ * nearest, clamp to edge, normalized. Counted in salvo_stats.live_samplers.
+ * Thread safety: any thread. */
+SALVO_API salvo_status salvo_sampler_create(salvo_device *device, const salvo_sampler_desc *desc,
+                                            salvo_sampler **out);
+/* As salvo_image_destroy. */
+SALVO_API void salvo_sampler_destroy(salvo_sampler *sampler);
+
+/* ------------------------------------------------------------------ */
 /* Kernels                                                             */
 /* ------------------------------------------------------------------ */
 typedef struct salvo_spec_constant {
@@ -566,11 +717,26 @@ typedef enum salvo_access {
     SALVO_ACCESS_READ_WRITE = 3
 } salvo_access;
 
+/* What a binding holds (salvo_kernel_binding.kind). */
+typedef enum salvo_binding_kind {
+    SALVO_BINDING_BUFFER = 0,        /* a storage or uniform buffer (.uniform says which) */
+    SALVO_BINDING_STORAGE_IMAGE = 1, /* image2D and the like: salvo_binding.image */
+    SALVO_BINDING_SAMPLED_IMAGE = 2, /* texture2D (separate from its sampler): .image */
+    SALVO_BINDING_SAMPLER = 3,       /* sampler: .sampler */
+    SALVO_BINDING_IMAGE_SAMPLER = 4  /* sampler2D and the like: .image and .sampler */
+} salvo_binding_kind;
+
 typedef struct salvo_kernel_binding {
     uint32_t binding;
     salvo_access access; /* merged over the declarations that alias the binding */
     bool uniform; /* a uniform buffer rather than a storage buffer */
     uint32_t count; /* array elements (1 when not an array) */
+    salvo_binding_kind kind;
+    /* Images: the dimensionality the kernel declares, and for a storage
+     * image the format it names (SALVO_FORMAT_UNDEFINED: none, or one
+     * salvo has no enumerator for); a bound image must match both. */
+    salvo_image_type image_type;
+    salvo_format image_format;
 } salvo_kernel_binding;
 
 /* The most buffers one launch binds: bindings, counting each element of
@@ -674,6 +840,11 @@ typedef struct salvo_binding {
      * is bound by its own salvo_binding, every one of them at each launch.
      * 0 for a binding that is not an array. */
     uint32_t element;
+    /* For image and sampler bindings (salvo_binding_kind), instead of
+     * buffer, offset and size, which are then left 0: the image, and the
+     * sampler. */
+    salvo_image *image;
+    salvo_sampler *sampler;
 } salvo_binding;
 
 /* An in-order queue of launches. Thread safety: a stream is used by one

@@ -58,6 +58,8 @@ typedef struct accel_fence accel_fence;
 typedef struct accel_descpool accel_descpool;
 typedef struct accel_timeline accel_timeline; /* timeline semaphore */
 typedef struct accel_querypool accel_querypool; /* GPU timestamps (traces) */
+typedef struct accel_image accel_image;     /* an image with its view */
+typedef struct accel_sampler accel_sampler;
 
 /* Options the core passes when opening a device. */
 typedef struct accel_open_options {
@@ -106,6 +108,9 @@ typedef struct accel_caps {
      * barriers only, and every buffer may be used on it as on the others
      * (Vulkan: concurrent sharing between the two families). */
     bool transfer_queue;
+    /* Largest image extents: 1D width, 2D width and height, 3D extents,
+     * 2D-array layers (0: not known, the implementation checks). */
+    uint32_t max_image_1d, max_image_2d, max_image_3d, max_image_layers;
 } accel_caps;
 
 enum { ACCEL_MAX_QUEUES = 8 };
@@ -128,15 +133,36 @@ typedef struct accel_buffer_info {
     uint64_t device_address;
 } accel_buffer_info;
 
-/* One buffer the pipeline binds: an array of n buffers has n entries
+/* One resource the pipeline binds: an array of n has n entries
  * (elements 0..n-1, each with count n); the layout has one binding per
- * array. */
+ * array. kind: a salvo_binding_kind (BUFFER: uniform says which). */
 typedef struct accel_pipeline_binding {
     uint32_t binding;
     uint32_t element;
     uint32_t count;
     bool uniform; /* uniform buffer, else storage buffer */
+    uint8_t kind;
 } accel_pipeline_binding;
+
+/* An image: extent, layers (2D arrays; else 1), format and uses as the
+ * public description has them (checked by the caller). */
+typedef struct accel_image_desc {
+    salvo_image_type type;
+    salvo_format format;
+    uint32_t width, height, depth, layers;
+    uint32_t usage; /* SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED */
+} accel_image_desc;
+
+/* A box of an image's texels (whole extents resolved, layers counted). */
+typedef struct accel_image_region {
+    uint32_t x, y, z, width, height, depth, layer, layers;
+} accel_image_region;
+
+typedef struct accel_sampler_desc {
+    bool linear;
+    uint8_t address[3]; /* salvo_address_mode */
+    bool unnormalized;
+} accel_sampler_desc;
 
 typedef struct accel_pipeline_desc {
     const uint32_t *spirv;
@@ -149,15 +175,28 @@ typedef struct accel_pipeline_desc {
     uint32_t spec_constant_count;
 } accel_pipeline_desc;
 
-/* One bound range at dispatch time. */
+/* One bound range, image or sampler at dispatch time. kind: a
+ * salvo_binding_kind; for a buffer (0) buffer, offset and size, else image
+ * and/or sampler. */
 typedef struct accel_bind {
     uint32_t binding;
-    uint32_t element; /* in an array of buffers; else 0 */
+    uint32_t element; /* in an array; else 0 */
     bool uniform;
+    uint8_t kind;
     accel_buffer *buffer;
     uint64_t offset;
     uint64_t size;
+    accel_image *image;
+    accel_sampler *sampler;
 } accel_bind;
+
+/* What hazard tracking and gate-held batches know a bind by: its buffer,
+ * or its image (a sampler is never written: its own identity). */
+static inline const void *accel_bind_target(const accel_bind *b)
+{
+    return b->buffer ? (const void *)b->buffer
+                     : b->image ? (const void *)b->image : (const void *)b->sampler;
+}
 
 typedef enum accel_barrier {
     ACCEL_BARRIER_COMPUTE_COMPUTE, /* shader writes -> later shader reads/writes */
@@ -279,6 +318,32 @@ typedef struct accel_vtable {
                                    uint64_t *value);
     accel_result (*timeline_wait)(void *self, accel_device *dev, accel_timeline *tl,
                                   uint64_t value, uint64_t timeout_ns);
+
+    /* Images (optional: NULL where the implementation has none; the core
+     * then refuses images as unsupported). format_support: SALVO_IMAGE_*
+     * bits the device offers for format (0: none). image_create makes the
+     * image and its memory, image_view_create its view of all of it
+     * (image_destroy destroys both); the image must then be brought into
+     * use with cmd_image_init, recorded and completed before any other
+     * command uses it. */
+    uint32_t (*image_format_support)(void *self, accel_device *dev, salvo_format format);
+    accel_result (*image_create)(void *self, accel_device *dev, const accel_image_desc *desc,
+                                 accel_image **out);
+    accel_result (*image_view_create)(void *self, accel_device *dev, accel_image *img);
+    void (*image_destroy)(void *self, accel_device *dev, accel_image *img);
+    accel_result (*sampler_create)(void *self, accel_device *dev, const accel_sampler_desc *desc,
+                                   accel_sampler **out);
+    void (*sampler_destroy)(void *self, accel_device *dev, accel_sampler *smp);
+    /* Move a new image into the layout every later use works in (Vulkan:
+     * UNDEFINED to GENERAL), its old contents discarded. */
+    accel_result (*cmd_image_init)(void *self, accel_device *dev, accel_cmd *cmd,
+                                   accel_image *img);
+    /* Copy between buf (texels packed from offset) and region of img;
+     * to_image says which way. A transfer-stage read and write, as
+     * cmd_copy's. */
+    void (*cmd_copy_image)(void *self, accel_device *dev, accel_cmd *cmd, accel_buffer *buf,
+                           uint64_t offset, accel_image *img, const accel_image_region *region,
+                           bool to_image);
 
     /* Release the implementation itself (after every device is closed). */
     void (*destroy)(void *self);

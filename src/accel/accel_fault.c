@@ -14,7 +14,8 @@
     X(enumerate) X(device_open) X(queue_wait_idle) X(buffer_create) X(pipeline_create)            \
     X(descpool_create) X(descpool_reset) X(cmd_create) X(cmd_begin) X(cmd_end) X(cmd_reset)       \
     X(cmd_create_reusable) X(cmd_begin_reusable) X(cmd_dispatch) X(fence_create) X(fence_reset) X(fence_status) X(fence_wait) X(submit)        \
-    X(timeline_create) X(timeline_signal) X(timeline_value) X(timeline_wait)
+    X(timeline_create) X(timeline_signal) X(timeline_value) X(timeline_wait)                    \
+    X(image_create) X(image_view_create) X(sampler_create) X(cmd_image_init)
 
 enum fault_op {
 #define X(name) OP_##name,
@@ -399,6 +400,30 @@ static void f_destroy(void *self)
     salvo_mem_free(f->alloc, f);
 }
 
+/* Images: optional in the inner accelerator (absent there, absent here). */
+static uint32_t f_image_format_support(void *self, accel_device *dev, salvo_format format)
+{
+    return IN(self).vt->image_format_support ? CALL(self, image_format_support, dev, format) : 0;
+}
+CREATING(image_create, image_destroy,
+         (void *self, accel_device *dev, const accel_image_desc *d, accel_image **out),
+         (self, image_create, dev, d, out))
+PLAIN(image_view_create, (void *self, accel_device *dev, accel_image *img),
+      (self, image_view_create, dev, img))
+DESTROY(image_destroy, (void *self, accel_device *dev, accel_image *img),
+        (self, image_destroy, dev, img))
+CREATING(sampler_create, sampler_destroy,
+         (void *self, accel_device *dev, const accel_sampler_desc *d, accel_sampler **out),
+         (self, sampler_create, dev, d, out))
+DESTROY(sampler_destroy, (void *self, accel_device *dev, accel_sampler *smp),
+        (self, sampler_destroy, dev, smp))
+PLAIN(cmd_image_init, (void *self, accel_device *dev, accel_cmd *c, accel_image *img),
+      (self, cmd_image_init, dev, c, img))
+PASS(cmd_copy_image,
+     (void *self, accel_device *dev, accel_cmd *c, accel_buffer *buf, uint64_t off,
+      accel_image *img, const accel_image_region *r, bool to_image),
+     (self, cmd_copy_image, dev, c, buf, off, img, r, to_image))
+
 /* Not a fault point: it asks for handles and changes nothing. When the
  * inner accelerator has none, FEATURE_NOT_PRESENT: what the API makes of
  * an absent entry too (SALVO_ERROR_UNSUPPORTED). */
@@ -480,6 +505,14 @@ static const accel_vtable fault_vtable = {
     .timeline_wait = f_timeline_wait,
     .destroy = f_destroy,
     .native_handles = f_native_handles,
+    .image_format_support = f_image_format_support,
+    .image_create = f_image_create,
+    .image_view_create = f_image_view_create,
+    .image_destroy = f_image_destroy,
+    .sampler_create = f_sampler_create,
+    .sampler_destroy = f_sampler_destroy,
+    .cmd_image_init = f_cmd_image_init,
+    .cmd_copy_image = f_cmd_copy_image,
     .querypool_create = f_querypool_create,
     .querypool_destroy = f_querypool_destroy,
     .cmd_querypool_reset = f_cmd_querypool_reset,

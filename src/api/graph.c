@@ -46,6 +46,8 @@ static salvo_status hold_launch_locked(salvo_graph *gr, salvo_kernel *k, const a
     for (uint32_t i = 0; i < k->ek.refl.binding_count && r == SALVO_OK; i++) {
         bool write = !binds[i].uniform && (k->ek.refl.bindings[i].access & SALVO_ACCESS_WRITE);
         r = hold_buffer_locked(gr, bufs[i], write);
+        if (r == SALVO_OK && bufs[SALVO_MAX_BINDINGS + i])
+            r = hold_buffer_locked(gr, bufs[SALVO_MAX_BINDINGS + i], false);
     }
     return r;
 }
@@ -78,6 +80,21 @@ salvo_status graph_capture_fill_locked(salvo_graph *gr, salvo_buffer *dst, uint6
     salvo_status r = hold_buffer_locked(gr, dst, true);
     if (r == SALVO_OK)
         r = graph_add_fill(&gr->g, dst->ab, offset, size, value);
+    return r;
+}
+
+salvo_status graph_capture_image_copy_locked(salvo_graph *gr, salvo_buffer *buf, uint64_t offset,
+                                             uint64_t bytes, salvo_image *img,
+                                             const accel_image_region *region, bool to_image)
+{
+    salvo_status r = hold_buffer_locked(gr, buf, !to_image);
+    if (r == SALVO_OK)
+        r = hold_buffer_locked(gr, &img->base, to_image);
+    accel_bind buffer_end = {.buffer = buf->ab, .offset = offset, .size = bytes};
+    accel_bind image_end = {.image = img->ai, .offset = 0, .size = 1};
+    accel_bind ends[2] = {to_image ? buffer_end : image_end, to_image ? image_end : buffer_end};
+    if (r == SALVO_OK)
+        r = graph_add_image_copy(&gr->g, ends, region);
     return r;
 }
 
@@ -386,7 +403,7 @@ salvo_status salvo_graph_set_bindings(salvo_graph *gr, uint32_t node,
     /* The engine kernel is the first member of its salvo_kernel. */
     salvo_kernel *k = (salvo_kernel *)n->kernel;
     accel_bind binds[SALVO_MAX_BINDINGS];
-    salvo_buffer *bufs[SALVO_MAX_BINDINGS];
+    salvo_buffer *bufs[LAUNCH_HELD_MAX];
     salvo_status r = launch_check(dev, k, n->groups, bindings, binding_count,
                                   gr->g.push + n->push_at, n->push_size, binds, bufs);
     if (r != SALVO_OK)

@@ -119,6 +119,23 @@ struct salvo_buffer {
     retire_entry release;
 };
 
+/* An image, and a sampler: each begins with a buffer's bookkeeping (no
+ * accel buffer, ab NULL), so lifetimes, last use, graph holds and the
+ * live ring treat them as they treat buffers; the release function is
+ * their own. */
+struct salvo_image {
+    salvo_buffer base;
+    accel_image *ai;
+    salvo_image_desc desc; /* usage resolved; height, depth, layers at least 1 */
+    uint32_t texel;        /* bytes a texel */
+};
+
+struct salvo_sampler {
+    salvo_buffer base;
+    accel_sampler *as;
+    salvo_sampler_desc desc;
+};
+
 struct salvo_kernel {
     engine_kernel ek; /* what batches record */
     salvo_device *dev;
@@ -153,10 +170,22 @@ struct salvo_graph {
 };
 
 /* stream.c: check a launch against what the kernel declares; fill binds
- * (and bufs) in the kernel's binding order. Touches no state. */
+ * in the kernel's binding order, and bufs (LAUNCH_HELD_MAX of them) with
+ * what each holds: bufs[j] its buffer, image or lone sampler, and
+ * bufs[SALVO_MAX_BINDINGS + j] the sampler beside an image (else NULL).
+ * Touches no state. */
+enum { LAUNCH_HELD_MAX = 2 * SALVO_MAX_BINDINGS };
 salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t groups[3],
                           const salvo_binding *bindings, uint32_t count, const void *push,
                           uint32_t push_size, accel_bind *binds, salvo_buffer **bufs);
+/* image.c: the region as a box (zero extents resolved) or a refusal
+ * naming what (call names the caller); *bytes its packed size. */
+salvo_status image_region_resolve(salvo_image *img, const salvo_image_region *in,
+                                  const char *call, accel_image_region *out, uint64_t *bytes);
+/* What texels of format read as in a kernel (REFLECT_TEXEL_*). */
+uint8_t image_texel_class(salvo_format format);
+/* SALVO_IMAGE_* bits the device offers for format. */
+uint32_t image_support(salvo_device *dev, salvo_format format);
 /* Raise buf's last serial to serial. */
 void buffer_note_use(salvo_buffer *buf, uint64_t serial);
 
@@ -169,6 +198,10 @@ salvo_status graph_capture_copy_locked(salvo_graph *gr, salvo_buffer *src, uint6
                                        salvo_buffer *dst, uint64_t dof, uint64_t size);
 salvo_status graph_capture_fill_locked(salvo_graph *gr, salvo_buffer *dst, uint64_t offset,
                                        uint64_t size, uint32_t value);
+/* A copy between buf (from offset, bytes) and region of img. */
+salvo_status graph_capture_image_copy_locked(salvo_graph *gr, salvo_buffer *buf, uint64_t offset,
+                                             uint64_t bytes, salvo_image *img,
+                                             const accel_image_region *region, bool to_image);
 /* The capture in progress with this id, or NULL. */
 salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id);
 /* st leaves its capture: a joined stream simply leaves; the stream that

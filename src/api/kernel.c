@@ -241,7 +241,8 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
             return st;
         }
         pb[i] = (accel_pipeline_binding){
-            .binding = b->binding, .element = b->element, .count = b->count, .uniform = b->uniform};
+            .binding = b->binding, .element = b->element, .count = b->count, .uniform = b->uniform,
+            .kind = b->kind};
     }
     if (k->ek.refl.binding_count > dev->info.max_bindings) {
         st = DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
@@ -396,6 +397,9 @@ salvo_status salvo_kernel_info_get(const salvo_kernel *k, salvo_kernel_info *out
             .access = b->access,
             .uniform = b->uniform,
             .count = b->count,
+            .kind = (salvo_binding_kind)b->kind,
+            .image_type = (salvo_image_type)b->image_type,
+            .image_format = (salvo_format)b->image_format,
         };
     }
     out->push_constant_size = k->ek.refl.push_constant_size;

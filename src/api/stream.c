@@ -49,6 +49,95 @@ void salvo_stream_destroy(salvo_stream *st)
     stream_engine_destroy(&st->e);
 }
 
+/* One image or sampler binding checked against what the kernel declares
+ * (rb): *bind filled, *held the image (or the sampler alone), *held_sampler
+ * the sampler beside an image (else NULL). */
+static salvo_status bind_image(salvo_device *dev, salvo_kernel *k, const salvo_binding *b,
+                               const reflect_binding *rb, accel_bind *bind, salvo_buffer **held,
+                               salvo_buffer **held_sampler)
+{
+    static const char *const kinds[] = {"buffer", "storage image", "sampled image", "sampler",
+                                        "combined image sampler"};
+    const char *kind = kinds[rb->kind];
+    bool wants_image = rb->kind != SALVO_BINDING_SAMPLER;
+    bool wants_sampler = rb->kind == SALVO_BINDING_SAMPLER || rb->kind == SALVO_BINDING_IMAGE_SAMPLER;
+    if (b->buffer)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': binding %u is a %s, not a buffer", k->ek.name,
+                        b->binding, kind);
+    if ((wants_image && !b->image) || (wants_sampler && !b->sampler))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': binding %u (a %s) has no %s", k->ek.name,
+                        b->binding, kind, wants_image && !b->image ? "image" : "sampler");
+    if ((!wants_image && b->image) || (!wants_sampler && b->sampler))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': binding %u (a %s) takes no %s", k->ek.name,
+                        b->binding, kind, b->image ? "image" : "sampler");
+    salvo_image *img = wants_image ? b->image : NULL;
+    salvo_sampler *smp = wants_sampler ? b->sampler : NULL;
+    if ((img && img->base.dev != dev) || (smp && smp->base.dev != dev))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': binding %u: %s of another device", k->ek.name,
+                        b->binding, img && img->base.dev != dev ? "image" : "sampler");
+    if (img) {
+        static const char *const types[] = {"?", "1D", "2D", "3D", "2D array"};
+        const salvo_image_desc *d = &img->desc;
+        uint32_t need = rb->kind == SALVO_BINDING_STORAGE_IMAGE ? SALVO_IMAGE_STORAGE
+                                                                 : SALVO_IMAGE_SAMPLED;
+        if (d->type != rb->image_type)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: the kernel declares a %s image, "
+                            "the image is %s",
+                            k->ek.name, b->binding, types[rb->image_type], types[d->type]);
+        if (!(d->usage & need))
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: a %s, the image was not created "
+                            "for %s use",
+                            k->ek.name, b->binding, kind,
+                            need == SALVO_IMAGE_STORAGE ? "storage" : "sampled");
+        if (rb->image_format != SALVO_FORMAT_UNDEFINED && rb->image_format != d->format)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: the kernel declares format %s, "
+                            "the image is %s",
+                            k->ek.name, b->binding, salvo_format_name(rb->image_format),
+                            salvo_format_name(d->format));
+        if (image_texel_class(d->format) != rb->sampled_class) {
+            static const char *const classes[] = {"floats", "signed integers",
+                                                  "unsigned integers"};
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: the kernel reads %s, format %s "
+                            "holds %s",
+                            k->ek.name, b->binding, classes[rb->sampled_class],
+                            salvo_format_name(d->format),
+                            classes[image_texel_class(d->format)]);
+        }
+        if (smp && smp->desc.filter == SALVO_FILTER_LINEAR &&
+            !(image_support(dev, d->format) & SALVO_IMAGE_LINEAR_FILTER))
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: a linear sampler on format %s, "
+                            "which the device cannot filter linearly",
+                            k->ek.name, b->binding, salvo_format_name(d->format));
+        if (smp && smp->desc.unnormalized && d->type != SALVO_IMAGE_1D &&
+            d->type != SALVO_IMAGE_2D)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: an unnormalized sampler on a %s "
+                            "image (1D and 2D only)",
+                            k->ek.name, b->binding, types[d->type]);
+    }
+    *bind = (accel_bind){
+        .binding = b->binding,
+        .element = b->element,
+        .kind = rb->kind,
+        .image = img ? img->ai : NULL,
+        .sampler = smp ? smp->as : NULL,
+        .offset = 0,
+        .size = 1,
+    };
+    *held = img ? &img->base : &smp->base;
+    *held_sampler = img && smp ? &smp->base : NULL;
+    return SALVO_OK;
+}
+
 salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t groups[3],
                           const salvo_binding *bindings, uint32_t count, const void *push,
                           uint32_t push_size, accel_bind *binds, salvo_buffer **bufs)
@@ -79,8 +168,11 @@ salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t gro
      * buffer; each given binding fills the entry it names, once. Every
      * accepted one fills a distinct entry, so the arrays never overflow. */
     const reflect_module *m = &k->ek.refl;
-    for (uint32_t j = 0; j < m->binding_count; j++)
-        binds[j].buffer = NULL;
+    for (uint32_t j = 0; j < m->binding_count; j++) {
+        binds[j] = (accel_bind){0};
+        bufs[j] = NULL;
+        bufs[SALVO_MAX_BINDINGS + j] = NULL;
+    }
     for (uint32_t i = 0; i < count; i++) {
         const salvo_binding *b = &bindings[i];
         uint32_t j = 0;
@@ -99,16 +191,24 @@ salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t gro
                                   "array of %u",
                             k->ek.name, b->binding, b->element, m->bindings[j].count);
         j += b->element;
-        if (binds[j].buffer)
+        if (bufs[j])
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                             m->bindings[j].count == 1
                                 ? "launch of kernel '%s': binding %u given twice"
                                 : "launch of kernel '%s': binding %u element %u given twice",
                             k->ek.name, b->binding, b->element);
+        if (m->bindings[j].kind != SALVO_BINDING_BUFFER) {
+            salvo_status r = bind_image(dev, k, b, &m->bindings[j], &binds[j], &bufs[j],
+                                        &bufs[SALVO_MAX_BINDINGS + j]);
+            if (r != SALVO_OK)
+                return r;
+            continue;
+        }
         salvo_buffer *buf = b->buffer;
         if (!buf)
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                            "launch of kernel '%s': binding %u has no buffer", k->ek.name, b->binding);
+                            "launch of kernel '%s': binding %u has no buffer%s", k->ek.name,
+                            b->binding, b->image || b->sampler ? " (it is a buffer binding)" : "");
         if (buf->dev != dev)
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                             "launch of kernel '%s': binding %u: buffer of another device", k->ek.name,
@@ -148,7 +248,7 @@ salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t gro
     }
     /* Name the first declared one that is missing. */
     for (uint32_t j = 0; j < m->binding_count; j++)
-        if (!binds[j].buffer)
+        if (!bufs[j])
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                             m->bindings[j].count == 1
                                 ? "launch of kernel '%s': binding %u is missing (%u given, the "
@@ -179,7 +279,7 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
                           "launch: %s is NULL", st ? "kernel" : "stream");
     salvo_device *dev = stream_device(st);
     accel_bind binds[SALVO_MAX_BINDINGS];
-    salvo_buffer *bufs[SALVO_MAX_BINDINGS];
+    salvo_buffer *bufs[LAUNCH_HELD_MAX];
     salvo_status r = launch_check(dev, k, groups, bindings, binding_count, push, push_size, binds,
                                   bufs);
     if (r != SALVO_OK)
@@ -196,7 +296,7 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
         r = stream_dispatch_locked(&st->e, &k->ek, groups, binds, push, push_size, &serial);
     if (serial)
         for (uint32_t i = 0; i < binding_count; i++)
-            buffer_note_use(bufs[i], serial);
+            buffer_note_use(bufs[i], serial); /* samplers: never written, nothing to note */
     if (serial && k->ek.refl.buffer_addresses && serial > dev->q.address_serial)
         dev->q.address_serial = serial;
     pthread_mutex_unlock(&dev->q.lock);

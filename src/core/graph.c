@@ -113,6 +113,13 @@ salvo_status graph_add_fill(engine_graph *g, accel_buffer *dst, uint64_t offset,
     return add_node(g, NULL, none, &end, 1, &value, sizeof value);
 }
 
+salvo_status graph_add_image_copy(engine_graph *g, const accel_bind ends[2],
+                                  const accel_image_region *region)
+{
+    static const uint32_t none[3] = {0, 0, 0};
+    return add_node(g, NULL, none, ends, 2, region, sizeof *region);
+}
+
 /* How node n touches its i-th bound range. */
 static salvo_access node_access(const engine_graph *g, const graph_node *n, uint32_t i)
 {
@@ -265,7 +272,7 @@ static salvo_status compute_levels(engine_graph *g, tracks *t)
             g->addresses = true;
         }
         for (uint32_t i = 0; i < n->bind_count; i++) {
-            uint32_t after = track_after(track_of(t, b[i].buffer), b[i].offset,
+            uint32_t after = track_after(track_of(t, accel_bind_target(&b[i])), b[i].offset,
                                          b[i].offset + b[i].size,
                                          node_access(g, n, i) & SALVO_ACCESS_WRITE);
             if (after > level)
@@ -273,7 +280,7 @@ static salvo_status compute_levels(engine_graph *g, tracks *t)
         }
         n->level = level;
         for (uint32_t i = 0; i < n->bind_count; i++)
-            if (!track_note(t, track_of(t, b[i].buffer), b[i].offset, b[i].offset + b[i].size,
+            if (!track_note(t, track_of(t, accel_bind_target(&b[i])), b[i].offset, b[i].offset + b[i].size,
                             node_access(g, n, i), level))
                 return SALVO_ERROR_OUT_OF_HOST_MEMORY;
         if (level + 1 > g->levels)
@@ -453,6 +460,15 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
             memcpy(&value, g->push + n->push_at, sizeof value);
             VT(q)->cmd_fill(SELF(q), q->adev, rec->cmd, b[0].buffer, b[0].offset, b[0].size,
                             value);
+            continue;
+        }
+        if (!n->kernel && n->push_size == sizeof(accel_image_region)) {
+            accel_image_region region;
+            memcpy(&region, g->push + n->push_at, sizeof region);
+            bool to_image = b[1].image != NULL;
+            const accel_bind *buf = to_image ? &b[0] : &b[1];
+            VT(q)->cmd_copy_image(SELF(q), q->adev, rec->cmd, buf->buffer, buf->offset,
+                                  to_image ? b[1].image : b[0].image, &region, to_image);
             continue;
         }
         if (!n->kernel) {

@@ -43,7 +43,10 @@ enum {
 };
 
 typedef struct graph_node {
-    const engine_kernel *kernel; /* NULL: a copy (binds[0] source, binds[1] destination) */
+    /* NULL: a copy (binds[0] source, binds[1] destination; with an
+     * accel_image_region as push data, between a buffer and an image), or
+     * a fill (one bind, the value as push data) */
+    const engine_kernel *kernel;
     uint32_t groups[3];
     uint32_t bind_count;
     uint32_t push_size;
@@ -121,6 +124,12 @@ salvo_status graph_add_copy(engine_graph *g, accel_buffer *src, uint64_t so, acc
 /* A fill node: one range, the value as its push data. */
 salvo_status graph_add_fill(engine_graph *g, accel_buffer *dst, uint64_t offset, uint64_t size,
                             uint32_t value);
+
+/* A copy between a buffer and an image: ends[0] the source, ends[1] the
+ * destination (the image's end names the image, range [0, 1)); the
+ * region as its push data. */
+salvo_status graph_add_image_copy(engine_graph *g, const accel_bind ends[2],
+                                  const accel_image_region *region);
 
 /* Compute the levels, the order and the chunks, and record every chunk.
  * On failure the graph is as captured, not compiled. */

@@ -64,6 +64,7 @@ enum {
 typedef struct queue_counters {
     _Atomic uint64_t live_buffers, live_kernels, live_streams, live_events, live_gates;
     _Atomic uint64_t live_graphs;
+    _Atomic uint64_t live_images, live_image_bytes, live_samplers;
     _Atomic uint64_t live_buffer_bytes;
     _Atomic uint64_t launches_pending, launches_total, batches_submitted, barriers_emitted;
     _Atomic uint64_t transfer_bytes, direct_bindings, validation_messages;
@@ -134,6 +135,9 @@ typedef struct queue {
     accel_buffer_info staging_info;
     accel_cmd *xfer_cmd;
     accel_fence *xfer_fence;
+    /* Image transfers' own, on queue 0 (transfer_image_locked). */
+    accel_cmd *image_cmd;
+    accel_fence *image_fence;
     /* A transfer owns the objects above while it waits with the lock
      * dropped; others wait on slot_cv for it to finish. */
     bool xfer_busy;

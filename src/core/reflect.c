@@ -663,6 +663,11 @@ static salvo_status expand(ctx *c, node *nd)
                                                : FOLLOW_NONE;
     uint32_t first = 0, last = 0; /* operand words [first, last) that are ids */
     switch (nd->opcode) {
+    case OP_TYPE_IMAGE:         /* its sampled type (float, int or uint) */
+    case OP_TYPE_SAMPLED_IMAGE: /* its image type */
+        if (wc >= 3)
+            first = 2, last = 3;
+        break;
     case OP_TYPE_POINTER:
         /* Physical pointers are 8 bytes whatever they point to, and may
          * point back at the struct holding them. */
@@ -703,8 +708,15 @@ static salvo_status pass_close(ctx *c)
         bool progress = false;
         for (uint32_t i = 0; i < c->node_count; i++) {
             node *nd = &c->nodes[i];
-            if (nd->at != 0 && nd->expanded < nd->follow) {
-                nd->expanded = nd->follow;
+            /* What a binding of an image is depends on the image type's
+             * operands, however deep the image sits in the variable's type. */
+            uint8_t need = nd->follow;
+            if ((nd->opcode == OP_TYPE_IMAGE || nd->opcode == OP_TYPE_SAMPLED_IMAGE) &&
+                need < FOLLOW_ONE)
+                need = FOLLOW_ONE;
+            if (nd->at != 0 && nd->expanded < need) {
+                nd->follow = need;
+                nd->expanded = need;
                 salvo_status st = expand(c, nd);
                 if (st != SALVO_OK)
                     return st;
@@ -921,6 +933,12 @@ static salvo_status add_binding(ctx *c, reflect_module *out, const reflect_bindi
     if (i < out->binding_count && out->bindings[i].set == b->set &&
         out->bindings[i].binding == b->binding) {
         reflect_binding *first = &out->bindings[i];
+        if (first->kind != b->kind || first->image_type != b->image_type)
+            return unsupported(c, "binding %u: declared as two different kinds of resource",
+                               b->binding);
+        if (first->image_format != b->image_format || first->sampled_class != b->sampled_class)
+            return unsupported(c, "binding %u: declared as images of two different formats",
+                               b->binding);
         if (first->uniform != b->uniform)
             return unsupported(c, "binding %u: declared both as a uniform and as a storage buffer",
                                b->binding);
@@ -968,6 +986,119 @@ static const char *opaque_kind(ctx *c, const node *t)
     }
 }
 
+/* SPIR-V's Image Format operand -> salvo_format; UINT32_MAX where salvo
+ * has no such format (packed and 64-bit ones). */
+static uint32_t image_format_of(uint32_t spv)
+{
+    static const uint8_t map[] = {
+        [0] = SALVO_FORMAT_UNDEFINED,
+        [1] = SALVO_FORMAT_RGBA32_FLOAT, [2] = SALVO_FORMAT_RGBA16_FLOAT,
+        [3] = SALVO_FORMAT_R32_FLOAT, [4] = SALVO_FORMAT_RGBA8_UNORM,
+        [5] = SALVO_FORMAT_RGBA8_SNORM, [6] = SALVO_FORMAT_RG32_FLOAT,
+        [7] = SALVO_FORMAT_RG16_FLOAT, [9] = SALVO_FORMAT_R16_FLOAT,
+        [10] = SALVO_FORMAT_RGBA16_UNORM, [12] = SALVO_FORMAT_RG16_UNORM,
+        [13] = SALVO_FORMAT_RG8_UNORM, [14] = SALVO_FORMAT_R16_UNORM,
+        [15] = SALVO_FORMAT_R8_UNORM, [16] = SALVO_FORMAT_RGBA16_SNORM,
+        [17] = SALVO_FORMAT_RG16_SNORM, [18] = SALVO_FORMAT_RG8_SNORM,
+        [19] = SALVO_FORMAT_R16_SNORM, [20] = SALVO_FORMAT_R8_SNORM,
+        [21] = SALVO_FORMAT_RGBA32_SINT, [22] = SALVO_FORMAT_RGBA16_SINT,
+        [23] = SALVO_FORMAT_RGBA8_SINT, [24] = SALVO_FORMAT_R32_SINT,
+        [25] = SALVO_FORMAT_RG32_SINT, [26] = SALVO_FORMAT_RG16_SINT,
+        [27] = SALVO_FORMAT_RG8_SINT, [28] = SALVO_FORMAT_R16_SINT,
+        [29] = SALVO_FORMAT_R8_SINT, [30] = SALVO_FORMAT_RGBA32_UINT,
+        [31] = SALVO_FORMAT_RGBA16_UINT, [32] = SALVO_FORMAT_RGBA8_UINT,
+        [33] = SALVO_FORMAT_R32_UINT, [35] = SALVO_FORMAT_RG32_UINT,
+        [36] = SALVO_FORMAT_RG16_UINT, [37] = SALVO_FORMAT_RG8_UINT,
+        [38] = SALVO_FORMAT_R16_UINT, [39] = SALVO_FORMAT_R8_UINT,
+    };
+    if (spv == 0)
+        return SALVO_FORMAT_UNDEFINED;
+    if (spv >= sizeof map || map[spv] == SALVO_FORMAT_UNDEFINED)
+        return UINT32_MAX;
+    return map[spv];
+}
+
+/* Dimensionality names for refusals, by SPIR-V Dim. */
+static const char *const dim_names[] = {"1D", "2D", "3D", "cube", "rect", "buffer", "subpass"};
+
+/* A binding of an image, a sampler, or both (elem: the variable's type
+ * after any array): kind, dimensionality, format and access, or a
+ * refusal naming what salvo cannot bind. */
+static salvo_status reflect_image(ctx *c, const node *var, const node *elem, reflect_binding *b)
+{
+    uint32_t binding = var->binding;
+    if (elem->opcode == OP_TYPE_SAMPLER) {
+        b->kind = SALVO_BINDING_SAMPLER;
+        b->access = SALVO_ACCESS_READ;
+        return SALVO_OK;
+    }
+    const node *im = elem;
+    if (elem->opcode == OP_TYPE_SAMPLED_IMAGE) {
+        node *inner = NULL;
+        salvo_status st = defined(c, c->w[elem->at + 2], &inner);
+        if (st != SALVO_OK)
+            return st;
+        if (inner->opcode != OP_TYPE_IMAGE)
+            return fail(c, "binding %u: sampled image of a type that is not an image", binding);
+        im = inner;
+    }
+    const uint32_t *in = &c->w[im->at];
+    if (wc_of(in[0]) < 9)
+        return fail(c, "binding %u: OpTypeImage too short", binding);
+    uint32_t dim = in[3], arrayed = in[5], ms = in[6], sampled = in[7];
+    const char *dname = dim < 7 ? dim_names[dim] : "unknown";
+    if (dim == DIM_BUFFER)
+        return unsupported(c, "binding %u: %s texel buffers are not supported", binding,
+                           sampled == 2 ? "storage" : "uniform");
+    if (ms)
+        return unsupported(c, "binding %u: multisampled images are not supported", binding);
+    if (dim > 2 || (arrayed && dim != 1))
+        return unsupported(c,
+                           "binding %u: %s%s images are not supported (salvo images are 1D, 2D, "
+                           "3D and 2D arrays)",
+                           binding, dname, arrayed ? " array" : "");
+    b->image_type = arrayed ? SALVO_IMAGE_2D_ARRAY
+                  : dim == 0 ? SALVO_IMAGE_1D
+                  : dim == 1 ? SALVO_IMAGE_2D
+                             : SALVO_IMAGE_3D;
+    node *st_type = NULL;
+    salvo_status st = defined(c, in[2], &st_type);
+    if (st != SALVO_OK)
+        return st;
+    if (st_type->opcode == OP_TYPE_FLOAT)
+        b->sampled_class = REFLECT_TEXEL_FLOAT;
+    else if (st_type->opcode == OP_TYPE_INT && wc_of(c->w[st_type->at]) >= 4)
+        b->sampled_class = c->w[st_type->at + 3] ? REFLECT_TEXEL_SINT : REFLECT_TEXEL_UINT;
+    else
+        return fail(c, "binding %u: image of a sampled type that is not a number", binding);
+    uint32_t format = image_format_of(in[8]);
+    if (format == UINT32_MAX)
+        return unsupported(c, "binding %u: image format %u (SPIR-V ImageFormat) has no salvo format",
+                           binding, in[8]);
+    b->image_format = format;
+    if (elem->opcode == OP_TYPE_SAMPLED_IMAGE) {
+        b->kind = SALVO_BINDING_IMAGE_SAMPLER;
+        b->access = SALVO_ACCESS_READ;
+    } else if (sampled == 2) {
+        b->kind = SALVO_BINDING_STORAGE_IMAGE;
+        if (var->flags & NF_NON_WRITABLE)
+            b->access = SALVO_ACCESS_READ;
+        else if (var->flags & NF_NON_READABLE)
+            b->access = SALVO_ACCESS_WRITE;
+        else
+            b->access = SALVO_ACCESS_READ_WRITE;
+    } else if (sampled == 1) {
+        b->kind = SALVO_BINDING_SAMPLED_IMAGE;
+        b->access = SALVO_ACCESS_READ;
+    } else {
+        return unsupported(c,
+                           "binding %u: an image that is neither sampled nor storage until run "
+                           "time is not supported",
+                           binding);
+    }
+    return SALVO_OK;
+}
+
 static salvo_status reflect_buffer(ctx *c, const node *var, reflect_module *out)
 {
     uint32_t sc = c->w[var->at + 3];
@@ -987,14 +1118,20 @@ static salvo_status reflect_buffer(ctx *c, const node *var, reflect_module *out)
         if ((st = defined(c, c->w[pointee->at + 2], &elem)) != SALVO_OK)
             return st;
     }
-    const char *kind = opaque_kind(c, elem);
+    reflect_binding img = {0};
+    if (elem->opcode == OP_TYPE_IMAGE || elem->opcode == OP_TYPE_SAMPLED_IMAGE ||
+        elem->opcode == OP_TYPE_SAMPLER) {
+        if ((st = reflect_image(c, var, elem, &img)) != SALVO_OK)
+            return st;
+    }
+    const char *kind = img.kind ? NULL : opaque_kind(c, elem);
     if (kind && has_binding)
-        return unsupported(c, "binding %u: %s are not supported (salvo binds buffers)", binding,
-                           kind);
+        return unsupported(c, "binding %u: %s are not supported (salvo binds buffers and images)",
+                           binding, kind);
     if (kind)
-        return unsupported(c, "variable %u: %s are not supported (salvo binds buffers)", var->id,
-                           kind);
-    if (sc == SC_UNIFORM_CONSTANT)
+        return unsupported(c, "variable %u: %s are not supported (salvo binds buffers and images)",
+                           var->id, kind);
+    if (sc == SC_UNIFORM_CONSTANT && !img.kind)
         return unsupported(c, "variable %u: resources of type opcode %u are not supported",
                            var->id, elem->opcode);
     if (!has_binding)
@@ -1003,9 +1140,9 @@ static salvo_status reflect_buffer(ctx *c, const node *var, reflect_module *out)
         return fail(c, "binding %u: no DescriptorSet decoration", binding);
     if (pointee->opcode == OP_TYPE_RUNTIME_ARRAY)
         return unsupported(c,
-                           "binding %u: runtime arrays of buffers (descriptor indexing) are not "
+                           "binding %u: runtime arrays of %s (descriptor indexing) are not "
                            "supported; give the array a length",
-                           binding);
+                           binding, img.kind ? "images or samplers" : "buffers");
     if (pointee->opcode == OP_TYPE_ARRAY) {
         node *len = NULL;
         if ((st = defined(c, c->w[pointee->at + 3], &len)) != SALVO_OK)
@@ -1021,6 +1158,12 @@ static salvo_status reflect_buffer(ctx *c, const node *var, reflect_module *out)
         count = wide ? UINT32_MAX : c->w[len->at + 3];
         if (count == 0)
             return fail(c, "binding %u: array of 0 buffers", binding);
+    }
+    if (img.kind) {
+        img.set = var->set;
+        img.binding = binding;
+        img.count = count;
+        return add_binding(c, out, &img);
     }
     if (elem->opcode != OP_TYPE_STRUCT)
         return fail(c, "binding %u: not a buffer block (unsupported resource type)", binding);

@@ -24,7 +24,16 @@ typedef struct reflect_binding {
      * union over the variables that alias the binding. */
     salvo_access access;
     bool uniform; /* Uniform block (UBO) rather than a storage buffer */
+    /* salvo_binding_kind; for images the type the kernel declares, the
+     * format it names (SALVO_FORMAT_UNDEFINED: none) and the numbers its
+     * texels read as (REFLECT_TEXEL_*). */
+    uint8_t kind;
+    uint8_t image_type;
+    uint8_t image_format;
+    uint8_t sampled_class;
 } reflect_binding;
+
+enum { REFLECT_TEXEL_FLOAT = 0, REFLECT_TEXEL_SINT = 1, REFLECT_TEXEL_UINT = 2 };
 
 enum {
     REFLECT_MAX_CAPABILITIES = 48,
@@ -95,11 +104,13 @@ typedef struct reflect_module {
  * names count: what another entry point uses is ignored.
  * Accepted resources: storage buffers (StorageBuffer storage class, or
  * Uniform storage class with a BufferBlock-decorated struct) and uniform
- * buffers (Uniform storage class with a Block struct), alone or in arrays
- * of constant length, several variables on one binding (aliases) when
- * they agree on the kind and length; a push-constant block. Anything else
- * bound to a descriptor (images, samplers, texel buffers, acceleration
- * structures, runtime arrays of buffers) is refused with a reason.
+ * buffers (Uniform storage class with a Block struct); storage images,
+ * sampled images, samplers and combined image samplers of 1D, 2D, 3D and
+ * 2D-array images; each alone or in arrays of constant length, several
+ * variables on one binding (aliases) when they agree on the kind and
+ * length; a push-constant block. Anything else bound to a descriptor
+ * (texel buffers, cube, multisampled or 1D-array images, acceleration
+ * structures, runtime arrays) is refused with a reason.
  * Capabilities, extensions and workgroup memory are only reported: whether
  * a device runs them is the caller's question.
  */

@@ -97,11 +97,12 @@ static void note_buffers(stream_engine *st, slot *s)
         for (uint32_t i = 0; i < e->bind_count && s->noted_count <= SLOT_MAX_NOTED_BUFFERS;
              i++) {
             uint32_t k = 0;
-            while (k < s->noted_count && s->noted_buffers[k] != b[i].buffer)
+            const void *target = accel_bind_target(&b[i]);
+            while (k < s->noted_count && s->noted_buffers[k] != target)
                 k++;
             if (k == s->noted_count) {
                 if (k < SLOT_MAX_NOTED_BUFFERS)
-                    s->noted_buffers[k] = b[i].buffer;
+                    s->noted_buffers[k] = target;
                 s->noted_count++; /* past the table: any */
             }
         }
@@ -346,7 +347,8 @@ static void order_launch_locked(stream_engine *st, const engine_kernel *k, const
     access a[SALVO_MAX_BINDINGS];
     uint32_t n = k->refl.binding_count;
     for (uint32_t i = 0; i < n; i++)
-        a[i] = (access){binds[i].buffer, binds[i].offset, binds[i].offset + binds[i].size,
+        a[i] = (access){accel_bind_target(&binds[i]), binds[i].offset,
+                        binds[i].offset + binds[i].size,
                         binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access};
     order_work_locked(st, a, n, false, k->refl.buffer_addresses);
 }
@@ -489,6 +491,33 @@ static void record_fill_locked(stream_engine *st, const access *a, uint32_t valu
     batch_log_append(&st->log, NULL, none, &end, 1, &value, sizeof value);
 }
 
+static const char image_copy_name[] = "(image copy)";
+
+/* Record a copy between a buffer and an image (a[0] the source, a[1] the
+ * destination; the image's end is its identity, range [0, 1)) and log it,
+ * the region as its push data. */
+static void record_image_copy_locked(stream_engine *st, const access a[2], accel_buffer *buf,
+                                     uint64_t offset, accel_image *img,
+                                     const accel_image_region *region, bool to_image)
+{
+    queue *q = st->q;
+    slot *s = st->open;
+    order_work_locked(st, a, 2, true, false);
+    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+    VT(q)->cmd_copy_image(SELF(q), q->adev, s->cmd, buf, offset, img, region, to_image);
+    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
+    slot_note_launch(s, image_copy_name);
+    accel_bind ends[2];
+    for (int i = 0; i < 2; i++) {
+        bool image_end = (i == 1) == to_image;
+        ends[i] = image_end ? (accel_bind){.image = img, .offset = 0, .size = 1}
+                            : (accel_bind){.buffer = buf, .offset = a[i].begin,
+                                           .size = a[i].end - a[i].begin};
+    }
+    static const uint32_t none[3] = {0, 0, 0};
+    batch_log_append(&st->log, NULL, none, ends, 2, region, sizeof *region);
+}
+
 /* What a native entry keeps to record its commands again. */
 typedef struct native_push {
     stream_native_fn fn;
@@ -561,13 +590,27 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
             memcpy(&np, batch_entry_push(e), sizeof np);
             access a[SALVO_MAX_BINDINGS];
             for (uint32_t i = 0; i < e->bind_count; i++)
-                a[i] = (access){b[i].buffer, b[i].offset, b[i].offset + b[i].size, np.how[i]};
+                a[i] = (access){accel_bind_target(&b[i]), b[i].offset, b[i].offset + b[i].size,
+                                np.how[i]};
             record_native_locked(st, a, e->bind_count, &np);
             trace_launch_note(q->trace, st->trace, slot_index(st, s), native_name, 0);
             COUNTER_ADD(&q->n, launches_pending, 1);
             continue;
         }
-        if (!e->kernel && e->bind_count == 1) {
+        if (!e->kernel && e->push_size == sizeof(accel_image_region)) {
+            accel_image_region region;
+            memcpy(&region, batch_entry_push(e), sizeof region);
+            bool to_image = b[1].image != NULL;
+            const accel_bind *buf = to_image ? &b[0] : &b[1];
+            access a[2] = {
+                {accel_bind_target(&b[0]), b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_READ},
+                {accel_bind_target(&b[1]), b[1].offset, b[1].offset + b[1].size, SALVO_ACCESS_WRITE}};
+            order_work_locked(st, a, 2, true, false);
+            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+            VT(q)->cmd_copy_image(SELF(q), q->adev, s->cmd, buf->buffer, buf->offset,
+                                  to_image ? b[1].image : b[0].image, &region, to_image);
+            name = image_copy_name;
+        } else if (!e->kernel && e->bind_count == 1) {
             access a = {b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_WRITE};
             uint32_t value;
             memcpy(&value, batch_entry_push(e), sizeof value);
@@ -808,6 +851,37 @@ salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t o
     record_fill_locked(st, &a, value);
     trace_launch_note(q->trace, st->trace, slot_index(st, s), fill_name, t0);
     COUNTER_ADD(&q->n, launches_pending, 1);
+    *serial = s->serial;
+    if (s->launches >= st->batch_limit)
+        r = stream_submit_locked(st, true);
+    return r;
+}
+
+salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint64_t offset,
+                                      uint64_t bytes, accel_image *img,
+                                      const accel_image_region *region, bool to_image,
+                                      uint64_t *serial)
+{
+    queue *q = st->q;
+    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
+    queue_relieve_locked(q);
+    /* Images live on the streams' queue family only: never the copy queue. */
+    if (st->open && st->open->queue == q->copy_queue) {
+        salvo_status r = stream_submit_locked(st, true);
+        if (r != SALVO_OK)
+            return r;
+    }
+    salvo_status r = stream_open_locked(st);
+    if (r != SALVO_OK)
+        return r;
+    slot *s = st->open;
+    access buffer_end = {buf, offset, offset + bytes, to_image ? SALVO_ACCESS_READ : SALVO_ACCESS_WRITE};
+    access image_end = {img, 0, 1, to_image ? SALVO_ACCESS_WRITE : SALVO_ACCESS_READ};
+    access a[2] = {to_image ? buffer_end : image_end, to_image ? image_end : buffer_end};
+    record_image_copy_locked(st, a, buf, offset, img, region, to_image);
+    trace_launch_note(q->trace, st->trace, slot_index(st, s), image_copy_name, t0);
+    COUNTER_ADD(&q->n, launches_pending, 1);
+    COUNTER_ADD(&q->n, transfer_bytes, bytes);
     *serial = s->serial;
     if (s->launches >= st->batch_limit)
         r = stream_submit_locked(st, true);

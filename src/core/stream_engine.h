@@ -136,6 +136,13 @@ salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t s
  * write); host_side and *serial as for a copy. */
 salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
                                 uint64_t size, uint32_t value, bool host_side, uint64_t *serial);
+/* Record a copy between bytes of buf from offset (texels packed) and
+ * region of img, to_image saying which way; on st's own queue (images are
+ * not used on the copy queue). *serial as for a copy. */
+salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint64_t offset,
+                                      uint64_t bytes, accel_image *img,
+                                      const accel_image_region *region, bool to_image,
+                                      uint64_t *serial);
 /* Commands the program records itself into st's open batch (on its
  * compute queue): fn(native command buffer, user), called now under the
  * lock, and again should the batch be recorded again (a cancel). ranges

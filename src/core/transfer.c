@@ -45,25 +45,47 @@ static salvo_status staging_locked(queue *q)
     return SALVO_OK;
 }
 
-/* One staged copy through the device's transfer command buffer, waited for
- * before returning (the transfer is synchronous). */
-static salvo_status staged_copy_locked(queue *q, accel_buffer *src, uint64_t so,
-                                       accel_buffer *dst, uint64_t dof, uint64_t size, bool to_host)
+/* What one synchronous transfer records between its barriers. */
+typedef accel_result (*record_fn)(queue *q, accel_cmd *cmd, const void *what);
+
+typedef struct copy_args {
+    accel_buffer *src, *dst;
+    uint64_t so, dof, size;
+} copy_args;
+
+static accel_result record_copy(queue *q, accel_cmd *cmd, const void *what)
+{
+    const copy_args *a = what;
+    VT(q)->cmd_copy(SELF(q), q->adev, cmd, a->src, a->so, a->dst, a->dof, a->size);
+    return ACCEL_SUCCESS;
+}
+
+/* Record (after a barrier over earlier work; before one for the host when
+ * to_host) into cmd, submit it to queue qi with fence and wait for it:
+ * a transfer is synchronous. On failure cmd is reset, or, where even that
+ * keeps failing, the objects of *cmd and *fence are destroyed (and with
+ * them the staging buffer when dropping says so), so the next transfer
+ * makes new ones. */
+static salvo_status run_locked(queue *q, uint32_t qi, accel_cmd **cmd, accel_fence **fence,
+                               bool drop_staging, record_fn record, const void *what,
+                               bool to_host, uint64_t bytes)
 {
     const accel_vtable *vt = VT(q);
     void *self = SELF(q);
-    accel_result r = vt->cmd_begin(self, q->adev, q->xfer_cmd);
+    accel_result r = vt->cmd_begin(self, q->adev, *cmd);
     if (r == ACCEL_SUCCESS) {
-        vt->cmd_barrier(self, q->adev, q->xfer_cmd, ACCEL_BARRIER_COMPUTE_TRANSFER);
-        vt->cmd_copy(self, q->adev, q->xfer_cmd, src, so, dst, dof, size);
+        vt->cmd_barrier(self, q->adev, *cmd, ACCEL_BARRIER_COMPUTE_TRANSFER);
+        r = record(q, *cmd, what);
         if (to_host)
-            vt->cmd_barrier(self, q->adev, q->xfer_cmd, ACCEL_BARRIER_ALL_HOST);
-        r = vt->cmd_end(self, q->adev, q->xfer_cmd);
+            vt->cmd_barrier(self, q->adev, *cmd, ACCEL_BARRIER_ALL_HOST);
+        accel_result end = vt->cmd_end(self, q->adev, *cmd);
+        if (r == ACCEL_SUCCESS)
+            r = end;
     }
     if (r == ACCEL_SUCCESS)
-        r = vt->fence_reset(self, q->adev, q->xfer_fence);
+        r = vt->fence_reset(self, q->adev, *fence);
     if (r == ACCEL_SUCCESS) {
-        accel_submit_desc d = {.queue = staging_queue(q), .cmd = q->xfer_cmd, .fence = q->xfer_fence};
+        accel_submit_desc d = {.queue = qi, .cmd = *cmd, .fence = *fence};
         r = vt->submit(self, q->adev, &d);
         if (r == ACCEL_SUCCESS) {
             /* The lock is never held across a fence wait (the thread that
@@ -72,11 +94,11 @@ static salvo_status staged_copy_locked(queue *q, accel_buffer *src, uint64_t so,
              * (transfer() saw to that), so the wait has no bound: once
              * accepted, the copy is waited for to the end. */
             pthread_mutex_unlock(&q->lock);
-            r = vt->fence_wait(self, q->adev, q->xfer_fence, UINT64_MAX);
+            r = vt->fence_wait(self, q->adev, *fence, UINT64_MAX);
             for (int attempt = 1; attempt < RECOVERY_ATTEMPTS && r != ACCEL_SUCCESS &&
                                   r != ACCEL_ERROR_DEVICE_LOST;
                  attempt++)
-                r = vt->fence_wait(self, q->adev, q->xfer_fence, UINT64_MAX);
+                r = vt->fence_wait(self, q->adev, *fence, UINT64_MAX);
             pthread_mutex_lock(&q->lock);
             /* The copy was accepted: whatever the wait said, it must be over
              * before the transfer objects are touched again. */
@@ -96,19 +118,31 @@ static salvo_status staged_copy_locked(queue *q, accel_buffer *src, uint64_t so,
     for (int attempt = 0; attempt < RECOVERY_ATTEMPTS && reset != ACCEL_SUCCESS &&
                           reset != ACCEL_ERROR_DEVICE_LOST;
          attempt++)
-        reset = vt->cmd_reset(self, q->adev, q->xfer_cmd);
+        reset = vt->cmd_reset(self, q->adev, *cmd);
     if (reset != ACCEL_SUCCESS) {
-        vt->buffer_destroy(self, q->adev, q->staging);
-        vt->cmd_destroy(self, q->adev, q->xfer_cmd);
-        vt->fence_destroy(self, q->adev, q->xfer_fence);
-        q->staging = NULL;
-        q->xfer_cmd = NULL;
-        q->xfer_fence = NULL;
+        if (drop_staging) {
+            vt->buffer_destroy(self, q->adev, q->staging);
+            q->staging = NULL;
+        }
+        vt->cmd_destroy(self, q->adev, *cmd);
+        vt->fence_destroy(self, q->adev, *fence);
+        *cmd = NULL;
+        *fence = NULL;
     }
     if (r == ACCEL_ERROR_DEVICE_LOST)
         queue_mark_lost_locked(q);
     return QUEUE_FAIL(q, salvo_status_from_accel(r), "transfer of %llu bytes failed (%s)",
-                    (unsigned long long)size, accel_result_name(r));
+                    (unsigned long long)bytes, accel_result_name(r));
+}
+
+/* One staged copy through the device's transfer command buffer, waited for
+ * before returning (the transfer is synchronous). */
+static salvo_status staged_copy_locked(queue *q, accel_buffer *src, uint64_t so,
+                                       accel_buffer *dst, uint64_t dof, uint64_t size, bool to_host)
+{
+    copy_args a = {src, dst, so, dof, size};
+    return run_locked(q, staging_queue(q), &q->xfer_cmd, &q->xfer_fence, true, record_copy, &a,
+                      to_host, size);
 }
 
 /* host[0, size) <-> buf[offset, +size) through the staging buffer, a
@@ -217,9 +251,110 @@ salvo_status transfer_settle_locked(queue *q, const accel_buffer *ab, uint64_t l
     return r == SALVO_TIMEOUT ? not_done(q, "the work that uses the buffer", to_host) : r;
 }
 
+/* ------------------------------------------------------------------ */
+/* Images: on the streams' first queue (images are not shared with a   */
+/* copy engine's family), through the staging buffer                   */
+/* ------------------------------------------------------------------ */
+
+typedef struct image_args {
+    accel_buffer *buf;
+    uint64_t offset;
+    accel_image *img;
+    accel_image_region region;
+    bool to_image;
+    bool init; /* bring a new image into use instead of copying */
+} image_args;
+
+static accel_result record_image(queue *q, accel_cmd *cmd, const void *what)
+{
+    const image_args *a = what;
+    if (a->init)
+        return VT(q)->cmd_image_init(SELF(q), q->adev, cmd, a->img);
+    VT(q)->cmd_copy_image(SELF(q), q->adev, cmd, a->buf, a->offset, a->img, &a->region,
+                          a->to_image);
+    return ACCEL_SUCCESS;
+}
+
+static salvo_status image_objects_locked(queue *q)
+{
+    if (q->image_cmd)
+        return SALVO_OK;
+    accel_result r = VT(q)->cmd_create(SELF(q), q->adev, 0, &q->image_cmd);
+    if (r == ACCEL_SUCCESS)
+        r = VT(q)->fence_create(SELF(q), q->adev, &q->image_fence);
+    if (r == ACCEL_SUCCESS)
+        return SALVO_OK;
+    VT(q)->cmd_destroy(SELF(q), q->adev, q->image_cmd);
+    q->image_cmd = NULL;
+    if (r == ACCEL_ERROR_DEVICE_LOST)
+        queue_mark_lost_locked(q);
+    return QUEUE_FAIL(q, salvo_status_from_accel(r),
+                      "image transfer: cannot create its command buffer or fence (%s)",
+                      accel_result_name(r));
+}
+
+salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image_region *region,
+                                   uint32_t texel, char *host, bool to_host, bool init)
+{
+    if (queue_is_lost(q))
+        return queue_lost_error(q);
+    while (q->xfer_busy)
+        pthread_cond_wait(&q->slot_cv, &q->lock);
+    q->xfer_busy = true;
+    /* Queue 0 may run gated work: wait until none holds it (see
+     * transfer_staged_locked). */
+    salvo_status r = queue_wait_ungated_locked(q);
+    if (r == SALVO_TIMEOUT)
+        r = QUEUE_FAIL(q, SALVO_ERROR_TIMEOUT,
+                       "image transfer: work ahead of it, held by a gate, did not complete "
+                       "within the fence timeout; nothing was copied");
+    if (r == SALVO_OK && !init)
+        r = staging_locked(q);
+    if (r == SALVO_OK)
+        r = image_objects_locked(q);
+    if (r == SALVO_OK && init) {
+        image_args a = {.img = img, .init = true};
+        r = run_locked(q, 0, &q->image_cmd, &q->image_fence, false, record_image, &a, false, 0);
+    }
+    /* Rows of one slice of one layer at a time, as many as the staging
+     * buffer holds. */
+    uint64_t row = (uint64_t)region->width * texel;
+    uint32_t rows_per = row ? (uint32_t)(STAGING_BYTES / row) : 0;
+    if (r == SALVO_OK && !init && rows_per == 0)
+        r = QUEUE_FAIL(q, SALVO_ERROR_UNSUPPORTED, "image transfer: a row of %llu bytes is larger "
+                       "than the staging buffer", (unsigned long long)row);
+    char *stage = q->staging_info.mapped;
+    for (uint32_t l = 0; r == SALVO_OK && !init && l < region->layers; l++)
+        for (uint32_t z = 0; r == SALVO_OK && z < region->depth; z++)
+            for (uint32_t y = 0; r == SALVO_OK && y < region->height; y += rows_per) {
+                uint32_t n = region->height - y < rows_per ? region->height - y : rows_per;
+                image_args a = {
+                    .buf = q->staging,
+                    .img = img,
+                    .region = {region->x, region->y + y, region->z + z, region->width, n, 1,
+                               region->layer + l, 1},
+                    .to_image = !to_host,
+                };
+                char *at = host + (((uint64_t)l * region->depth + z) * region->height + y) * row;
+                if (!to_host)
+                    memcpy(stage, at, n * row);
+                r = run_locked(q, 0, &q->image_cmd, &q->image_fence, false, record_image, &a,
+                               to_host, n * row);
+                if (r == SALVO_OK && to_host)
+                    memcpy(at, stage, n * row);
+            }
+    q->xfer_busy = false;
+    pthread_cond_broadcast(&q->slot_cv);
+    return r;
+}
+
 void transfer_free_locked(queue *q)
 {
     const accel_vtable *vt = q->acc->vt;
+    vt->fence_destroy(q->acc->self, q->adev, q->image_fence);
+    vt->cmd_destroy(q->acc->self, q->adev, q->image_cmd);
+    q->image_fence = NULL;
+    q->image_cmd = NULL;
     vt->buffer_destroy(q->acc->self, q->adev, q->staging);
     vt->fence_destroy(q->acc->self, q->adev, q->xfer_fence);
     vt->cmd_destroy(q->acc->self, q->adev, q->xfer_cmd);

@@ -25,7 +25,13 @@ salvo_status transfer_settle_locked(queue *q, const accel_buffer *ab, uint64_t l
  * own pages. */
 salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset, char *host,
                                     uint64_t size, bool to_host, uint64_t *imported);
-/* Free the staging buffer and the transfer command buffer and fence. */
+/* Bring a new image into use (init), or copy region of img (texel bytes
+ * a texel) to or from host, packed as the public region says; through the
+ * staging buffer on the streams' first queue, waited for. The caller has
+ * settled the work that uses the image. */
+salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image_region *region,
+                                   uint32_t texel, char *host, bool to_host, bool init);
+/* Free the staging buffer and the transfer command buffers and fences. */
 void transfer_free_locked(queue *q);
 
 #endif

@@ -23,7 +23,9 @@
     X(fence_status, 1) X(fence_wait, 1) X(submit, 1) X(timeline_create, 1)                     \
     X(timeline_destroy, 0) X(timeline_signal, 1) X(timeline_value, 1) X(timeline_wait, 1)      \
     X(destroy, 0) X(querypool_create, 1) X(querypool_destroy, 0) X(cmd_querypool_reset, 0)     \
-    X(cmd_timestamp, 0) X(querypool_results, 1)
+    X(cmd_timestamp, 0) X(querypool_results, 1) X(image_format_support, 0)                     \
+    X(image_create, 1) X(image_view_create, 1) X(image_destroy, 0) X(sampler_create, 1)        \
+    X(sampler_destroy, 0) X(cmd_image_init, 1) X(cmd_copy_image, 0)
 
 #define FAKE_ILLEGALS(X)                                                                       \
     X(begin_while_recording) X(begin_while_pending) X(end_not_recording)                       \
@@ -33,7 +35,7 @@
     X(copy_out_of_range) X(bad_handle) X(bad_argument) X(close_with_children)                  \
     X(use_after_destroy) X(timeline_not_increasing) X(timeline_unsupported)                    \
     X(query_not_reset) X(submit_bad_queue) X(transfer_queue_work) X(reusable_mismatch)         \
-    X(execute_not_executable)
+    X(execute_not_executable) X(image_no_view) X(image_not_initialized)
 
 typedef enum op_id {
 #define X(name, fallible) OP_##name,
@@ -134,13 +136,31 @@ typedef struct fake_qpool {
     bool *written;
 } fake_qpool;
 
+/* Texels in host memory, x fastest, then y, z and layer. */
+typedef struct fake_image {
+    fake_obj h;
+    accel_image_desc desc;
+    uint32_t texel; /* bytes */
+    uint64_t bytes;
+    unsigned char *mem;
+    bool has_view;
+    bool initialized; /* a cmd_image_init of it has run */
+} fake_image;
+
+typedef struct fake_sampler {
+    fake_obj h;
+    accel_sampler_desc desc;
+} fake_sampler;
+
 typedef enum rec_kind {
     REC_COPY,
     REC_FILL, /* dst, dst_offset, size, fill_value */
     REC_DISPATCH,
     REC_QUERY_RESET,
     REC_TIMESTAMP,
-    REC_EXECUTE /* run a reusable command buffer's records here */
+    REC_EXECUTE,    /* run a reusable command buffer's records here */
+    REC_IMAGE_INIT, /* img */
+    REC_IMAGE_COPY  /* src (the buffer), src_offset, img, region, to_image, size */
 } rec_kind;
 
 typedef struct fake_cmd fake_cmd;
@@ -153,11 +173,16 @@ typedef struct fake_rec {
     fake_buf *src, *dst;
     uint64_t src_offset, dst_offset, size;
     uint32_t fill_value;
-    /* dispatch */
+    /* dispatch: the buffers, images and samplers it binds (an image with
+     * its sampler takes two) */
     fake_pipe *pipe;
     fake_pool *pool;
-    uint32_t buf_count;
-    fake_buf *bufs[SALVO_MAX_BINDINGS];
+    uint32_t res_count;
+    fake_obj *res[2 * SALVO_MAX_BINDINGS];
+    /* image init and image copy */
+    fake_image *img;
+    accel_image_region region;
+    bool to_image;
     /* query reset (first, count) or timestamp (first) */
     fake_qpool *qpool;
     uint32_t q_first, q_count;
@@ -237,6 +262,7 @@ struct fake_state {
     uint32_t pending;
     uint64_t memory_used;
     uint64_t dispatches_recorded, dispatches_completed, copy_bytes;
+    uint64_t image_inits; /* cmd_image_init records run */
     uint64_t queue_submits[ACCEL_MAX_QUEUES + 1]; /* the transfer queue last */
     uint64_t clock; /* the device's timestamp counter */
 };
@@ -305,6 +331,12 @@ static void obj_free(fake_state *s, fake_obj *o)
             s->memory_used -= b->size;
             free(b->mem);
         }
+        break;
+    }
+    case FAKE_IMAGE: {
+        fake_image *img = (fake_image *)o;
+        s->memory_used -= img->bytes;
+        free(img->mem);
         break;
     }
     case FAKE_CMD:
@@ -467,6 +499,36 @@ static void count_executes(fake_cmd *c, bool queued)
     }
 }
 
+/* A buffer <-> image copy; the ranges were checked when it was recorded. */
+static void run_image_copy(fake_state *s, const fake_rec *r)
+{
+    fake_image *img = r->img;
+    if (!img->initialized) {
+        note_illegal(s, IL_image_not_initialized, "submit",
+                     "an image copy before any cmd_image_init of the image has run");
+        return;
+    }
+    const accel_image_region *g = &r->region;
+    const accel_image_desc *d = &img->desc;
+    size_t row = (size_t)g->width * img->texel;
+    unsigned char *buf = r->src->mem + r->src_offset;
+    for (uint32_t l = 0; l < g->layers; l++)
+        for (uint32_t z = 0; z < g->depth; z++)
+            for (uint32_t y = 0; y < g->height; y++) {
+                uint64_t texel =
+                    (((uint64_t)(g->layer + l) * d->depth + g->z + z) * d->height + g->y + y) *
+                        d->width +
+                    g->x;
+                unsigned char *at = img->mem + texel * img->texel;
+                if (r->to_image)
+                    memmove(at, buf, row);
+                else
+                    memmove(buf, at, row);
+                buf += row;
+            }
+    s->copy_bytes += r->size;
+}
+
 /* What the device does with recorded commands, in order. */
 static void run_recs(fake_state *s, fake_rec *recs, size_t count)
 {
@@ -480,8 +542,24 @@ static void run_recs(fake_state *s, fake_rec *recs, size_t count)
                 r->exec->pending_uses--;
             }
         } else if (r->kind == REC_DISPATCH) {
+            for (uint32_t j = 0; j < r->res_count; j++) {
+                const fake_obj *o = r->res[j];
+                if (o && o->kind == FAKE_IMAGE && !((const fake_image *)o)->initialized)
+                    note_illegal(s, IL_image_not_initialized, "submit",
+                                 "a dispatch binds an image no cmd_image_init has run for");
+            }
             s->dispatches_completed++;
             s->clock += FAKE_DISPATCH_TICKS;
+        } else if (r->kind == REC_IMAGE_INIT) {
+            /* UNDEFINED to GENERAL: the old contents go. */
+            if (r->img) {
+                memset(r->img->mem, 0xA5, (size_t)r->img->bytes);
+                r->img->initialized = true;
+                s->image_inits++;
+            }
+        } else if (r->kind == REC_IMAGE_COPY) {
+            if (r->img && r->src)
+                run_image_copy(s, r);
         } else if (r->kind == REC_QUERY_RESET) {
             if (r->qpool)
                 memset(r->qpool->written + r->q_first, 0,
@@ -608,10 +686,12 @@ static bool rec_uses(const fake_rec *r, const fake_obj *o)
         return (const fake_obj *)r->qpool == o;
     if (r->kind == REC_COPY || r->kind == REC_FILL)
         return (const fake_obj *)r->src == o || (const fake_obj *)r->dst == o;
+    if (r->kind == REC_IMAGE_INIT || r->kind == REC_IMAGE_COPY)
+        return (const fake_obj *)r->img == o || (const fake_obj *)r->src == o;
     if ((const fake_obj *)r->pipe == o || (const fake_obj *)r->pool == o)
         return true;
-    for (uint32_t i = 0; i < r->buf_count; i++)
-        if ((const fake_obj *)r->bufs[i] == o)
+    for (uint32_t i = 0; i < r->res_count; i++)
+        if (r->res[i] == o)
             return true;
     return false;
 }
@@ -630,9 +710,11 @@ static void rec_forget(fake_rec *r, const fake_obj *o)
         r->qpool = NULL;
     if ((const fake_obj *)r->exec == o)
         r->exec = NULL;
-    for (uint32_t i = 0; i < r->buf_count; i++)
-        if ((const fake_obj *)r->bufs[i] == o)
-            r->bufs[i] = NULL;
+    if ((const fake_obj *)r->img == o)
+        r->img = NULL;
+    for (uint32_t i = 0; i < r->res_count; i++)
+        if (r->res[i] == o)
+            r->res[i] = NULL;
 }
 
 /* o is going away (or, for a pool reset, its sets are; for a reusable
@@ -916,6 +998,14 @@ static accel_result f_pipeline_create(void *self, accel_device *dev,
         note_illegal(s, IL_bad_argument, "pipeline_create", "not a valid pipeline description");
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
+    for (uint32_t i = 0; i < desc->binding_count; i++)
+        if (desc->bindings[i].kind > SALVO_BINDING_IMAGE_SAMPLER ||
+            (desc->bindings[i].kind != SALVO_BINDING_BUFFER && desc->bindings[i].uniform)) {
+            note_illegal(s, IL_bad_argument, "pipeline_create", "binding %u: kind %u%s",
+                         desc->bindings[i].binding, desc->bindings[i].kind,
+                         desc->bindings[i].uniform ? ", uniform" : "");
+            return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+        }
     fake_pipe *p = obj_new(s, sizeof *p, FAKE_PIPELINE, d);
     if (!p)
         return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
@@ -1193,6 +1283,51 @@ static fake_rec *add_rec(fake_cmd *c)
     return r;
 }
 
+/* The image or sampler a bind names as a live one of d, else NULL (a
+ * misuse counted as bad_handle unless absent). */
+static fake_image *bound_image(fake_state *s, const fake_dev *d, const accel_bind *b)
+{
+    return b->image ? check(s, b->image, FAKE_IMAGE, d, "cmd_dispatch") : NULL;
+}
+
+static fake_sampler *bound_sampler(fake_state *s, const fake_dev *d, const accel_bind *b)
+{
+    return b->sampler ? check(s, b->sampler, FAKE_SAMPLER, d, "cmd_dispatch") : NULL;
+}
+
+/* An image or sampler bind a driver would accept, or the first reason it
+ * would not (the kind already matches the pipeline's). */
+static const char *image_bind_problem(fake_state *s, const fake_dev *d, const accel_bind *b)
+{
+    if (b->kind > SALVO_BINDING_IMAGE_SAMPLER)
+        return "an unknown binding kind";
+    bool wants_image = b->kind != SALVO_BINDING_SAMPLER;
+    bool wants_sampler =
+        b->kind == SALVO_BINDING_SAMPLER || b->kind == SALVO_BINDING_IMAGE_SAMPLER;
+    const fake_image *img = wants_image ? bound_image(s, d, b) : NULL;
+    const fake_sampler *smp = wants_sampler ? bound_sampler(s, d, b) : NULL;
+    if (wants_image && !img)
+        return "an image bind without a live image of the device";
+    if (wants_sampler && !smp)
+        return "a sampler bind without a live sampler of the device";
+    if (!img)
+        return NULL;
+    uint32_t needs =
+        b->kind == SALVO_BINDING_STORAGE_IMAGE ? SALVO_IMAGE_STORAGE : SALVO_IMAGE_SAMPLED;
+    if (!(img->desc.usage & needs))
+        return "an image bound without the usage its binding kind needs";
+    if (!smp)
+        return NULL;
+    /* Vulkan's rules for what the sampler does to this image. */
+    const fake_accel *f = s->owner;
+    if (smp->desc.linear && !(f->image_format_usage[img->desc.format] & SALVO_IMAGE_LINEAR_FILTER))
+        return "a linear sampler on an image whose format cannot filter";
+    if (smp->desc.unnormalized && img->desc.type != SALVO_IMAGE_1D &&
+        img->desc.type != SALVO_IMAGE_2D)
+        return "an unnormalized sampler on an image that is not 1D or 2D";
+    return NULL;
+}
+
 /* A dispatch a driver would accept, or the first reason it would not. */
 static const char *dispatch_problem(fake_state *s, const fake_dev *d, const fake_pipe *p,
                                     const accel_bind *binds, uint32_t bind_count,
@@ -1218,6 +1353,14 @@ static const char *dispatch_problem(fake_state *s, const fake_dev *d, const fake
             j++;
         if (j == p->binding_count)
             return "a binding the pipeline does not declare";
+        if (p->bindings[j].kind != binds[i].kind)
+            return "the bind's kind differs from the pipeline's";
+        if (binds[i].kind != SALVO_BINDING_BUFFER) {
+            const char *problem = image_bind_problem(s, d, &binds[i]);
+            if (problem)
+                return problem;
+            continue;
+        }
         if (p->bindings[j].uniform != binds[i].uniform)
             return "uniform/storage differs from the pipeline's";
         const fake_buf *b = check(s, binds[i].buffer, FAKE_BUFFER, d, "cmd_dispatch");
@@ -1272,10 +1415,22 @@ static accel_result f_cmd_dispatch(void *self, accel_device *dev, accel_cmd *cmd
     r->kind = REC_DISPATCH;
     r->pipe = p;
     r->pool = pl;
+    /* What is live is remembered, so that destroying it is tracked as for
+     * any handle a command buffer uses. */
     for (uint32_t i = 0; i < bind_count; i++) {
-        const fake_obj *o = (const fake_obj *)binds[i].buffer;
-        if (o && o->magic == FAKE_MAGIC && o->kind == FAKE_BUFFER)
-            r->bufs[r->buf_count++] = (fake_buf *)binds[i].buffer;
+        bool buffer = binds[i].kind == SALVO_BINDING_BUFFER;
+        const void *hs[2] = {buffer ? (const void *)binds[i].buffer : (const void *)binds[i].image,
+                             buffer ? NULL : (const void *)binds[i].sampler};
+        const fake_kind kinds[2] = {buffer ? FAKE_BUFFER : FAKE_IMAGE, FAKE_SAMPLER};
+        for (int k = 0; k < 2; k++) {
+            fake_obj *o = (fake_obj *)hs[k];
+            if (!o || o->magic != FAKE_MAGIC || o->kind != kinds[k])
+                continue;
+            r->res[r->res_count++] = o;
+            if (o->kind == FAKE_IMAGE && !((fake_image *)o)->has_view)
+                note_illegal(s, IL_image_no_view, "cmd_dispatch",
+                             "binding %u: the image has no view", binds[i].binding);
+        }
     }
     s->dispatches_recorded++;
     return unlock_return(s, ACCEL_SUCCESS);
@@ -1858,49 +2013,352 @@ static accel_result f_querypool_results(void *self, accel_device *dev, accel_que
     return unlock_return(s, r);
 }
 
+/* ------------------------------------------------------------------ */
+/* Images and samplers                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Bytes of a texel: the formats come in runs of R, RG and RGBA of 8, 16
+ * and 32-bit components, in the enumeration's order. */
+static uint32_t texel_size(salvo_format format)
+{
+    if (format <= SALVO_FORMAT_UNDEFINED || format >= SALVO_FORMAT_COUNT)
+        return 0;
+    if (format <= SALVO_FORMAT_R8_SINT)
+        return 1;
+    if (format <= SALVO_FORMAT_RG8_SINT)
+        return 2;
+    if (format <= SALVO_FORMAT_RGBA8_SINT)
+        return 4;
+    if (format <= SALVO_FORMAT_R16_FLOAT)
+        return 2;
+    if (format <= SALVO_FORMAT_RG16_FLOAT)
+        return 4;
+    if (format <= SALVO_FORMAT_RGBA16_FLOAT)
+        return 8;
+    if (format <= SALVO_FORMAT_R32_FLOAT)
+        return 4;
+    if (format <= SALVO_FORMAT_RG32_FLOAT)
+        return 8;
+    return 16;
+}
+
+static uint32_t f_image_format_support(void *self, accel_device *dev, salvo_format format)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, image_format_support);
+    check_dev(s, dev, "image_format_support");
+    uint32_t usage = format > SALVO_FORMAT_UNDEFINED && format < SALVO_FORMAT_COUNT
+                         ? f->image_format_usage[format]
+                         : 0;
+    pthread_mutex_unlock(&s->lock);
+    return usage;
+}
+
+/* A description Vulkan accepts (one mip level, one sample, the extents
+ * its image type allows, a usage the format offers), or why not. */
+static const char *image_desc_problem(const fake_accel *f, const accel_image_desc *d)
+{
+    if (d->format <= SALVO_FORMAT_UNDEFINED || d->format >= SALVO_FORMAT_COUNT)
+        return "an unknown format";
+    if (d->type < SALVO_IMAGE_1D || d->type > SALVO_IMAGE_2D_ARRAY)
+        return "an unknown image type";
+    if (!d->width || !d->height || !d->depth || !d->layers)
+        return "an extent or layer count of 0";
+    if (d->type == SALVO_IMAGE_1D && d->height != 1)
+        return "a 1D image with a height";
+    if (d->type != SALVO_IMAGE_3D && d->depth != 1)
+        return "depth on an image that is not 3D";
+    if (d->type != SALVO_IMAGE_2D_ARRAY && d->layers != 1)
+        return "layers on an image that is not a 2D array";
+    if (d->usage & ~(uint32_t)(SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED))
+        return "a usage other than STORAGE and SAMPLED";
+    if ((d->usage & f->image_format_usage[d->format]) != d->usage)
+        return "a usage the format does not offer";
+    return NULL;
+}
+
+static accel_result f_image_create(void *self, accel_device *dev, const accel_image_desc *desc,
+                                   accel_image **out)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, image_create);
+    fake_dev *d = check_dev(s, dev, "image_create");
+    if (!d)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (!desc || !out) {
+        note_illegal(s, IL_bad_argument, "image_create", "no desc or out");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    *out = NULL;
+    const char *problem = image_desc_problem(f, desc);
+    if (problem) {
+        note_illegal(s, IL_bad_argument, "image_create", "%s", problem);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    uint64_t bytes = texel_size(desc->format);
+    const uint32_t extents[4] = {desc->width, desc->height, desc->depth, desc->layers};
+    for (int i = 0; i < 4; i++) {
+        if (bytes > UINT64_MAX / extents[i])
+            return unlock_return(s, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+        bytes *= extents[i];
+    }
+    if (bytes > SIZE_MAX ||
+        (f->device_memory_limit && bytes > f->device_memory_limit - s->memory_used))
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    fake_image *img = obj_new(s, sizeof *img, FAKE_IMAGE, d);
+    if (!img)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    img->mem = malloc((size_t)bytes);
+    if (!img->mem) {
+        obj_unlink(s, &img->h);
+        free(img);
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    }
+    /* Undefined until written: not zeros a test could come to rely on. */
+    memset(img->mem, 0x5A, (size_t)bytes);
+    img->desc = *desc;
+    img->texel = texel_size(desc->format);
+    img->bytes = bytes;
+    s->memory_used += bytes;
+    *out = (accel_image *)img;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static accel_result f_image_view_create(void *self, accel_device *dev, accel_image *image)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, image_view_create);
+    fake_image *img = check(s, image, FAKE_IMAGE, check_dev(s, dev, "image_view_create"),
+                            "image_view_create");
+    if (!img)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    /* The accelerator keeps one view an image: a second would leak the first. */
+    if (img->has_view) {
+        note_illegal(s, IL_bad_argument, "image_view_create", "the image has its view already");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    img->has_view = true;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static void f_image_destroy(void *self, accel_device *dev, accel_image *image)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, image_destroy);
+    fake_dev *d = check_dev(s, dev, "image_destroy");
+    fake_image *img = image ? check(s, image, FAKE_IMAGE, d, "image_destroy") : NULL;
+    if (img) {
+        forget_uses(s, &img->h, true, IL_destroy_in_use, "image_destroy");
+        obj_unlink(s, &img->h);
+        obj_free(s, &img->h);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static accel_result f_sampler_create(void *self, accel_device *dev, const accel_sampler_desc *desc,
+                                     accel_sampler **out)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, sampler_create);
+    fake_dev *d = check_dev(s, dev, "sampler_create");
+    if (!d)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (!desc || !out) {
+        note_illegal(s, IL_bad_argument, "sampler_create", "no desc or out");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    *out = NULL;
+    for (int i = 0; i < 3; i++)
+        if (desc->address[i] > SALVO_ADDRESS_CLAMP_TO_BORDER) {
+            note_illegal(s, IL_bad_argument, "sampler_create", "address mode %u",
+                         desc->address[i]);
+            return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+        }
+    /* Vulkan: unnormalized coordinates clamp in u and v. */
+    for (int i = 0; desc->unnormalized && i < 2; i++)
+        if (desc->address[i] != SALVO_ADDRESS_CLAMP_TO_EDGE &&
+            desc->address[i] != SALVO_ADDRESS_CLAMP_TO_BORDER) {
+            note_illegal(s, IL_bad_argument, "sampler_create",
+                         "unnormalized coordinates with address mode %u", desc->address[i]);
+            return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+        }
+    fake_sampler *smp = obj_new(s, sizeof *smp, FAKE_SAMPLER, d);
+    if (!smp)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    smp->desc = *desc;
+    *out = (accel_sampler *)smp;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static void f_sampler_destroy(void *self, accel_device *dev, accel_sampler *sampler)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, sampler_destroy);
+    fake_dev *d = check_dev(s, dev, "sampler_destroy");
+    fake_sampler *smp = sampler ? check(s, sampler, FAKE_SAMPLER, d, "sampler_destroy") : NULL;
+    if (smp) {
+        forget_uses(s, &smp->h, true, IL_destroy_in_use, "sampler_destroy");
+        obj_unlink(s, &smp->h);
+        obj_free(s, &smp->h);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static accel_result f_cmd_image_init(void *self, accel_device *dev, accel_cmd *cmd,
+                                     accel_image *image)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_image_init);
+    fake_dev *d = check_dev(s, dev, "cmd_image_init");
+    fake_cmd *c = recording(s, dev, cmd, "cmd_image_init");
+    fake_image *img = check(s, image, FAKE_IMAGE, d, "cmd_image_init");
+    if (!c || !img)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (c->transfer) {
+        note_illegal(s, IL_transfer_queue_work, "cmd_image_init",
+                     "images belong to the compute queues' family");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    fake_rec *r = add_rec(c);
+    if (!r)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    r->kind = REC_IMAGE_INIT;
+    r->img = img;
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
+/* The region lies inside the image (and is not empty). */
+static bool region_inside(const fake_image *img, const accel_image_region *g)
+{
+    const accel_image_desc *d = &img->desc;
+    return g->width && g->height && g->depth && g->layers && g->x <= d->width &&
+           g->width <= d->width - g->x && g->y <= d->height && g->height <= d->height - g->y &&
+           g->z <= d->depth && g->depth <= d->depth - g->z && g->layer <= d->layers &&
+           g->layers <= d->layers - g->layer;
+}
+
+static void f_cmd_copy_image(void *self, accel_device *dev, accel_cmd *cmd, accel_buffer *buf,
+                             uint64_t offset, accel_image *image, const accel_image_region *region,
+                             bool to_image)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, cmd_copy_image);
+    fake_dev *d = check_dev(s, dev, "cmd_copy_image");
+    fake_cmd *c = recording(s, dev, cmd, "cmd_copy_image");
+    fake_buf *b = check(s, buf, FAKE_BUFFER, d, "cmd_copy_image");
+    fake_image *img = check(s, image, FAKE_IMAGE, d, "cmd_copy_image");
+    if (c && b && img) {
+        /* Inside the image, the bytes are at most the image's: no overflow. */
+        uint64_t bytes = region && region_inside(img, region)
+                             ? (uint64_t)region->width * region->height * region->depth *
+                                   region->layers * img->texel
+                             : 0;
+        if (!region) {
+            note_illegal(s, IL_bad_argument, "cmd_copy_image", "region is NULL");
+        } else if (c->transfer) {
+            note_illegal(s, IL_transfer_queue_work, "cmd_copy_image",
+                         "images belong to the compute queues' family");
+        } else if (!bytes || offset > b->size || bytes > b->size - offset) {
+            note_illegal(s, IL_copy_out_of_range, "cmd_copy_image",
+                         "texels (%u,%u,%u)+(%u,%u,%u), layers %u+%u of a %ux%ux%u image of %u "
+                         "layer(s); %llu bytes at %llu of a buffer of %llu",
+                         region->x, region->y, region->z, region->width, region->height,
+                         region->depth, region->layer, region->layers, img->desc.width,
+                         img->desc.height, img->desc.depth, img->desc.layers,
+                         (unsigned long long)bytes, (unsigned long long)offset,
+                         (unsigned long long)b->size);
+        } else if (offset % img->texel) {
+            note_illegal(s, IL_bad_argument, "cmd_copy_image",
+                         "buffer offset %llu is not a multiple of the texel size %u",
+                         (unsigned long long)offset, img->texel);
+        } else {
+            if (!img->has_view)
+                note_illegal(s, IL_image_no_view, "cmd_copy_image", "the image has no view");
+            fake_rec *r = add_rec(c);
+            if (r) {
+                r->kind = REC_IMAGE_COPY;
+                r->src = b;
+                r->src_offset = offset;
+                r->img = img;
+                r->region = *region;
+                r->to_image = to_image;
+                r->size = bytes;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Every operation but the image ones. */
+#define FAKE_VTABLE_COMMON                                                                     \
+    .name = "fake",                                                                            \
+    .enumerate = f_enumerate,                                                                  \
+    .device_open = f_device_open,                                                              \
+    .device_close = f_device_close,                                                            \
+    .queue_wait_idle = f_queue_wait_idle,                                                      \
+    .buffer_create = f_buffer_create,                                                          \
+    .buffer_destroy = f_buffer_destroy,                                                        \
+    .pipeline_create = f_pipeline_create,                                                      \
+    .pipeline_destroy = f_pipeline_destroy,                                                    \
+    .descpool_create = f_descpool_create,                                                      \
+    .descpool_reset = f_descpool_reset,                                                        \
+    .descpool_destroy = f_descpool_destroy,                                                    \
+    .cmd_create = f_cmd_create,                                                                \
+    .cmd_destroy = f_cmd_destroy,                                                              \
+    .cmd_begin = f_cmd_begin,                                                                  \
+    .cmd_end = f_cmd_end,                                                                      \
+    .cmd_reset = f_cmd_reset,                                                                  \
+    .cmd_dispatch = f_cmd_dispatch,                                                            \
+    .cmd_barrier = f_cmd_barrier,                                                              \
+    .cmd_copy = f_cmd_copy,                                                                    \
+    .cmd_fill = f_cmd_fill,                                                                    \
+    .cmd_native = f_cmd_native,                                                                \
+    .cmd_create_reusable = f_cmd_create_reusable,                                              \
+    .cmd_begin_reusable = f_cmd_begin_reusable,                                                \
+    .cmd_execute = f_cmd_execute,                                                              \
+    .fence_create = f_fence_create,                                                            \
+    .fence_destroy = f_fence_destroy,                                                          \
+    .fence_reset = f_fence_reset,                                                              \
+    .fence_status = f_fence_status,                                                            \
+    .fence_wait = f_fence_wait,                                                                \
+    .submit = f_submit,                                                                        \
+    .timeline_create = f_timeline_create,                                                      \
+    .timeline_destroy = f_timeline_destroy,                                                    \
+    .timeline_signal = f_timeline_signal,                                                      \
+    .timeline_value = f_timeline_value,                                                        \
+    .timeline_wait = f_timeline_wait,                                                          \
+    .destroy = f_destroy,                                                                      \
+    .querypool_create = f_querypool_create,                                                    \
+    .querypool_destroy = f_querypool_destroy,                                                  \
+    .cmd_querypool_reset = f_cmd_querypool_reset,                                              \
+    .cmd_timestamp = f_cmd_timestamp,                                                          \
+    .querypool_results = f_querypool_results
+
 static const accel_vtable fake_vtable = {
-    .name = "fake",
-    .enumerate = f_enumerate,
-    .device_open = f_device_open,
-    .device_close = f_device_close,
-    .queue_wait_idle = f_queue_wait_idle,
-    .buffer_create = f_buffer_create,
-    .buffer_destroy = f_buffer_destroy,
-    .pipeline_create = f_pipeline_create,
-    .pipeline_destroy = f_pipeline_destroy,
-    .descpool_create = f_descpool_create,
-    .descpool_reset = f_descpool_reset,
-    .descpool_destroy = f_descpool_destroy,
-    .cmd_create = f_cmd_create,
-    .cmd_destroy = f_cmd_destroy,
-    .cmd_begin = f_cmd_begin,
-    .cmd_end = f_cmd_end,
-    .cmd_reset = f_cmd_reset,
-    .cmd_dispatch = f_cmd_dispatch,
-    .cmd_barrier = f_cmd_barrier,
-    .cmd_copy = f_cmd_copy,
-    .cmd_fill = f_cmd_fill,
-    .cmd_native = f_cmd_native,
-    .cmd_create_reusable = f_cmd_create_reusable,
-    .cmd_begin_reusable = f_cmd_begin_reusable,
-    .cmd_execute = f_cmd_execute,
-    .fence_create = f_fence_create,
-    .fence_destroy = f_fence_destroy,
-    .fence_reset = f_fence_reset,
-    .fence_status = f_fence_status,
-    .fence_wait = f_fence_wait,
-    .submit = f_submit,
-    .timeline_create = f_timeline_create,
-    .timeline_destroy = f_timeline_destroy,
-    .timeline_signal = f_timeline_signal,
-    .timeline_value = f_timeline_value,
-    .timeline_wait = f_timeline_wait,
-    .destroy = f_destroy,
-    .querypool_create = f_querypool_create,
-    .querypool_destroy = f_querypool_destroy,
-    .cmd_querypool_reset = f_cmd_querypool_reset,
-    .cmd_timestamp = f_cmd_timestamp,
-    .querypool_results = f_querypool_results,
+    FAKE_VTABLE_COMMON,
+    .image_format_support = f_image_format_support,
+    .image_create = f_image_create,
+    .image_view_create = f_image_view_create,
+    .image_destroy = f_image_destroy,
+    .sampler_create = f_sampler_create,
+    .sampler_destroy = f_sampler_destroy,
+    .cmd_image_init = f_cmd_image_init,
+    .cmd_copy_image = f_cmd_copy_image,
+};
+
+/* For fake_accel.no_images: an accelerator without images. */
+static const accel_vtable fake_vtable_no_images = {
+    FAKE_VTABLE_COMMON,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1955,15 +2413,21 @@ fake_accel *fake_create(void)
         .zero_initialize_workgroup_memory = true,
         .subgroup_size_control = true,
         .compute_full_subgroups = true,
+        .storage_image_extended_formats = true,
+        .storage_image_read_without_format = true,
+        .storage_image_write_without_format = true,
         .subgroup_operations = 0xffu,
     };
     f->max_workgroup_memory = 32768;
+    for (int i = SALVO_FORMAT_UNDEFINED + 1; i < SALVO_FORMAT_COUNT; i++)
+        f->image_format_usage[i] =
+            SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED | SALVO_IMAGE_LINEAR_FILTER;
     return f;
 }
 
 accel fake_accel_get(fake_accel *f)
 {
-    return (accel){&fake_vtable, f};
+    return (accel){f->no_images ? &fake_vtable_no_images : &fake_vtable, f};
 }
 
 void fake_free(fake_accel *f)
@@ -2138,6 +2602,11 @@ uint64_t fake_dispatches_completed(fake_accel *f)
 uint64_t fake_copy_bytes(fake_accel *f)
 {
     return read_u64(f, &f->state->copy_bytes);
+}
+
+uint64_t fake_image_inits(fake_accel *f)
+{
+    return read_u64(f, &f->state->image_inits);
 }
 
 uint64_t fake_queue_submits(fake_accel *f, uint32_t queue)

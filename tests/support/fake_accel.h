@@ -31,6 +31,15 @@
  *    blocks: a wait that a real device would sit in returns ACCEL_TIMEOUT.
  *    queue_wait_idle means "the device finished": it completes everything
  *    that can complete, in either mode.
+ *  - Images hold their texels in host memory, x fastest, then y, z and
+ *    layer, so copies to and from them (cmd_copy_image) really move bytes;
+ *    dispatches compute nothing with them. As in Vulkan an image is made
+ *    in an undefined layout: a copy or dispatch that uses it must run
+ *    after its cmd_image_init has run (earlier in the same submission or
+ *    in one completed before), and must name an image that has its view.
+ *    Images are the compute queues' (exclusive sharing, as the Vulkan
+ *    accelerator makes them): image commands recorded for the transfer
+ *    queue are illegal.
  *  - Device loss is sticky, as on a real device: once any call has returned
  *    ACCEL_ERROR_DEVICE_LOST (scripted, or after fake_lose_device), pending
  *    submissions are dropped unexecuted, submit, queue_wait_idle and every
@@ -72,6 +81,8 @@ typedef enum fake_kind {
     FAKE_DESCPOOL,
     FAKE_TIMELINE,
     FAKE_QUERYPOOL,
+    FAKE_IMAGE,   /* with its view, once image_view_create made it */
+    FAKE_SAMPLER,
     FAKE_KIND_COUNT
 } fake_kind;
 
@@ -96,7 +107,8 @@ typedef struct fake_accel {
     /* true: GPU timestamps, 1 ns a tick. The clock is a counter that a
      * dispatch advances by FAKE_DISPATCH_TICKS and every timestamp by 1. */
     bool timestamps;
-    uint64_t device_memory_limit;/* 0 = unlimited; else bytes of live non-imported buffers */
+    /* 0 = unlimited; else bytes of live non-imported buffers and images */
+    uint64_t device_memory_limit;
     fake_complete_mode complete; /* FAKE_COMPLETE_AUTO */
     /* NULL; else called (without the fake's lock) at the start of every
      * timeline_value, so a test can act while a caller polls a timeline. */
@@ -112,6 +124,16 @@ typedef struct fake_accel {
     /* Every feature on (checked true, every subgroup operation). */
     salvo_device_features features;
     uint32_t max_workgroup_memory; /* 32768 */
+    /* What image_format_support answers, per format: SALVO_IMAGE_STORAGE
+     * | SALVO_IMAGE_SAMPLED | SALVO_IMAGE_LINEAR_FILTER for every format
+     * but UNDEFINED (which stays 0). Clear bits to withdraw a use, or an
+     * entry to withdraw the format. image_create with a usage its format
+     * does not offer here, and a dispatch that filters linearly an image
+     * whose format lacks SALVO_IMAGE_LINEAR_FILTER, are illegal. */
+    uint32_t image_format_usage[SALVO_FORMAT_COUNT];
+    /* false; true: fake_accel_get hands out a table whose image operations
+     * are NULL, as an accelerator without images. Read by fake_accel_get. */
+    bool no_images;
 
     fake_state *state; /* everything else: read it through the functions below */
 } fake_accel;
@@ -177,6 +199,23 @@ uint64_t fake_calls_total(fake_accel *f);
  *                          or invalidated since
  *   query_not_reset        a timestamp written to a query not reset since
  *                          its last write, or outside its pool
+ *   image_no_view          a dispatch or image copy recorded with an image
+ *                          image_view_create has not given its view
+ *   image_not_initialized  a dispatch or image copy run on an image before
+ *                          any cmd_image_init of it has run (nothing copied)
+ *
+ * Image operations also count: copy_out_of_range for a cmd_copy_image
+ * region outside the image or the buffer (nothing recorded);
+ * dispatch_mismatch for an image or sampler bind of the wrong kind, a
+ * missing or foreign image or sampler, an image without the usage the
+ * kind needs, a linear sampler on a format that cannot filter, or an
+ * unnormalized sampler on an image that is not 1D or 2D; bad_argument for
+ * an image description Vulkan rejects (extents of 0, extents a 1D or 2D
+ * image cannot have, layers on a non-array image, an unknown format or a
+ * usage the format does not offer), a second view, an unnormalized
+ * sampler that does not clamp in u and v, or a buffer offset not a
+ * multiple of the texel size; transfer_queue_work for cmd_image_init or
+ * cmd_copy_image on the transfer queue's command buffer.
  */
 uint64_t fake_illegal(fake_accel *f, const char *what);
 uint64_t fake_illegal_total(fake_accel *f);
@@ -211,8 +250,10 @@ bool fake_is_lost(fake_accel *f);
 /* Successful cmd_dispatch calls, and dispatches in completed submissions. */
 uint64_t fake_dispatches_recorded(fake_accel *f);
 uint64_t fake_dispatches_completed(fake_accel *f);
-/* Bytes moved by completed copies. */
+/* Bytes moved by completed copies (image copies included). */
 uint64_t fake_copy_bytes(fake_accel *f);
+/* cmd_image_init records run in completed submissions. */
+uint64_t fake_image_inits(fake_accel *f);
 /* Submissions made to one queue. */
 uint64_t fake_queue_submits(fake_accel *f, uint32_t queue);
 /* Index device_open was last called with; -1 before any. */

@@ -205,6 +205,8 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
     salvo_stream *st[2] = {NULL, NULL};
     salvo_event *ev = NULL;
     salvo_graph *g = NULL;
+    salvo_image *img = NULL;
+    salvo_sampler *smp = NULL;
     bool capturing = false;
 
     if (!step(&r, "device_create", -1, cfg->open(cfg->user, &desc, fault, &dev)))
@@ -291,6 +293,25 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
             host_side_bad = true;
     if (atomic_load(&host_calls_run) != 1)
         host_side_bad = true;
+    /* An image of y's size: written from the host with y's values, y
+     * copied into it and back out on A (no value changes), read back; and
+     * a sampler. */
+    salvo_image_desc img_desc = {SALVO_IMAGE_2D, SALVO_FORMAT_R32_UINT, 32, SCENARIO_N / 32, 1, 1, 0};
+    if (!step(&r, "image_create", -1, salvo_image_create(dev, &img_desc, &img)) ||
+        !step(&r, "sampler_create", -1, salvo_sampler_create(dev, NULL, &smp)) ||
+        !step(&r, "image_write", -1, salvo_image_write(img, NULL, ys, sizeof ys)) ||
+        !step(&r, "copy_buffer_to_image A", -1,
+              salvo_copy_buffer_to_image(st[0], y, 0, img, NULL)) ||
+        !step(&r, "copy_image_to_buffer A", -1,
+              salvo_copy_image_to_buffer(st[0], img, NULL, y, 0)) ||
+        !step(&r, "synchronize A image", -1, salvo_stream_synchronize(st[0])))
+        goto failed;
+    memset(ys, 0, sizeof ys);
+    if (!step(&r, "image_read", -1, salvo_image_read(img, NULL, ys, sizeof ys)))
+        goto failed;
+    for (uint32_t i = 0; i < SCENARIO_N; i++)
+        if (ys[i] != y_after)
+            host_side_bad = true;
     /* A graph of GRAPH_NODES launches on x, replayed twice, updated (to
      * the same value: recorded again, the data unchanged), replayed once
      * more. */
@@ -358,6 +379,8 @@ cleanup:
     if (cfg->before_cleanup)
         cfg->before_cleanup(cfg->user);
     salvo_graph_destroy(g);
+    salvo_sampler_destroy(smp);
+    salvo_image_destroy(img);
     salvo_event_destroy(ev);
     salvo_stream_destroy(st[1]);
     salvo_stream_destroy(st[0]);
@@ -396,13 +419,17 @@ static bool idle_and_empty(const scenario_result *r, char *why, size_t why_size)
         WHY("no stats before destroy");
     const salvo_stats *s = &r->end_stats;
     if (s->live_buffers || s->live_kernels || s->live_streams || s->live_events ||
-        s->live_gates || s->live_buffer_bytes || s->releases_pending || s->launches_pending)
+        s->live_gates || s->live_buffer_bytes || s->releases_pending || s->launches_pending ||
+        s->live_images || s->live_image_bytes || s->live_samplers)
         WHY("after every object was destroyed: live buffers %llu kernels %llu streams %llu "
-            "events %llu gates %llu bytes %llu, releases pending %llu, launches pending %llu",
+            "events %llu gates %llu bytes %llu images %llu (%llu bytes) samplers %llu, "
+            "releases pending %llu, launches pending %llu",
             (unsigned long long)s->live_buffers, (unsigned long long)s->live_kernels,
             (unsigned long long)s->live_streams, (unsigned long long)s->live_events,
             (unsigned long long)s->live_gates, (unsigned long long)s->live_buffer_bytes,
-            (unsigned long long)s->releases_pending, (unsigned long long)s->launches_pending);
+            (unsigned long long)s->live_images, (unsigned long long)s->live_image_bytes,
+            (unsigned long long)s->live_samplers, (unsigned long long)s->releases_pending,
+            (unsigned long long)s->launches_pending);
     return true;
 }
 
@@ -420,7 +447,7 @@ static bool names_work(const char *msg)
 {
     const char *list = strstr(msg, "kernels: ");
     return list && (strstr(list, "add") || strstr(list, "(copy)") || strstr(list, "(fill)") ||
-                    strstr(list, "(host call)"));
+                    strstr(list, "(host call)") || strstr(list, "(image copy)"));
 }
 
 bool scenario_check(const scenario_fault *fault, bool fired, bool probe, const scenario_result *r,
@@ -467,6 +494,7 @@ bool scenario_check(const scenario_fault *fault, bool fired, bool probe, const s
     for (size_t i = 0; i < sizeof batch_ops / sizeof batch_ops[0] && probe; i++)
         if (strcmp(fault->op, batch_ops[i]) == 0 && expect != SALVO_TIMEOUT &&
             r->device_opened && !strstr(r->first_name, "buffer_") /* a transfer */ &&
+            strncmp(r->first_name, "image_", 6) != 0 /* an image's transfer (or init) */ &&
             !names_work(r->first_msg) && !names_work(r->resync_msg[0]) &&
             !names_work(r->resync_msg[1]))
             WHY("call %d (%s) returned %s, and no report named the failed batch's kernels: %s",
@@ -563,6 +591,10 @@ static const struct {
     {"timeline_signal", R_OOM_DEVICE | R_OOM_HOST},
     {"timeline_value", R_LOST | R_OOM_DEVICE | R_OOM_HOST},
     {"timeline_wait", R_LOST | R_OOM_DEVICE | R_OOM_HOST | R_TIMEOUT},
+    {"image_create", R_OOM_DEVICE | R_OOM_HOST},
+    {"image_view_create", R_OOM_DEVICE | R_OOM_HOST},
+    {"sampler_create", R_OOM_DEVICE | R_OOM_HOST},
+    {"cmd_image_init", R_OOM_DEVICE | R_OOM_HOST},
 };
 
 static unsigned can_return(const char *op)

@@ -18,8 +18,9 @@ static bool same_binds(const accel_bind *a, const accel_bind *b, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
         if (a[i].binding != b[i].binding || a[i].element != b[i].element ||
-            a[i].uniform != b[i].uniform ||
-            a[i].buffer != b[i].buffer || a[i].offset != b[i].offset || a[i].size != b[i].size)
+            a[i].uniform != b[i].uniform || a[i].kind != b[i].kind ||
+            a[i].buffer != b[i].buffer || a[i].offset != b[i].offset || a[i].size != b[i].size ||
+            a[i].image != b[i].image || a[i].sampler != b[i].sampler)
             return false;
     return true;
 }
@@ -146,22 +147,34 @@ accel_result accel_vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, ac
         return VK_ERROR_INITIALIZATION_FAILED;
     /* Dispatch is the hot path: no heap. */
     VkDescriptorBufferInfo infos[SALVO_MAX_BINDINGS];
+    VkDescriptorImageInfo image_infos[SALVO_MAX_BINDINGS];
     VkWriteDescriptorSet writes[SALVO_MAX_BINDINGS];
     for (uint32_t i = 0; i < bind_count; i++) {
-        infos[i] = (VkDescriptorBufferInfo){
-            .buffer = binds[i].buffer->buffer,
-            .offset = binds[i].offset,
-            .range = binds[i].size ? binds[i].size : VK_WHOLE_SIZE,
-        };
         writes[i] = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
             .dstBinding = binds[i].binding,
             .dstArrayElement = binds[i].element,
             .descriptorCount = 1,
-            .descriptorType = binds[i].uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
-                                               : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .pBufferInfo = &infos[i],
+            .descriptorType = accel_vk_descriptor_type(binds[i].kind, binds[i].uniform),
         };
+        if (binds[i].kind == SALVO_BINDING_BUFFER) {
+            infos[i] = (VkDescriptorBufferInfo){
+                .buffer = binds[i].buffer->buffer,
+                .offset = binds[i].offset,
+                .range = binds[i].size ? binds[i].size : VK_WHOLE_SIZE,
+            };
+            writes[i].pBufferInfo = &infos[i];
+        } else {
+            image_infos[i] = (VkDescriptorImageInfo){
+                .sampler = binds[i].sampler ? accel_vk_sampler_handle(binds[i].sampler)
+                                            : VK_NULL_HANDLE,
+                .imageView = binds[i].image ? accel_vk_image_view(binds[i].image)
+                                            : VK_NULL_HANDLE,
+                .imageLayout = binds[i].image ? VK_IMAGE_LAYOUT_GENERAL
+                                              : VK_IMAGE_LAYOUT_UNDEFINED,
+            };
+            writes[i].pImageInfo = &image_infos[i];
+        }
     }
     VkDescriptorSet set = VK_NULL_HANDLE;
     if (p->binding_count > 0 && !p->push) {

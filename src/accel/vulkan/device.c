@@ -411,6 +411,7 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
     if (core12 && !imp)
         d->features.float_controls = float_controls_bits(&fc);
     vkGetPhysicalDeviceMemoryProperties(d->phys, &d->mem);
+    accel_vk_image_formats_query(d);
     if (imp) {
         d->device = imp->device;
         d->queues[0] = imp->queue;
@@ -442,6 +443,10 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
     memset(caps, 0, sizeof *caps);
     fill_info(&caps->info, d, &props.properties, &subgroup, have_driver ? &driver : NULL);
     caps->info.push_descriptors = push_descriptor;
+    caps->max_image_1d = props.properties.limits.maxImageDimension1D;
+    caps->max_image_2d = props.properties.limits.maxImageDimension2D;
+    caps->max_image_3d = props.properties.limits.maxImageDimension3D;
+    caps->max_image_layers = props.properties.limits.maxImageArrayLayers;
     /* A push per dispatch skips allocating and updating a set. */
     d->push = push_descriptor && !d->pool_descriptors;
     caps->push_descriptors_used = d->push;

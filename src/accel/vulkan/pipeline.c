@@ -18,6 +18,22 @@ void accel_vk_pipeline_destroy(void *self, accel_device *d, accel_pipeline *p)
     salvo_mem_free(d->alloc, p);
 }
 
+VkDescriptorType accel_vk_descriptor_type(uint8_t kind, bool uniform)
+{
+    switch (kind) {
+    case SALVO_BINDING_STORAGE_IMAGE:
+        return VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+    case SALVO_BINDING_SAMPLED_IMAGE:
+        return VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE;
+    case SALVO_BINDING_SAMPLER:
+        return VK_DESCRIPTOR_TYPE_SAMPLER;
+    case SALVO_BINDING_IMAGE_SAMPLER:
+        return VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+    default:
+        return uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    }
+}
+
 static VkResult layouts_create(accel_device *d, const accel_pipeline_desc *desc, accel_pipeline *p)
 {
     VkDescriptorSetLayoutBinding bindings[SALVO_MAX_BINDINGS];
@@ -29,8 +45,8 @@ static VkResult layouts_create(accel_device *d, const accel_pipeline_desc *desc,
             continue;
         bindings[count++] = (VkDescriptorSetLayoutBinding){
             .binding = desc->bindings[i].binding,
-            .descriptorType = desc->bindings[i].uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
-                                                        : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorType =
+                accel_vk_descriptor_type(desc->bindings[i].kind, desc->bindings[i].uniform),
             .descriptorCount = desc->bindings[i].count ? desc->bindings[i].count : 1,
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
         };
@@ -157,14 +173,21 @@ accel_result accel_vk_descpool_create(void *self, accel_device *d, uint32_t max_
         per_type = 1;
     if (per_type > UINT32_MAX)
         per_type = UINT32_MAX;
-    VkDescriptorPoolSize sizes[2] = {
+    /* Images and samplers are rarer than buffers: a quarter as many of
+     * each (a pool that runs out moves the batch to a fresh one). */
+    uint32_t images = (uint32_t)(per_type / 4 ? per_type / 4 : 1);
+    VkDescriptorPoolSize sizes[6] = {
         {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)per_type},
         {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, (uint32_t)per_type},
+        {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, images},
+        {VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, images},
+        {VK_DESCRIPTOR_TYPE_SAMPLER, images},
+        {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, images},
     };
     VkDescriptorPoolCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
         .maxSets = max_sets > 0 ? max_sets : 1,
-        .poolSizeCount = 2,
+        .poolSizeCount = 6,
         .pPoolSizes = sizes,
     };
     VkResult r = d->vk.vkCreateDescriptorPool(d->device, &ci, NULL, &pool->pool);

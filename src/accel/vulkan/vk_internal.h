@@ -96,6 +96,8 @@ struct accel_device {
     void (*queue_lock)(void *user); /* the application's queue lock, or NULL */
     void (*queue_unlock)(void *user);
     void *queue_lock_user;
+    /* SALVO_IMAGE_* bits each format offers (image.c), read at open. */
+    uint32_t image_usage[SALVO_FORMAT_COUNT];
     struct VolkDeviceTable vk;
 };
 
@@ -278,6 +280,27 @@ void accel_vk_cmd_timestamp(void *self, accel_device *d, accel_cmd *c, accel_que
                             uint32_t index, bool end_of_work);
 accel_result accel_vk_querypool_results(void *self, accel_device *d, accel_querypool *q,
                                         uint32_t first, uint32_t count, uint64_t *ticks);
+/* image.c */
+/* Fill d->image_usage. Call with instance_lock held and volk loaded for
+ * d->instance. */
+void accel_vk_image_formats_query(accel_device *d);
+uint32_t accel_vk_image_format_support(void *self, accel_device *d, salvo_format format);
+accel_result accel_vk_image_create(void *self, accel_device *d, const accel_image_desc *desc,
+                                   accel_image **out);
+accel_result accel_vk_image_view_create(void *self, accel_device *d, accel_image *img);
+void accel_vk_image_destroy(void *self, accel_device *d, accel_image *img);
+accel_result accel_vk_sampler_create(void *self, accel_device *d, const accel_sampler_desc *desc,
+                                     accel_sampler **out);
+void accel_vk_sampler_destroy(void *self, accel_device *d, accel_sampler *s);
+accel_result accel_vk_cmd_image_init(void *self, accel_device *d, accel_cmd *c,
+                                     accel_image *img);
+void accel_vk_cmd_copy_image(void *self, accel_device *d, accel_cmd *c, accel_buffer *buf,
+                             uint64_t offset, accel_image *img, const accel_image_region *r,
+                             bool to_image);
+VkImageView accel_vk_image_view(const accel_image *img);
+VkSampler accel_vk_sampler_handle(const accel_sampler *s);
+/* The descriptor type of a binding of this salvo_binding_kind. */
+VkDescriptorType accel_vk_descriptor_type(uint8_t kind, bool uniform);
 /* interop.c */
 accel_result accel_vk_native_handles(void *self, accel_device *d, accel_buffer *b,
                                      void *out_struct);

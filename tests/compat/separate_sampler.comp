@@ -1,6 +1,6 @@
 #version 450
 // targets: vulkan1.0 vulkan1.1 vulkan1.3
-// Refused: a separate sampler (and sampled image) that main uses.
+// A separate sampler and texture, combined in main to sample.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) buffer Out { float d[]; };
 layout(binding = 1) uniform sampler smp;

@@ -1,6 +1,6 @@
 #version 450
 // targets: vulkan1.0 vulkan1.1 vulkan1.3
-// Refused: a storage image that main uses.
+// A storage image that main writes, beside a buffer.
 layout(local_size_x = 8, local_size_y = 8) in;
 layout(std430, binding = 0) buffer Out { uint d[]; };
 layout(binding = 1, rgba8) uniform writeonly image2D img;

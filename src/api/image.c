@@ -1,0 +1,449 @@
+/* Images and samplers: creation checked against what the device offers,
+ * host transfers staged through the device, stream-ordered copies to and
+ * from buffers, and releases that wait for the work that uses them (the
+ * buffer bookkeeping each begins with). */
+#include <string.h>
+
+#include "api/internal.h"
+#include "api/host_call.h"
+
+#define VT(dev) ((dev)->acc.vt)
+#define SELF(dev) ((dev)->acc.self)
+
+/* ------------------------------------------------------------------ */
+/* Formats                                                             */
+/* ------------------------------------------------------------------ */
+
+static const struct {
+    const char *name;
+    uint8_t bytes;
+} format_table[SALVO_FORMAT_COUNT] = {
+#define F(n, b) [SALVO_FORMAT_##n] = {#n, b}
+    F(R8_UNORM, 1), F(R8_SNORM, 1), F(R8_UINT, 1), F(R8_SINT, 1),
+    F(RG8_UNORM, 2), F(RG8_SNORM, 2), F(RG8_UINT, 2), F(RG8_SINT, 2),
+    F(RGBA8_UNORM, 4), F(RGBA8_SNORM, 4), F(RGBA8_UINT, 4), F(RGBA8_SINT, 4),
+    F(R16_UNORM, 2), F(R16_SNORM, 2), F(R16_UINT, 2), F(R16_SINT, 2), F(R16_FLOAT, 2),
+    F(RG16_UNORM, 4), F(RG16_SNORM, 4), F(RG16_UINT, 4), F(RG16_SINT, 4), F(RG16_FLOAT, 4),
+    F(RGBA16_UNORM, 8), F(RGBA16_SNORM, 8), F(RGBA16_UINT, 8), F(RGBA16_SINT, 8),
+    F(RGBA16_FLOAT, 8),
+    F(R32_UINT, 4), F(R32_SINT, 4), F(R32_FLOAT, 4),
+    F(RG32_UINT, 8), F(RG32_SINT, 8), F(RG32_FLOAT, 8),
+    F(RGBA32_UINT, 16), F(RGBA32_SINT, 16), F(RGBA32_FLOAT, 16),
+#undef F
+};
+
+static bool format_known(salvo_format f)
+{
+    return f > SALVO_FORMAT_UNDEFINED && f < SALVO_FORMAT_COUNT;
+}
+
+uint32_t salvo_format_texel_size(salvo_format format)
+{
+    return format_known(format) ? format_table[format].bytes : 0;
+}
+
+const char *salvo_format_name(salvo_format format)
+{
+    return format_known(format) ? format_table[format].name : "unknown";
+}
+
+/* What texels of the format read as in a kernel (REFLECT_TEXEL_*). */
+uint8_t image_texel_class(salvo_format f)
+{
+    const char *n = format_table[f].name;
+    size_t len = strlen(n);
+    if (len > 4 && strcmp(n + len - 4, "UINT") == 0)
+        return REFLECT_TEXEL_UINT;
+    if (len > 4 && strcmp(n + len - 4, "SINT") == 0)
+        return REFLECT_TEXEL_SINT;
+    return REFLECT_TEXEL_FLOAT;
+}
+
+uint32_t image_support(salvo_device *dev, salvo_format format)
+{
+    return VT(dev)->image_format_support ? VT(dev)->image_format_support(SELF(dev), dev->adev, format)
+                                         : 0;
+}
+
+salvo_status salvo_image_format_support(salvo_device *dev, salvo_format format, uint32_t *usage)
+{
+    if (usage)
+        *usage = 0;
+    if (!dev || !usage)
+        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "image_format_support: %s is NULL", dev ? "usage" : "device");
+    if (!format_known(format))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "image_format_support: unknown format %d", (int)format);
+    *usage = image_support(dev, format);
+    salvo_clear_error();
+    return SALVO_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Images                                                              */
+/* ------------------------------------------------------------------ */
+
+static void image_release(retire_entry *e, bool abandoned)
+{
+    (void)abandoned;
+    salvo_image *img = (salvo_image *)((char *)e - offsetof(salvo_buffer, release));
+    salvo_device *dev = img->base.dev;
+    live_unlink_locked(dev, &img->base.live);
+    VT(dev)->image_destroy(SELF(dev), dev->adev, img->ai);
+    COUNT_SUB(dev, live_images, 1);
+    COUNT_SUB(dev, live_image_bytes, img->base.size);
+    salvo_mem_free(dev->alloc, img);
+}
+
+/* The description checked, with defaults filled in (d), or a refusal. */
+static salvo_status image_desc_check(salvo_device *dev, const salvo_image_desc *in,
+                                     salvo_image_desc *d)
+{
+    *d = *in;
+    const accel_caps *c = &dev->caps;
+    if (d->type < SALVO_IMAGE_1D || d->type > SALVO_IMAGE_2D_ARRAY)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "image_create: unknown type %d",
+                        (int)d->type);
+    if (!format_known(d->format))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "image_create: unknown format %d",
+                        (int)d->format);
+    if (d->usage & ~(uint32_t)(SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "image_create: usage 0x%x has bits other than STORAGE and SAMPLED",
+                        d->usage);
+    uint32_t offered = image_support(dev, d->format) & (SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED);
+    if (!offered)
+        return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
+                        "image_create: the device offers no images of format %s",
+                        salvo_format_name(d->format));
+    if (d->usage & ~offered)
+        return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
+                        "image_create: the device offers format %s for %s use only",
+                        salvo_format_name(d->format),
+                        offered & SALVO_IMAGE_STORAGE ? "storage" : "sampled");
+    if (!d->usage)
+        d->usage = offered;
+    bool one_d = d->type == SALVO_IMAGE_1D, three_d = d->type == SALVO_IMAGE_3D;
+    bool array = d->type == SALVO_IMAGE_2D_ARRAY;
+    if (d->width == 0 || (!one_d && d->height == 0) || (three_d && d->depth == 0) ||
+        (array && d->layers == 0))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "image_create: an extent is 0 (%ux%ux%u, %u layers)", d->width, d->height,
+                        d->depth, d->layers);
+    if ((one_d && d->height > 1) || (!three_d && d->depth > 1) || (!array && d->layers > 1))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "image_create: %ux%ux%u with %u layers does not fit the image type %d",
+                        d->width, d->height, d->depth, d->layers, (int)d->type);
+    d->height = d->height ? d->height : 1;
+    d->depth = d->depth ? d->depth : 1;
+    d->layers = d->layers ? d->layers : 1;
+    uint32_t limit = one_d ? c->max_image_1d : three_d ? c->max_image_3d : c->max_image_2d;
+    uint32_t largest = d->width > d->height ? d->width : d->height;
+    largest = largest > d->depth ? largest : d->depth;
+    if ((limit && largest > limit) || (c->max_image_layers && d->layers > c->max_image_layers))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "image_create: %ux%ux%u with %u layers exceeds the device's limits (%u "
+                        "texels a side, %u layers)",
+                        d->width, d->height, d->depth, d->layers, limit, c->max_image_layers);
+    return SALVO_OK;
+}
+
+salvo_status salvo_image_create(salvo_device *dev, const salvo_image_desc *desc, salvo_image **out)
+{
+    if (out)
+        *out = NULL;
+    if (!dev || !desc || !out)
+        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "image_create: %s is NULL", !dev ? "device" : !desc ? "desc" : "out");
+    if (host_call_running)
+        return host_call_refuse(dev, "image_create");
+    salvo_image_desc d;
+    salvo_status r = image_desc_check(dev, desc, &d);
+    if (r != SALVO_OK)
+        return r;
+    if (device_is_lost(dev))
+        return device_lost_error(dev);
+    salvo_image *img = salvo_mem_calloc(dev->alloc, 1, sizeof *img);
+    if (!img)
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "image_create: out of host memory");
+    img->desc = d;
+    img->texel = salvo_format_texel_size(d.format);
+    uint64_t bytes = (uint64_t)d.width * d.height * d.depth * d.layers * img->texel;
+    img->base.dev = dev;
+    img->base.size = bytes;
+    img->base.domain = SALVO_DOMAIN_DEVICE;
+    img->base.release.fn = image_release;
+    img->base.release.bytes = bytes;
+    atomic_init(&img->base.last_serial, 0);
+    atomic_init(&img->base.address_taken, false);
+    atomic_init(&img->base.holds, 1);
+    accel_image_desc ad = {d.type, d.format, d.width, d.height, d.depth, d.layers, d.usage};
+    const char *step = "image";
+    pthread_mutex_lock(&dev->q.lock);
+    accel_result ar = VT(dev)->image_create(SELF(dev), dev->adev, &ad, &img->ai);
+    if (ar == ACCEL_SUCCESS) {
+        step = "view";
+        ar = VT(dev)->image_view_create(SELF(dev), dev->adev, img->ai);
+    }
+    if (ar == ACCEL_SUCCESS) {
+        /* Ready for use when the call returns: the layout it lives in. */
+        accel_image_region none = {0};
+        r = transfer_image_locked(&dev->q, img->ai, &none, img->texel, NULL, false, true);
+        if (r == SALVO_OK)
+            live_link_locked(dev, &img->base.live, &img->base.release);
+    } else if (ar == ACCEL_ERROR_DEVICE_LOST) {
+        queue_mark_lost_locked(&dev->q);
+    }
+    if (ar != ACCEL_SUCCESS || r != SALVO_OK) {
+        /* Nothing used it: nothing to wait for. */
+        VT(dev)->image_destroy(SELF(dev), dev->adev, img->ai);
+    }
+    pthread_mutex_unlock(&dev->q.lock);
+    if (ar != ACCEL_SUCCESS) {
+        salvo_mem_free(dev->alloc, img);
+        return DEV_FAIL(dev, salvo_status_from_accel(ar),
+                        "image_create: %s of %ux%ux%u %s (%u layers): %s", step, d.width,
+                        d.height, d.depth, salvo_format_name(d.format), d.layers,
+                        accel_result_name(ar));
+    }
+    if (r != SALVO_OK) {
+        salvo_mem_free(dev->alloc, img);
+        return r;
+    }
+    COUNT_ADD(dev, live_images, 1);
+    COUNT_ADD(dev, live_image_bytes, bytes);
+    salvo_clear_error();
+    *out = img;
+    return SALVO_OK;
+}
+
+salvo_status salvo_image_desc_get(const salvo_image *img, salvo_image_desc *out)
+{
+    if (!img || !out)
+        return SALVO_FAIL(img ? &img->base.dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "image_desc_get: %s is NULL", img ? "out" : "image");
+    *out = img->desc;
+    salvo_clear_error();
+    return SALVO_OK;
+}
+
+void salvo_image_destroy(salvo_image *img)
+{
+    if (img)
+        buffer_let_go(&img->base);
+}
+
+salvo_status image_region_resolve(salvo_image *img, const salvo_image_region *in,
+                                  const char *call, accel_image_region *out, uint64_t *bytes)
+{
+    salvo_device *dev = img->base.dev;
+    const salvo_image_desc *d = &img->desc;
+    salvo_image_region r = in ? *in : (salvo_image_region){0};
+    uint32_t ext[4] = {d->width, d->height, d->depth, d->layers};
+    uint32_t org[4] = {r.x, r.y, r.z, r.layer};
+    uint32_t len[4] = {r.width, r.height, r.depth, r.layers};
+    static const char *const axis[4] = {"x", "y", "z", "layer"};
+    for (int i = 0; i < 4; i++) {
+        if (org[i] >= ext[i] || len[i] > ext[i] - org[i])
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "%s: region %s [%u, +%u) outside the image's %u", call, axis[i],
+                            org[i], len[i], ext[i]);
+        if (len[i] == 0)
+            len[i] = ext[i] - org[i];
+    }
+    *out = (accel_image_region){org[0], org[1], org[2], len[0], len[1], len[2], org[3], len[3]};
+    *bytes = (uint64_t)len[0] * len[1] * len[2] * len[3] * img->texel;
+    return SALVO_OK;
+}
+
+static salvo_status image_transfer(salvo_image *img, const salvo_image_region *region,
+                                   void *host, uint64_t size, bool to_host)
+{
+    const char *what = to_host ? "image_read" : "image_write";
+    if (!img)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "%s: image is NULL", what);
+    salvo_device *dev = img->base.dev;
+    if (!host)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", what);
+    if (host_call_running)
+        return host_call_refuse(dev, what);
+    accel_image_region box;
+    uint64_t bytes;
+    salvo_status r = image_region_resolve(img, region, what, &box, &bytes);
+    if (r != SALVO_OK)
+        return r;
+    if (size != bytes)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "%s: size %llu, the region holds %llu bytes (%ux%ux%u, %u layers of %u "
+                        "bytes a texel)",
+                        what, (unsigned long long)size, (unsigned long long)bytes, box.width,
+                        box.height, box.depth, box.layers, img->texel);
+    pthread_mutex_lock(&dev->q.lock);
+    if (to_host && graph_capture_writes_locked(dev, &img->base)) {
+        pthread_mutex_unlock(&dev->q.lock);
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                        "image_read: a capture in progress writes this image; its nodes run only "
+                        "when the graph is replayed");
+    }
+    r = transfer_settle_locked(&dev->q, (const accel_buffer *)(const void *)img->ai,
+                               atomic_load(&img->base.last_serial), to_host);
+    if (r == SALVO_OK)
+        r = transfer_image_locked(&dev->q, img->ai, &box, img->texel, host, to_host, false);
+    pthread_mutex_unlock(&dev->q.lock);
+    if (r == SALVO_OK) {
+        COUNT_ADD(dev, transfer_bytes, size);
+        salvo_clear_error();
+    }
+    return r;
+}
+
+salvo_status salvo_image_write(salvo_image *img, const salvo_image_region *region,
+                               const void *src, uint64_t size)
+{
+    return image_transfer(img, region, (void *)src, size, false);
+}
+
+salvo_status salvo_image_read(salvo_image *img, const salvo_image_region *region, void *dst,
+                              uint64_t size)
+{
+    return image_transfer(img, region, dst, size, true);
+}
+
+static salvo_status copy_image(salvo_stream *st, salvo_buffer *buf, uint64_t offset,
+                               salvo_image *img, const salvo_image_region *region, bool to_image)
+{
+    const char *what = to_image ? "copy_buffer_to_image" : "copy_image_to_buffer";
+    if (!st || !buf || !img)
+        return SALVO_FAIL(st ? &stream_device(st)->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "%s: %s is NULL", what, !st ? "stream" : !buf ? "buffer" : "image");
+    salvo_device *dev = stream_device(st);
+    if (buf->dev != dev || img->base.dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: the %s belongs to another device",
+                        what, buf->dev != dev ? "buffer" : "image");
+    if (host_call_running)
+        return host_call_refuse(dev, what);
+    accel_image_region box;
+    uint64_t bytes;
+    salvo_status r = image_region_resolve(img, region, what, &box, &bytes);
+    if (r != SALVO_OK)
+        return r;
+    if (offset % img->texel || offset >= buf->size || bytes > buf->size - offset)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "%s: %llu bytes at offset %llu of a buffer of %llu (the offset a "
+                        "multiple of the texel size, %u)",
+                        what, (unsigned long long)bytes, (unsigned long long)offset,
+                        (unsigned long long)buf->size, img->texel);
+    pthread_mutex_lock(&dev->q.lock);
+    if (device_is_lost(dev)) {
+        pthread_mutex_unlock(&dev->q.lock);
+        return device_lost_error(dev);
+    }
+    uint64_t serial = 0;
+    if (stream_capture_locked(st))
+        r = graph_capture_image_copy_locked(st->capture, buf, offset, bytes, img, &box, to_image);
+    else
+        r = stream_copy_image_locked(&st->e, buf->ab, offset, bytes, img->ai, &box, to_image,
+                                     &serial);
+    if (serial) {
+        buffer_note_use(buf, serial);
+        buffer_note_use(&img->base, serial);
+    }
+    pthread_mutex_unlock(&dev->q.lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+salvo_status salvo_copy_buffer_to_image(salvo_stream *st, salvo_buffer *src, uint64_t src_offset,
+                                        salvo_image *dst, const salvo_image_region *region)
+{
+    return copy_image(st, src, src_offset, dst, region, true);
+}
+
+salvo_status salvo_copy_image_to_buffer(salvo_stream *st, salvo_image *src,
+                                        const salvo_image_region *region, salvo_buffer *dst,
+                                        uint64_t dst_offset)
+{
+    return copy_image(st, dst, dst_offset, src, region, false);
+}
+
+/* ------------------------------------------------------------------ */
+/* Samplers                                                            */
+/* ------------------------------------------------------------------ */
+
+static void sampler_release(retire_entry *e, bool abandoned)
+{
+    (void)abandoned;
+    salvo_sampler *s = (salvo_sampler *)((char *)e - offsetof(salvo_buffer, release));
+    salvo_device *dev = s->base.dev;
+    live_unlink_locked(dev, &s->base.live);
+    VT(dev)->sampler_destroy(SELF(dev), dev->adev, s->as);
+    COUNT_SUB(dev, live_samplers, 1);
+    salvo_mem_free(dev->alloc, s);
+}
+
+salvo_status salvo_sampler_create(salvo_device *dev, const salvo_sampler_desc *desc,
+                                  salvo_sampler **out)
+{
+    if (out)
+        *out = NULL;
+    if (!dev || !out)
+        return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "sampler_create: %s is NULL", dev ? "out" : "device");
+    salvo_sampler_desc d = desc ? *desc : (salvo_sampler_desc){0};
+    if (d.filter != SALVO_FILTER_NEAREST && d.filter != SALVO_FILTER_LINEAR)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "sampler_create: unknown filter %d",
+                        (int)d.filter);
+    for (int i = 0; i < 3; i++) {
+        if (d.address[i] < SALVO_ADDRESS_CLAMP_TO_EDGE || d.address[i] > SALVO_ADDRESS_CLAMP_TO_BORDER)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "sampler_create: unknown address mode %d for %c", (int)d.address[i],
+                            "uvw"[i]);
+        if (d.unnormalized && d.address[i] != SALVO_ADDRESS_CLAMP_TO_EDGE &&
+            d.address[i] != SALVO_ADDRESS_CLAMP_TO_BORDER)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "sampler_create: unnormalized coordinates take CLAMP_TO_EDGE or "
+                            "CLAMP_TO_BORDER only (%c)",
+                            "uvw"[i]);
+    }
+    if (!VT(dev)->sampler_create)
+        return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED, "sampler_create: the device has no images");
+    if (device_is_lost(dev))
+        return device_lost_error(dev);
+    salvo_sampler *s = salvo_mem_calloc(dev->alloc, 1, sizeof *s);
+    if (!s)
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "sampler_create: out of host memory");
+    s->desc = d;
+    s->base.dev = dev;
+    s->base.domain = SALVO_DOMAIN_DEVICE;
+    s->base.release.fn = sampler_release;
+    atomic_init(&s->base.last_serial, 0);
+    atomic_init(&s->base.address_taken, false);
+    atomic_init(&s->base.holds, 1);
+    accel_sampler_desc ad = {d.filter == SALVO_FILTER_LINEAR,
+                             {(uint8_t)d.address[0], (uint8_t)d.address[1], (uint8_t)d.address[2]},
+                             d.unnormalized};
+    pthread_mutex_lock(&dev->q.lock);
+    accel_result ar = VT(dev)->sampler_create(SELF(dev), dev->adev, &ad, &s->as);
+    if (ar == ACCEL_SUCCESS)
+        live_link_locked(dev, &s->base.live, &s->base.release);
+    else if (ar == ACCEL_ERROR_DEVICE_LOST)
+        queue_mark_lost_locked(&dev->q);
+    pthread_mutex_unlock(&dev->q.lock);
+    if (ar != ACCEL_SUCCESS) {
+        salvo_mem_free(dev->alloc, s);
+        return DEV_FAIL(dev, salvo_status_from_accel(ar), "sampler_create: %s",
+                        accel_result_name(ar));
+    }
+    COUNT_ADD(dev, live_samplers, 1);
+    salvo_clear_error();
+    *out = s;
+    return SALVO_OK;
+}
+
+void salvo_sampler_destroy(salvo_sampler *s)
+{
+    if (s)
+        buffer_let_go(&s->base);
+}
