@@ -754,8 +754,11 @@ typedef struct salvo_kernel_info {
 } salvo_kernel_info;
 
 /* Build a compute pipeline from SPIR-V or from GLSL compiled first.
- * Bindings (descriptor set 0, storage or uniform buffers, alone or in
- * arrays of constant length), their access, the push-constant size and the
+ * Bindings (descriptor set 0: storage or uniform buffers; storage images,
+ * sampled images, samplers and combined image samplers of 1D, 2D, 3D and
+ * 2D-array images; each alone or in arrays of constant length), their
+ * access (and for images their type and declared format), the
+ * push-constant size and the
  * local size are reflected from the module, counting only what the chosen
  * entry point's call tree uses (what other entry points of the module use
  * is ignored). Several declarations of one binding (aliases: one buffer
@@ -775,9 +778,10 @@ typedef struct salvo_kernel_info {
  * 50 to 170 us per KB of SPIR-V. Otherwise salvo checks the structure it
  * reads (header, instruction lengths, the entry point, the types of what
  * it binds) and leaves the rest of an invalid module to the driver. A
- * valid module that binds what salvo does not
- * (images, samplers, texel buffers, acceleration structures, runtime
- * arrays of buffers, more than SALVO_MAX_BINDINGS buffers) returns
+ * valid module that binds what salvo does not (texel buffers, cube,
+ * multisampled or 1D-array images, an image format with no salvo_format,
+ * acceleration structures, runtime arrays, more than SALVO_MAX_BINDINGS
+ * resources) returns
  * SALVO_ERROR_UNSUPPORTED naming the binding and the kind. A module the device
  * cannot run returns SALVO_ERROR_UNSUPPORTED with a message saying why: a
  * SPIR-V capability needing a feature the device does not offer
