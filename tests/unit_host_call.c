@@ -2,7 +2,13 @@
  * real device does not take on demand. Without timeline semaphores the
  * calls wait for their host side; a host call runs after a refused batch
  * and after device loss (exactly once, dst of a read left alone on loss);
- * a refused call runs nothing; nothing leaks. */
+ * a refused call runs nothing; nothing leaks. Regressions: a call runs
+ * after another stream's work its stream waited for on the same queue;
+ * two calls never share a timeline value, even when one waits for a batch
+ * slot; a read whose copy is not over when destroy stops waiting leaves
+ * its staging to the retire queue. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -11,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -141,12 +148,209 @@ static void after_device_loss(void **state)
         assert_int_equal(out[i], 0xaaaaaaaau);
 }
 
+static void nap_ms(long ms)
+{
+    struct timespec ts = {0, ms * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Poll (up to 10 s) until runs is at least want. */
+static int wait_runs(int want)
+{
+    for (int i = 0; i < 10000 && atomic_load(&runs) < want; i++)
+        nap_ms(1);
+    return atomic_load(&runs);
+}
+
+static fake_accel *look_fake;
+static const uint32_t *look_map;
+static uint32_t look_seen[4];
+static uint64_t look_copied;
+
+static void look(void *user)
+{
+    (void)user;
+    memcpy(look_seen, look_map, sizeof look_seen);
+    look_copied = fake_copy_bytes(look_fake);
+    atomic_fetch_add(&runs, 1);
+}
+
+/* One queue: stream 1's wait for stream 2's event is an ordering on the
+ * queue only (no semaphore). A host call on stream 1, which has no work
+ * of its own, must still run only once stream 2's copy is over (as
+ * cudaLaunchHostFunc after cudaStreamWaitEvent). Deterministic: nothing
+ * completes until the test says so; the test looks once the worker has
+ * either run fn or started waiting on a fence. */
+static void after_a_waited_event(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    f->complete = FAKE_COMPLETE_MANUAL;
+    salvo_device *dev = open_fake(f);
+    salvo_stream *s1 = NULL, *s2 = NULL;
+    salvo_buffer *a = NULL, *b = NULL;
+    salvo_event *e = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &s1), SALVO_OK);
+    assert_int_equal(salvo_stream_create(dev, NULL, &s2), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 16, SALVO_DOMAIN_HOST, &a), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 16, SALVO_DOMAIN_HOST, &b), SALVO_OK);
+    assert_int_equal(salvo_event_create(dev, &e), SALVO_OK);
+    void *am = NULL, *bm = NULL;
+    assert_int_equal(salvo_buffer_map(a, &am), SALVO_OK);
+    assert_int_equal(salvo_buffer_map(b, &bm), SALVO_OK);
+    const uint32_t want[4] = {11, 22, 33, 44};
+    memcpy(am, want, sizeof want);
+    memset(bm, 0, 16);
+    look_fake = f;
+    look_map = bm;
+    memset(look_seen, 0, sizeof look_seen);
+    look_copied = 0;
+    atomic_store(&runs, 0);
+
+    assert_int_equal(salvo_copy(s2, a, 0, b, 0, 16), SALVO_OK);
+    assert_int_equal(salvo_event_record(e, s2), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(s1, e), SALVO_OK);
+    uint64_t waits = fake_calls(f, "fence_wait") + fake_calls(f, "fence_status");
+    assert_int_equal(salvo_stream_host_call(s1, look, NULL), SALVO_OK);
+    /* The worker either runs fn (wrong: stream 2's copy is pending) or
+     * waits on a fence for the work before the call. */
+    for (int i = 0; i < 10000 && atomic_load(&runs) == 0 &&
+                    fake_calls(f, "fence_wait") + fake_calls(f, "fence_status") == waits;
+         i++)
+        nap_ms(1);
+    if (atomic_load(&runs) != 0)
+        fail_msg("fn ran before the work its stream waited for (it saw %u, %llu bytes copied)",
+                 look_seen[0], (unsigned long long)look_copied);
+    assert_true(fake_pending(f) > 0);
+    fake_complete_all(f);
+    assert_int_equal(wait_runs(1), 1);
+    assert_int_equal(look_copied, 16);
+    assert_memory_equal(look_seen, want, sizeof want);
+    f->complete = FAKE_COMPLETE_AUTO;
+    assert_int_equal(salvo_stream_synchronize(s1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(s2), SALVO_OK);
+    salvo_event_destroy(e);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(b);
+    salvo_stream_destroy(s1);
+    salvo_stream_destroy(s2);
+    close_and_check(f, dev);
+    assert_int_equal(atomic_load(&runs), 1);
+}
+
+/* What the timeline hook does once: while stream A's host call waits for
+ * a batch slot (its oldest batch held by a gate, the device lock dropped
+ * while the gate is polled), stream B makes a host call on the same
+ * thread, then the gate is raised. */
+static struct {
+    salvo_device *dev;
+    salvo_stream *other;
+    salvo_gate *gate;
+    pthread_t thread;
+    bool armed;
+    salvo_status call, raise;
+} poll_hook;
+
+static void in_gate_poll(void *user)
+{
+    (void)user;
+    if (!poll_hook.armed || !pthread_equal(pthread_self(), poll_hook.thread))
+        return;
+    /* Only where the poll let go of the device lock. */
+    if (pthread_mutex_trylock(&poll_hook.dev->q.lock) != 0)
+        return;
+    pthread_mutex_unlock(&poll_hook.dev->q.lock);
+    poll_hook.armed = false;
+    poll_hook.call = salvo_stream_host_call(poll_hook.other, count, NULL);
+    poll_hook.raise = salvo_gate_raise(poll_hook.gate, 1);
+}
+
+/* Two host calls in flight together take two values: the one that waited
+ * for a free slot takes its value after that wait. Deterministic: the
+ * second call is made from inside the first one's wait (the hook). */
+static void values_across_a_slot_wait(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    salvo_device *dev = open_fake(f);
+    salvo_stream *sa = NULL, *sb = NULL;
+    salvo_buffer *a = NULL, *b = NULL;
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &sa), SALVO_OK);
+    assert_int_equal(salvo_stream_create(dev, NULL, &sb), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &a), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    assert_int_equal(salvo_gate_create(dev, &g), SALVO_OK);
+    atomic_store(&runs, 0);
+    /* Every slot of stream A held on the host behind the gate. */
+    assert_int_equal(salvo_stream_wait_gate(sa, g, 1), SALVO_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(salvo_copy(sa, a, 0, b, 0, 4096), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(sa), SALVO_OK);
+    }
+    poll_hook.dev = dev;
+    poll_hook.other = sb;
+    poll_hook.gate = g;
+    poll_hook.thread = pthread_self();
+    poll_hook.call = poll_hook.raise = SALVO_ERROR_UNKNOWN;
+    poll_hook.armed = true;
+    f->timeline_value_hook = in_gate_poll;
+    assert_int_equal(salvo_stream_host_call(sa, count, NULL), SALVO_OK);
+    f->timeline_value_hook = NULL;
+    assert_false(poll_hook.armed); /* the call did wait for a slot */
+    assert_int_equal(poll_hook.call, SALVO_OK);
+    assert_int_equal(poll_hook.raise, SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(sa), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(sb), SALVO_OK);
+    assert_int_equal(wait_runs(2), 2);
+    assert_int_equal(fake_illegal(f, "timeline_not_increasing"), 0);
+    salvo_gate_destroy(g);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(b);
+    salvo_stream_destroy(sa);
+    salvo_stream_destroy(sb);
+    close_and_check(f, dev);
+}
+
+/* A read pending at device destroy whose copy never completes while the
+ * worker waits (the fake's waits time out at once): the worker stops
+ * waiting and runs the call, but the staging buffer the copy writes is
+ * not destroyed under it (fake: destroy_in_use) and dst is left alone. */
+static void read_pending_at_destroy(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    f->complete = FAKE_COMPLETE_MANUAL;
+    salvo_device *dev = open_fake(f);
+    salvo_stream *st = NULL;
+    salvo_buffer *b = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    uint32_t out[16];
+    memset(out, 0xaa, sizeof out);
+    assert_int_equal(salvo_stream_read(st, b, 0, out, sizeof out), SALVO_OK);
+    assert_true(fake_pending(f) > 0);
+    salvo_buffer_destroy(b);
+    salvo_stream_destroy(st);
+    salvo_device_destroy(dev);
+    assert_int_equal(fake_illegal(f, "destroy_in_use"), 0);
+    assert_int_equal(fake_live_total(f), 0);
+    if (fake_illegal_total(f))
+        fail_msg("illegal: %s", fake_illegal_last(f));
+    fake_free(f);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(out[i], 0xaaaaaaaau);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(without_timelines),
         cmocka_unit_test(after_a_refused_batch),
         cmocka_unit_test(after_device_loss),
+        cmocka_unit_test(after_a_waited_event),
+        cmocka_unit_test(values_across_a_slot_wait),
+        cmocka_unit_test(read_pending_at_destroy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,8 +133,9 @@ static void worker_unlock(queue *q)
 /* Wait, the queue's lock held (dropped meanwhile), until the batch with
  * this serial is over: completed, refused or failed (its stream reports
  * that), or abandoned with the device. A wait that expires or fails
- * otherwise is tried again: the work is still going (within bounds, below). */
-static void wait_batch_locked(host_work *hw, uint64_t serial)
+ * otherwise is tried again: the work is still going (within bounds, below).
+ * False when it stopped waiting with the batch not over. */
+static bool wait_batch_locked(host_work *hw, uint64_t serial)
 {
     queue *q = &hw->dev->q;
     int failures = 0;
@@ -143,7 +144,7 @@ static void wait_batch_locked(host_work *hw, uint64_t serial)
         slot *s = NULL;
         stream_engine *owner = queue_batch_owner_locked(q, serial, &s);
         if (queue_is_lost(q) || !owner)
-            return;
+            return true;
         salvo_status r = SALVO_OK;
         if (s->state == SLOT_RECORDING) {
             queue_submit_batch_locked(q, serial);
@@ -176,7 +177,7 @@ static void wait_batch_locked(host_work *hw, uint64_t serial)
                           "host call: the work before it could not be waited for (%s); it runs "
                           "now",
                           salvo_status_string(r));
-                return;
+                return false;
             }
         }
         worker_unlock(q);
@@ -192,8 +193,15 @@ static void run_call(host_work *hw, host_call *c)
     salvo_device *dev = hw->dev;
     queue *q = &dev->q;
     pthread_mutex_lock(&q->lock);
-    wait_batch_locked(hw, c->serial);
+    bool over = wait_batch_locked(hw, c->serial);
     bool lost = queue_is_lost(q);
+    if (c->read && !over && !lost) {
+        /* The copy into staging may still run: dst is left alone, and the
+         * staging goes once the batches recorded so far are over (the
+         * retire queue), not now, under the copy. */
+        staging_block_release_locked(q, c->read);
+        c->read = NULL;
+    }
     worker_unlock(q);
     if (c->read) {
         /* The copy into staging is over (or never will be: then dst is
@@ -295,9 +303,9 @@ salvo_status host_call_enqueue_locked(salvo_stream *st, void (*fn)(void *), void
         hw->started = true;
         q->helper = hw->thread;
     }
-    /* Everything before the call, waits included, goes now: the worker
-     * waits for that batch. */
-    r = stream_submit_locked(&st->e, true);
+    /* Everything before the call, waits included (other streams' batches
+     * too), goes now: the worker waits for that batch. */
+    r = stream_submit_covering_locked(&st->e);
     if (r != SALVO_OK) {
         salvo_mem_free(dev->alloc, c);
         return r;
@@ -305,9 +313,17 @@ salvo_status host_call_enqueue_locked(salvo_stream *st, void (*fn)(void *), void
     uint64_t serial = st->e.last_serial;
     uint64_t value = 0;
     if (hw->timeline) {
-        value = hw->issued + 1;
-        slot_dep w = {.op = {hw->timeline, value}};
-        r = stream_add_wait_locked(&st->e, &w);
+        /* The batch that waits for the call is opened first: the open may
+         * wait for a free slot with the lock dropped, and another thread's
+         * call meanwhile takes the next value. From the value on, the lock
+         * is not let go until the call is in the worker's list: values go
+         * up in the order the worker raises them. */
+        r = stream_open_locked(&st->e);
+        if (r == SALVO_OK) {
+            value = hw->issued + 1;
+            slot_dep w = {.op = {hw->timeline, value}};
+            r = slot_add_wait(st->e.open, &q->env, &w);
+        }
         if (r != SALVO_OK) {
             salvo_mem_free(dev->alloc, c);
             return r;

@@ -3,15 +3,20 @@
  * stream_transfer.c): a device's host work.
  *
  * A host call is a point in a stream: the stream's work before it is
- * submitted and its serial kept; the stream's later work waits on the
+ * submitted and its serial kept (with an empty batch where the stream
+ * follows another stream's batch by queue order alone: its end then
+ * covers that batch too); the stream's later work waits on the
  * device's host-call timeline for the call's value (a host gate: held on
  * the host where the queue is shared). One worker thread per device,
  * started at the first call and joined at device destroy, takes the calls
  * in the order they were made (across streams too: values go up in that
- * order, so the timeline only goes up), waits for the kept batch to be
+ * order, so the timeline only goes up; a call takes its value only after
+ * whatever may let go of the lock), waits for the kept batch to be
  * over (completed, failed, or abandoned with the device), copies a stream
  * read out of its staging memory, runs fn, raises the timeline to the
- * call's value and sends the batches held for it.
+ * call's value and sends the batches held for it. Should it stop waiting
+ * with the batch not over (device destroy, a wait that keeps failing), a
+ * read's dst is left alone and its staging goes to the retire queue.
  *
  * Without timeline semaphores there is no gate: the caller of a host call
  * (or stream read) waits until the worker has run it.

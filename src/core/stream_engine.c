@@ -142,6 +142,7 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
         COUNTER_ADD(&q->n, batches_submitted, 1);
         st->last_serial = s->serial;
         st->last_queue = s->queue;
+        st->queue_ordered = false; /* after, on the one queue: covers it */
         st->cur = (st->cur + 1) % STREAM_SLOTS;
         return SALVO_OK;
     }
@@ -152,6 +153,17 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
     if (!report)
         stream_defer_locked(st, r);
     return r;
+}
+
+salvo_status stream_submit_covering_locked(stream_engine *st)
+{
+    salvo_status r = stream_submit_locked(st, true);
+    if (r != SALVO_OK || !st->queue_ordered)
+        return r;
+    /* On the queue after the batch st waited for, st's empty batch ends
+     * after it (its fence covers all work submitted before it there). */
+    r = stream_open_locked(st);
+    return r == SALVO_OK ? stream_submit_locked(st, true) : r;
 }
 
 /* A batch begins with a barrier over everything before it: nothing of
@@ -271,8 +283,12 @@ salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, u
      * wait, even on the same queue: st's next batch may be a copy on the
      * copy queue. */
     if (!owner->timeline || (s->queue == st->hwq && q->copy_queue == NO_COPY_QUEUE)) {
-        if (!s->held)
+        if (!s->held) {
+            /* Nothing of st's says so: what waits on the host for st's
+             * batches must look further (stream_submit_covering_locked). */
+            st->queue_ordered = true;
             return SALVO_OK;
+        }
         slot_dep w = {.serial = serial, .owner = owner};
         return stream_add_wait_locked(st, &w);
     }

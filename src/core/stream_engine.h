@@ -53,6 +53,11 @@ struct stream_engine {
     bool kept;
     uint64_t last_serial;   /* [lock] serial of the last batch submitted */
     uint32_t last_queue;    /* [lock] the queue it went to */
+    /* [lock] Since its last submission the stream was ordered after
+     * another stream's batch by queue order alone (stream_wait_batch_locked):
+     * the end of last_serial does not cover that batch; the end of the
+     * stream's next batch will (stream_submit_covering_locked). */
+    bool queue_ordered;
     hazard_set hazards;     /* [lock] ranges touched since the last barrier */
     bool copied;            /* [lock] a copy was recorded since the last barrier */
     /* [lock] Ranges dispatches touched since the last barrier that also
@@ -101,6 +106,13 @@ salvo_status stream_open_locked(stream_engine *st);
 salvo_status stream_open_on_locked(stream_engine *st, bool copy);
 /* Submit st's open batch. report as for queue_wait_slot_locked. */
 salvo_status stream_submit_locked(stream_engine *st, bool report);
+/* Submit st's open batch so that the end of its last batch (last_serial)
+ * is the end of everything st is ordered after, other streams' batches it
+ * waited for included: where st follows one by queue order alone and has
+ * no batch to submit, an empty one goes (it may wait for a free slot, as
+ * stream_open_locked). For what must run after all of that on the host (a
+ * host call). */
+salvo_status stream_submit_covering_locked(stream_engine *st);
 /* Make the next launches of st wait for w on the device: the launches
  * already recorded are submitted first, so only later ones wait. Opens
  * the next batch, which may wait for a free slot (SALVO_ERROR_TIMEOUT:
