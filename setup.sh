@@ -25,7 +25,7 @@ cd "$(dirname "$0")"
 packages=(
     cmake gcc g++ pkg-config
     libvulkan-dev libvulkan-volk-dev glslang-tools glslang-dev spirv-tools
-    libcmocka-dev
+    libcmocka-dev libpng-dev
     mesa-vulkan-drivers vulkan-validationlayers
     clang libclang-rt-14-dev
 )
