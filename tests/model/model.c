@@ -47,11 +47,15 @@
 #include <unistd.h>
 
 #include "salvo/salvo.h"
+#define VK_NO_PROTOTYPES
+#include "salvo/salvo_vulkan.h"
 
 #include "add.spv.h"
 #include "addr_add.spv.h"
 #include "arr_add.spv.h"
 #include "copy.spv.h"
+#include "img_add.spv.h"
+#include "img_fetch_add.spv.h"
 
 #define SKIP_EXIT 77
 
@@ -80,6 +84,7 @@ enum {
     MAX_GRAPHS = 4,   /* graph slots per thread */
     MAX_CAPS = 2,     /* captures in progress per thread */
     MAX_ZOMBIES = 12, /* destroyed buffers that graphs still use, modelled privately */
+    MAX_IMAGES = 2,   /* image slots per thread */
     NBUF = MAX_BUFS + MAX_ZOMBIES
 };
 
@@ -128,7 +133,14 @@ enum {
     X(GRAPH_SET_PUSH, "graph_set_push", "gr node n v")                                             \
     X(GRAPH_SET_BINDINGS, "graph_set_bindings", "gr node b off sz b2 off2 sz2")                    \
     X(GRAPH_DESTROY, "graph_destroy", "gr")                                                        \
-    X(BAD, "bad", "what s b k e g gr node")                                                        \
+    X(SREAD, "stream_read", "s b off n")                                                           \
+    X(HOST_CALL, "host_call", "s b off n seed mode")                                               \
+    X(VK_RECORD, "vk_record", "s b off n v decl")                                                  \
+    X(IMAGE_CREATE, "image_create", "i w h")                                                       \
+    X(IMAGE_DESTROY, "image_destroy", "i")                                                         \
+    X(IMAGE_ADD, "image_add", "s b off i x y w h v mode")                                          \
+    X(IMAGE_HOST, "image_host", "i x y w h seed")                                                  \
+    X(BAD, "bad", "what s b k e g gr node i")                                                      \
     X(END_CHECK, "end_check", "")
 
 enum op_kind {
@@ -179,6 +191,12 @@ enum bad_kind {
     BAD_GRAPH_LAUNCH_NULL,
     BAD_GRAPH_PUSH_SIZE,
     BAD_GRAPH_NO_BINDINGS,
+    BAD_IMAGE_ZERO,       /* an image of width 0 */
+    BAD_IMAGE_REGION,     /* a copy of a box outside the image */
+    BAD_IMAGE_OFFSET,     /* a copy at a buffer offset not a multiple of the texel */
+    BAD_IMAGE_SIZE,       /* image_write of fewer bytes than the region holds */
+    BAD_IMAGE_AS_BUFFER,  /* a buffer bound where the kernel declares a storage image */
+    BAD_IMAGE_NO_SAMPLER, /* a combined image sampler bound without its sampler */
     BAD_COUNT
 };
 
@@ -242,6 +260,36 @@ static bool g_avoid_gated_replay;
  * Single-threaded runs let the gate raiser finish first (nothing else
  * takes the lock); threaded runs end such a capture instead. */
 static bool g_avoid_busy_destroy;
+/* call_wait (fixed; unit_host_call after_a_waited_event): a stream's wait
+ * for another stream's event on the same queue is only an ordering of the
+ * device's work (no semaphore, stream_wait_batch_locked), and a host call
+ * waited only for the last batch of its own stream: fn ran before the
+ * other stream's work that the stream waited for was over, and its reads
+ * of a mapping missed what that work wrote (event_record e s=2,
+ * wait_event s=1 e, host_call s=1 mode=1: seed 70). Stepped around when
+ * MODEL_AVOID names it: before a host call that uses a mapping, every
+ * other stream's use of the buffer is over. */
+static bool g_avoid_call_wait;
+/* call_value (fixed; unit_host_call values_across_a_slot_wait):
+ * host_call_enqueue_locked took the call's value on the host-call timeline
+ * (issued + 1) before stream_add_wait_locked, which may wait for a batch
+ * slot with the queue's lock dropped; a host call or stream read of
+ * another thread meanwhile took the same value: the worker signalled it
+ * twice (validation: vkSignalSemaphore value must be greater than the
+ * current value; then "its gate could not be raised", the device taken
+ * for lost). Threaded runs, batch 16 (--threads 3 --seeds 40). Stepped
+ * around when MODEL_AVOID names it: threads make those calls one at a
+ * time. */
+static bool g_avoid_call_value;
+/* read_timeout (fixed; unit_host_call read_pending_at_destroy): with a
+ * fence timeout (seed 15: batch=0 timeout=0.0005), device destroy stops
+ * the host-call worker, which gives up waiting for a read's copy after a
+ * few timeouts and destroyed the read's staging buffer while the copy was
+ * still queued: lavapipe's queue thread crashed (SIGSEGV) running it in
+ * the destroy's wait for idle. Stepped around when MODEL_AVOID names it:
+ * no stream reads where a fence timeout is configured. */
+static bool g_avoid_read_timeout;
+static pthread_mutex_t g_call_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t g_layer_timeouts, g_layer_timeouts_total;
 /* What the run exercised, for the summary. */
 static _Atomic uint64_t g_n_cancelled, g_n_timeouts, g_n_errors;
@@ -261,6 +309,18 @@ static mkernel g_kern[MAX_KERNELS];
 static salvo_kernel *g_addr_kernel;
 /* One that adds to both buffers of an array of two (NULL when refused). */
 static salvo_kernel *g_arr_kernel;
+/* Images (image_* ops): where the device offers R32_UINT images for storage
+ * and sampled use, img_add (adds to every texel of a storage image) and
+ * img_fetch_add (texelFetch through a combined image sampler into a
+ * buffer) with the one sampler they use; each NULL when refused. */
+static bool g_img_ok;
+static salvo_kernel *g_img_add_kernel, *g_img_fetch_kernel;
+static salvo_sampler *g_sampler;
+/* vkCmdFillBuffer of the device's VkDevice, for the program's own commands
+ * (vk_record); NULL where the device has no Vulkan handles. */
+static PFN_vkCmdFillBuffer g_vk_fill;
+/* Stream reads, host calls and recorded commands the model checked. */
+static _Atomic uint64_t g_n_reads_checked, g_n_calls_checked, g_n_recorded;
 
 /* The last warnings and errors the library logged, printed with a failure. */
 static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -388,6 +448,15 @@ typedef struct mevent {
     bool untimed; /* a cancel recorded its batch again: its time may be lost */
 } mevent;
 
+/* An image: scratch for image_add, which overwrites the box it uses
+ * before reading it, so the model keeps no texels, only the image's users:
+ * per stream id, the seq of its last use (0: none since it was idle). */
+typedef struct mimage {
+    salvo_image *h;
+    uint32_t w, ht;
+    uint32_t acc[MAX_SID];
+} mimage;
+
 typedef struct mgate {
     salvo_gate *h;
     uint64_t scheduled; /* highest value a raise was scheduled for */
@@ -430,6 +499,50 @@ typedef struct mcap {
     nodelist nodes;  /* node i: the i-th launch or copy captured with SALVO_OK */
 } mcap;
 
+/* A point of a stream whose outcome the host sees only later: a stream
+ * read (dst filled once the stream passes it), a host call (fn run) or the
+ * program's own recorded commands (user valid until it is passed). Kept
+ * until the model knows the stream passed the point, then checked; kept
+ * to the end (after the device is destroyed, which runs what is pending)
+ * when a failure or a loss came in between. */
+enum { PK_READ, PK_CALL, PK_VK };
+
+typedef struct mpend {
+    int kind;
+    int sid;
+    uint32_t point;  /* the stream's seq at the call */
+    int bi;          /* the buffer (user slot) and its generation */
+    uint32_t gen;
+    uint32_t off, n;
+    bool accepted;   /* SALVO_OK: dst is filled, fn runs once, the commands run */
+    bool done;       /* the model knows the stream passed the point */
+    bool unclean;    /* a failure reported for the stream, or the device lost, since */
+    /* Host access to the buffer is not ordered by salvo after this point
+     * (fn uses its mapping; commands with no declared uses): the generator
+     * keeps host transfers and destroys of it until the point is passed. */
+    bool guards;
+    /* The model's contents of the range at the call (READ; CALL mode >= 1). */
+    uint32_t *want;
+    uint8_t *wknown;
+    uint64_t *wrisk;
+    uint32_t *got; /* READ: dst; CALL: what fn saw in the mapping */
+    /* CALL: mode 0 counts, 1 also reads the range through the mapping, 2
+     * then writes data_word(seed, i) there. */
+    int mode;
+    uint64_t seed;
+    pthread_mutex_t *mu; /* the ctx's pend_mu: guards map and touched */
+    uint32_t *map;       /* the buffer's mapping; NULL once the buffer is destroyed */
+    bool touched;        /* fn used the mapping */
+    _Atomic int *ran;    /* the ctx's count of its host calls that ran */
+    uint32_t order;      /* CALL: its number among the ctx's accepted calls */
+    _Atomic uint32_t pos; /* the number fn drew when it ran */
+    _Atomic int calls;   /* fn runs / record calls */
+    /* VK: one vkCmdFillBuffer. */
+    PFN_vkCmdFillBuffer fill;
+    VkBuffer vb;
+    uint32_t value;
+} mpend;
+
 typedef struct ctx {
     int tid;
     uint64_t rng;
@@ -445,6 +558,12 @@ typedef struct ctx {
     int next_capn;
     mevent ev[MAX_EVENTS];
     mgate gate[MAX_GATES];
+    mimage img[MAX_IMAGES];
+    mpend **pend;
+    size_t npend, cappend;
+    pthread_mutex_t pend_mu;
+    _Atomic int calls_ran;     /* host calls of this ctx that ran */
+    uint32_t calls_accepted;   /* ... that returned SALVO_OK */
     bool lost;
     int after_lost;
     bool failed;
@@ -650,6 +769,8 @@ static void note_lost(ctx *c)
     if (!c->lost) {
         c->lost = true;
         all_unknown(c);
+        for (size_t i = 0; i < c->npend; i++)
+            c->pend[i]->unclean = true;
     }
 }
 
@@ -668,6 +789,18 @@ static void stream_error(ctx *c, int sid)
                 b->risk[j] = 0;
             }
     }
+    /* The same for what pending reads and host calls expect; a failure of
+     * the stream itself may be the read's own copy (or its batch). */
+    for (size_t i = 0; i < c->npend; i++) {
+        mpend *p = c->pend[i];
+        if (p->sid == sid)
+            p->unclean = true;
+        for (uint32_t j = 0; p->want && j < p->n; j++)
+            if (p->wrisk[j] & bit) {
+                p->wknown[j] = 0;
+                p->wrisk[j] = 0;
+            }
+    }
 }
 
 static void stream_confirmed(ctx *c, int sid)
@@ -678,6 +811,11 @@ static void stream_confirmed(ctx *c, int sid)
         if (b->h)
             for (uint32_t j = 0; j < b->n; j++)
                 b->risk[j] &= ~bit;
+    }
+    for (size_t i = 0; i < c->npend; i++) {
+        mpend *p = c->pend[i];
+        for (uint32_t j = 0; p->want && j < p->n; j++)
+            p->wrisk[j] &= ~bit;
     }
 }
 
@@ -714,23 +852,36 @@ static void note_use(ctx *c, int sid, int bi)
     c->buf[bi].acc[sid] = c->sid[sid].seq;
 }
 
-/* Is stream sid ordered after every earlier use of buffer bi? */
-static bool ordered(ctx *c, int sid, int bi, int *blocker)
+/* Is stream sid ordered after every use in acc (per stream id: seq of the
+ * last use) made on other streams? */
+static bool uses_ordered(ctx *c, int sid, const uint32_t *acc, int *blocker)
 {
-    mbuf *b = &c->buf[bi];
     for (int t = 0; t < c->next_sid; t++) {
-        if (t == sid || b->acc[t] == 0)
+        if (t == sid || acc[t] == 0)
             continue;
         uint32_t seen = c->sid[sid].vc[t];
         if (c->sid[t].completed > seen)
             seen = c->sid[t].completed;
-        if (seen < b->acc[t]) {
+        if (seen < acc[t]) {
             if (blocker)
                 *blocker = t;
             return false;
         }
     }
     return true;
+}
+
+/* Is stream sid ordered after every earlier use of buffer bi? */
+static bool ordered(ctx *c, int sid, int bi, int *blocker)
+{
+    return uses_ordered(c, sid, c->buf[bi].acc, blocker);
+}
+
+/* ... and of image ii: an image_add overwrites the image, so an earlier
+ * use on another stream must be over first, as for a buffer. */
+static bool img_ordered(ctx *c, int sid, int ii, int *blocker)
+{
+    return uses_ordered(c, sid, c->img[ii].acc, blocker);
 }
 
 static bool idle(ctx *c, int bi, int *blocker)
@@ -826,6 +977,229 @@ static void check_values(ctx *c, int bi, uint32_t off, uint32_t n, const uint32_
     if (bad)
         fail(c, "%s b%d: %u of %u elements differ from the model (first at %u):%s", what, bi, bad,
              n, first, detail);
+}
+
+/* ------------------------------------------------------------------ */
+/* Points checked later: stream reads, host calls, recorded commands   */
+/* ------------------------------------------------------------------ */
+
+static mpend *pend_new(ctx *c, int kind, int sid, int bi, uint32_t off, uint32_t n)
+{
+    if (c->npend == c->cappend) {
+        size_t cap = c->cappend ? c->cappend * 2 : 32;
+        mpend **v = realloc(c->pend, cap * sizeof *v);
+        if (!v)
+            abort();
+        c->pend = v;
+        c->cappend = cap;
+    }
+    mpend *p = calloc(1, sizeof *p);
+    if (!p)
+        abort();
+    *p = (mpend){.kind = kind, .sid = sid, .bi = bi, .gen = c->buf[bi].gen, .off = off, .n = n,
+                 .mu = &c->pend_mu, .ran = &c->calls_ran};
+    c->pend[c->npend++] = p;
+    return p;
+}
+
+/* What the model holds in p's range now: what p must find there. */
+static void pend_snapshot(ctx *c, mpend *p)
+{
+    const mbuf *b = &c->buf[p->bi];
+    p->want = malloc(p->n * sizeof *p->want);
+    p->wknown = malloc(p->n);
+    p->wrisk = malloc(p->n * sizeof *p->wrisk);
+    p->got = malloc(p->n * sizeof *p->got);
+    if (!p->want || !p->wknown || !p->wrisk || !p->got)
+        abort();
+    memcpy(p->want, b->val + p->off, p->n * sizeof *p->want);
+    memcpy(p->wknown, b->known + p->off, p->n);
+    memcpy(p->wrisk, b->risk + p->off, p->n * sizeof *p->wrisk);
+    memset(p->got, 0xee, p->n * sizeof *p->got); /* a read fills it, or leaves it so */
+}
+
+static void pend_free(mpend *p)
+{
+    free(p->want);
+    free(p->wknown);
+    free(p->wrisk);
+    free(p->got);
+    free(p);
+}
+
+/* p->got against what the model held at the call, as check_values. */
+static void pend_compare(ctx *c, const mpend *p, const char *what)
+{
+    bool faults = atomic_load(&g_injected) > 0;
+    uint32_t bad = 0, first = 0;
+    char detail[512] = "";
+    size_t dl = 0;
+    for (uint32_t i = 0; i < p->n; i++) {
+        if (!p->wknown[i] || (faults && p->wrisk[i]))
+            continue;
+        if (p->got[i] != p->want[i]) {
+            if (bad++ == 0)
+                first = p->off + i;
+            if (bad <= 6 && dl < sizeof detail - 64)
+                dl += (size_t)snprintf(detail + dl, sizeof detail - dl, " [%u] got %u want %u",
+                                       p->off + i, p->got[i], p->want[i]);
+        }
+    }
+    if (bad)
+        fail(c, "%s of b%d (s%d at point %u): %u of %u elements differ from the model at the "
+                "call (first at %u):%s", what, p->bi, p->sid, p->point, bad, p->n, first, detail);
+}
+
+/* fn of every host call: what the mapping holds (mode >= 1), then the
+ * write (mode 2), then its turn among the ctx's calls, then the count
+ * (last: once it is seen, fn no longer touches p). */
+static void call_fn(void *user)
+{
+    mpend *p = user;
+    pthread_mutex_lock(p->mu);
+    if (p->map && p->mode >= 1) {
+        memcpy(p->got, p->map + p->off, p->n * sizeof *p->got);
+        if (p->mode == 2)
+            for (uint32_t i = 0; i < p->n; i++)
+                p->map[p->off + i] = data_word(p->seed, i);
+        p->touched = true;
+    }
+    pthread_mutex_unlock(p->mu);
+    atomic_store(&p->pos, (uint32_t)atomic_fetch_add(p->ran, 1) + 1);
+    atomic_fetch_add(&p->calls, 1);
+}
+
+/* The program's own commands: one fill of the range. */
+static void vk_fill_record(VkCommandBuffer cb, void *user)
+{
+    mpend *p = user;
+    p->fill(cb, p->vb, p->off * 4ull, p->n * 4ull, p->value);
+    atomic_fetch_add(&p->calls, 1);
+}
+
+static bool pend_touched(mpend *p)
+{
+    pthread_mutex_lock(p->mu);
+    bool t = p->touched;
+    pthread_mutex_unlock(p->mu);
+    return t;
+}
+
+/* p's outcome: once the model knows the stream passed its point (final
+ * false), or after the device was destroyed (final: every pending read
+ * and host call has run by then). */
+static void pend_check(ctx *c, mpend *p, bool final, bool lost)
+{
+    int calls = atomic_load(&p->calls);
+    bool clean = p->accepted && !p->unclean && !lost;
+    switch (p->kind) {
+    case PK_READ:
+        if (!p->accepted) {
+            for (uint32_t i = 0; i < p->n; i++)
+                if (p->got[i] != 0xeeeeeeeeu) {
+                    fail(c, "stream_read that did not return SALVO_OK wrote dst[%u] (b%d s%d)", i,
+                         p->bi, p->sid);
+                    break;
+                }
+        } else if (clean) {
+            pend_compare(c, p, final ? "stream_read (at device destroy)" : "stream_read");
+            atomic_fetch_add(&g_n_reads_checked, 1);
+        }
+        break;
+    case PK_CALL:
+        if (calls != (p->accepted ? 1 : 0)) {
+            fail(c, "host call %s (s%d at point %u) ran fn %d times%s", p->accepted ? "accepted" :
+                 "refused", p->sid, p->point, calls,
+                 final ? " by the end" : ", though the stream has passed its point");
+            break;
+        }
+        if (!p->accepted)
+            break;
+        if (atomic_load(&p->pos) != p->order)
+            fail(c, "host call %u of the thread (s%d) ran as its call %u: not in the order made",
+                 p->order, p->sid, atomic_load(&p->pos));
+        else if (clean && p->mode >= 1 && pend_touched(p))
+            pend_compare(c, p, "host call fn: what it saw in the mapping");
+        atomic_fetch_add(&g_n_calls_checked, 1);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Points the model now knows passed: checked, and let go when clean (a
+ * failure in between: kept for the end). */
+static void pend_scan(ctx *c)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->npend; i++) {
+        mpend *p = c->pend[i];
+        if (!p->done && !p->accepted && !p->guards)
+            p->done = true;
+        else if (!p->done && c->sid[p->sid].completed >= p->point)
+            p->done = true;
+        else {
+            c->pend[k++] = p;
+            continue;
+        }
+        if (p->accepted && !p->unclean && !c->lost) {
+            pend_check(c, p, false, false);
+            pend_free(p);
+        } else {
+            c->pend[k++] = p;
+        }
+    }
+    c->npend = k;
+}
+
+/* After salvo_device_destroy: everything left ran (or never will). */
+static void pend_final(ctx *c, bool lost)
+{
+    for (size_t i = 0; i < c->npend; i++) {
+        pend_check(c, c->pend[i], true, lost);
+        pend_free(c->pend[i]);
+    }
+    c->npend = 0;
+}
+
+/* A point not yet passed that keeps host access to buffer bi unordered
+ * (see mpend.guards): its stream id, or -1. */
+static int host_blocker(ctx *c, int bi)
+{
+    if (c->lost || bi < 0 || bi >= MAX_BUFS || !c->buf[bi].h)
+        return -1;
+    for (size_t i = 0; i < c->npend; i++) {
+        const mpend *p = c->pend[i];
+        if (p->guards && !p->done && p->bi == bi && p->gen == c->buf[bi].gen)
+            return p->sid;
+    }
+    return -1;
+}
+
+static bool stream_guards(ctx *c, int sid)
+{
+    for (size_t i = 0; i < c->npend; i++)
+        if (c->pend[i]->guards && !c->pend[i]->done && c->pend[i]->sid == sid)
+            return true;
+    return false;
+}
+
+/* Buffer bi (every buffer: -1) goes: host calls still to come find no
+ * mapping. A write the model expected from one that has not run will not
+ * happen. */
+static void pend_revoke(ctx *c, int bi)
+{
+    for (size_t i = 0; i < c->npend; i++) {
+        mpend *p = c->pend[i];
+        if (p->kind != PK_CALL || (bi >= 0 && (p->bi != bi || p->gen != c->buf[bi].gen)))
+            continue;
+        pthread_mutex_lock(p->mu);
+        bool touched = p->touched;
+        p->map = NULL;
+        pthread_mutex_unlock(p->mu);
+        if (!touched && p->accepted && p->mode == 2 && bi >= 0)
+            buf_unknown(&c->buf[bi], p->off, p->off + p->n);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -1240,7 +1614,8 @@ static void exec_swrite(ctx *c, const op *o, bool lost_before)
     }
     uint32_t off = (uint32_t)o->a[2], n = (uint32_t)o->a[3];
     uint64_t seed = (uint64_t)o->a[4];
-    uint32_t *src = malloc(n * sizeof *src);
+    /* calloc: gcc cannot see that every word read below is written. */
+    uint32_t *src = calloc(n ? n : 1, sizeof *src);
     if (!src)
         abort();
     for (uint32_t i = 0; i < n; i++)
@@ -1271,6 +1646,191 @@ static void exec_swrite(ctx *c, const op *o, bool lost_before)
         stream_error(c, sid);
         break;
     }
+}
+
+/* stream_read: n words at off into memory the model owns (a pending
+ * point), filled once the stream passes the call; they must equal the
+ * model's contents at the call, whatever the stream does later. */
+static void exec_sread(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0], bi = (int)o->a[1];
+    int sid = slot_sid(c, s);
+    if (sid < 0 || !buf_ok(c, bi)) {
+        fail(c, "trace names a missing object");
+        return;
+    }
+    uint32_t off = (uint32_t)o->a[2], n = (uint32_t)o->a[3];
+    if (c->replay && !c->sid[sid].cap && !ordered(c, sid, bi, NULL))
+        fprintf(stderr, "note: replayed stream_read is not ordered after another stream's use\n");
+    mpend *p = pend_new(c, PK_READ, sid, bi, off, n);
+    pend_snapshot(c, p);
+    bool one = g_nctx > 1 && g_avoid_call_value; /* MODEL_AVOID=call_value */
+    if (one)
+        pthread_mutex_lock(&g_call_mu);
+    salvo_status st = salvo_stream_read(c->sh[s], c->buf[bi].h, off * 4ull, p->got, n * 4ull);
+    if (one)
+        pthread_mutex_unlock(&g_call_mu);
+    if (c->sid[sid].cap) {
+        expect_refused(c, "stream_read on a capturing stream", st);
+        return;
+    }
+    /* The copy reads the buffer: later writes of other streams come after. */
+    switch (outcome(c, "stream_read", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
+                    lost_before)) {
+    case OUT_OK:
+    case OUT_PTIMEOUT:
+        p->accepted = true;
+        c->sid[sid].seq++;
+        note_use(c, sid, bi);
+        set_boundary(c, sid, c->sid[sid].seq); /* submitted for the copy-out */
+        break;
+    case OUT_NTIMEOUT:
+        c->sid[sid].seq++; /* its copy may be recorded all the same */
+        note_use(c, sid, bi);
+        break;
+    default:
+        c->sid[sid].seq++;
+        note_use(c, sid, bi);
+        stream_error(c, sid);
+        break;
+    }
+    p->point = c->sid[sid].seq;
+}
+
+/* host_call: fn (call_fn) runs once the stream's earlier work is over; in
+ * mode 1 and 2 it reads the range through the buffer's mapping (it must
+ * see that work), in mode 2 it then writes data_word(seed, i) there: a
+ * write at this point of the stream, which the stream's later work sees. */
+static void exec_host_call(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0], bi = (int)o->a[1];
+    int sid = slot_sid(c, s);
+    int mode = (int)o->a[5];
+    if (sid < 0 || !buf_ok(c, bi) || (mode >= 1 && !c->buf[bi].map)) {
+        fail(c, "trace names a missing object (or an unmapped buffer for a host call's mode)");
+        return;
+    }
+    uint32_t off = (uint32_t)o->a[2], n = (uint32_t)o->a[3];
+    if (c->replay && mode >= 1 && !c->sid[sid].cap && !ordered(c, sid, bi, NULL))
+        fprintf(stderr, "note: replayed host_call is not ordered after another stream's use\n");
+    mpend *p = pend_new(c, PK_CALL, sid, bi, off, n);
+    p->mode = mode;
+    p->seed = (uint64_t)o->a[4];
+    if (mode >= 1) {
+        pend_snapshot(c, p);
+        p->map = c->buf[bi].map;
+    }
+    p->order = c->calls_accepted + 1; /* fn may run before the call returns */
+    bool one = g_nctx > 1 && g_avoid_call_value; /* MODEL_AVOID=call_value */
+    if (one)
+        pthread_mutex_lock(&g_call_mu);
+    salvo_status st = salvo_stream_host_call(c->sh[s], call_fn, p);
+    if (one)
+        pthread_mutex_unlock(&g_call_mu);
+    if (c->sid[sid].cap) {
+        expect_refused(c, "stream_host_call on a capturing stream", st);
+        return;
+    }
+    switch (outcome(c, "stream_host_call", st, F_DEVICE | F_NTIMEOUT | F_ERR, lost_before)) {
+    case OUT_OK: {
+        p->accepted = true;
+        c->calls_accepted++;
+        sinfo *si = &c->sid[sid];
+        si->seq++;
+        set_boundary(c, sid, si->seq); /* the work before it was submitted */
+        if (mode >= 1) {
+            p->guards = true;
+            note_use(c, sid, bi);
+        }
+        if (mode == 2) {
+            mbuf *b = &c->buf[bi];
+            for (uint32_t i = 0; i < n; i++) {
+                b->val[off + i] = data_word(p->seed, i);
+                b->known[off + i] = 1;
+                b->risk[off + i] = 1ull << sid;
+            }
+        }
+        break;
+    }
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        stream_error(c, sid);
+        break;
+    }
+    p->point = c->sid[sid].seq;
+}
+
+/* vk_record: the program's own vkCmdFillBuffer of n words at off with v,
+ * recorded into the stream; decl 0 declares no uses (full barriers), 1
+ * the range written, 2 the whole buffer read and written. */
+static void exec_vk_record(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0], bi = (int)o->a[1];
+    int sid = slot_sid(c, s);
+    if (sid < 0 || !buf_ok(c, bi) || !g_vk_fill) {
+        fail(c, "trace names a missing object (or the device has no vkCmdFillBuffer)");
+        return;
+    }
+    uint32_t off = (uint32_t)o->a[2], n = (uint32_t)o->a[3], v = (uint32_t)o->a[4];
+    int decl = (int)o->a[5];
+    if (c->replay && !c->sid[sid].cap && !ordered(c, sid, bi, NULL))
+        fprintf(stderr, "note: replayed vk_record is not ordered after another stream's use\n");
+    mpend *p = pend_new(c, PK_VK, sid, bi, off, n);
+    p->fill = g_vk_fill;
+    p->value = v;
+    salvo_status st = salvo_buffer_vk_handle(c->buf[bi].h, &p->vb);
+    if (st != SALVO_OK || p->vb == VK_NULL_HANDLE) {
+        fail(c, "buffer_vk_handle: %s", salvo_status_string(st));
+        return;
+    }
+    salvo_vk_buffer_use use = {.buffer = c->buf[bi].h, .offset = off * 4ull, .size = n * 4ull,
+                               .access = SALVO_ACCESS_WRITE};
+    if (decl == 2)
+        use = (salvo_vk_buffer_use){.buffer = c->buf[bi].h, .access = SALVO_ACCESS_READ_WRITE};
+    st = salvo_vk_stream_record(c->sh[s], decl ? &use : NULL, decl ? 1 : 0, vk_fill_record, p);
+    int calls = atomic_load(&p->calls);
+    if (c->sid[sid].cap) {
+        expect_refused(c, "vk_stream_record on a capturing stream", st);
+        if (calls)
+            fail(c, "vk_stream_record refused during a capture called record %d times", calls);
+        return;
+    }
+    enum outcome r = outcome(c, "vk_stream_record", st,
+                             F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR, lost_before);
+    if ((r == OUT_OK || r == OUT_PTIMEOUT) && calls != 1)
+        fail(c, "vk_stream_record returned %s and called record %d times during the call",
+             salvo_status_string(st), calls);
+    else if ((r == OUT_NTIMEOUT || (r == OUT_LOST && lost_before)) && calls != 0)
+        fail(c, "vk_stream_record returned %s (nothing done) and called record %d times",
+             salvo_status_string(st), calls);
+    mbuf *b = &c->buf[bi];
+    switch (r) {
+    case OUT_OK:
+    case OUT_PTIMEOUT:
+        p->accepted = true;
+        atomic_fetch_add(&g_n_recorded, 1);
+        c->sid[sid].seq++;
+        for (uint32_t i = off; i < off + n; i++) {
+            b->val[i] = v;
+            b->known[i] = 1;
+            b->risk[i] = 1ull << sid;
+        }
+        note_use(c, sid, bi);
+        win_add(c, sid, bi, off, off + n);
+        if (g_cfg.batch == 1)
+            set_boundary(c, sid, c->sid[sid].seq);
+        p->guards = decl == 0;
+        break;
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        advance_unknown(c, sid, bi, off, off + n);
+        stream_error(c, sid);
+        p->guards = decl == 0 && calls > 0; /* recorded, maybe run */
+        break;
+    }
+    p->point = c->sid[sid].seq;
 }
 
 /* launch_arr: v added to n words of two buffers, bound as elements 0 and
@@ -1326,6 +1886,192 @@ static void exec_launch_arr(ctx *c, const op *o, bool lost_before)
         stream_error(c, sid);
         break;
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* Images                                                              */
+/* ------------------------------------------------------------------ */
+
+static bool img_live(ctx *c, int64_t i)
+{
+    return i >= 0 && i < MAX_IMAGES && c->img[i].h;
+}
+
+/* A box's extent on one axis: 0 is to the end of the image. */
+static uint32_t box_len(uint32_t len, uint32_t org, uint32_t ext)
+{
+    return len ? len : ext - org;
+}
+
+static bool box_inside(const mimage *m, uint32_t x, uint32_t y, uint32_t w, uint32_t h)
+{
+    return x < m->w && y < m->ht && w <= m->w - x && h <= m->ht - y;
+}
+
+static void exec_image_create(ctx *c, const op *o, bool lost_before)
+{
+    int i = (int)o->a[0];
+    if (i < 0 || i >= MAX_IMAGES || c->img[i].h || !g_img_ok) {
+        fail(c, "trace: bad image slot (or the device has no R32_UINT images)");
+        return;
+    }
+    salvo_image_desc d = {.type = SALVO_IMAGE_2D, .format = SALVO_FORMAT_R32_UINT,
+                          .width = (uint32_t)o->a[1], .height = (uint32_t)o->a[2],
+                          .usage = SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED};
+    salvo_image *h = NULL;
+    salvo_status st = salvo_image_create(g_dev, &d, &h);
+    /* It brings the image into use with a transfer, which waits for
+     * gated work ahead of it: within the fence timeout, or not done. */
+    if (outcome(c, "image_create", st, F_DEVICE | F_NTIMEOUT | F_ERR, lost_before) != OUT_OK) {
+        if (h)
+            fail(c, "image_create failed but set *out");
+        return;
+    }
+    if (!h) {
+        fail(c, "image_create: SALVO_OK and no image");
+        return;
+    }
+    salvo_image_desc got;
+    if (salvo_image_desc_get(h, &got) != SALVO_OK || got.type != d.type ||
+        got.format != d.format || got.width != d.width || got.height != d.height ||
+        got.depth != 1 || got.layers != 1 || got.usage != d.usage)
+        fail(c, "image_desc_get of a %ux%u image: %ux%ux%u, %u layers, usage 0x%x", d.width,
+             d.height, got.width, got.height, got.depth, got.layers, got.usage);
+    mimage *m = &c->img[i];
+    memset(m, 0, sizeof *m);
+    m->h = h;
+    m->w = d.width;
+    m->ht = d.height;
+}
+
+/* image_host: the whole image written from the host, texel k (row by row)
+ * data_word(seed, k), then a box of it read back, which must hold the
+ * same. The write first waits for the stream work that uses the image:
+ * once it is done, every use is over. */
+static void exec_image_host(ctx *c, const op *o, bool lost_before)
+{
+    int i = (int)o->a[0];
+    uint32_t x = (uint32_t)o->a[1], y = (uint32_t)o->a[2], w = (uint32_t)o->a[3];
+    uint32_t h = (uint32_t)o->a[4];
+    uint64_t seed = (uint64_t)o->a[5];
+    if (!img_live(c, i) || !box_inside(&c->img[i], x, y, w, h)) {
+        fail(c, "trace names a missing image or a box outside it");
+        return;
+    }
+    mimage *m = &c->img[i];
+    uint32_t ew = box_len(w, x, m->w), eh = box_len(h, y, m->ht), total = m->w * m->ht;
+    uint32_t *src = malloc(total * sizeof *src), *dst = malloc(ew * eh * sizeof *dst);
+    if (!src || !dst)
+        abort();
+    for (uint32_t k = 0; k < total; k++)
+        src[k] = data_word(seed, k);
+    const unsigned flags = F_DEVICE | F_NTIMEOUT | F_PTIMEOUT | F_ERR;
+    salvo_status st = salvo_image_write(m->h, NULL, src, total * 4ull);
+    enum outcome r = outcome(c, "image_write", st, flags, lost_before);
+    if (r == OUT_OK || r == OUT_PTIMEOUT) {
+        memset(m->acc, 0, sizeof m->acc);
+        memset(dst, 0xee, ew * eh * sizeof *dst);
+        const salvo_image_region box = {.x = x, .y = y, .width = w, .height = h};
+        st = salvo_image_read(m->h, &box, dst, ew * eh * 4ull);
+        r = outcome(c, "image_read", st, flags, lost_before);
+        for (uint32_t j = 0; (r == OUT_OK || r == OUT_PTIMEOUT) && j < eh; j++)
+            for (uint32_t t = 0; t < ew; t++) {
+                uint32_t want = data_word(seed, (y + j) * m->w + x + t);
+                if (dst[j * ew + t] != want) {
+                    fail(c, "image_read of i%d (%ux%u) box %u,%u %ux%u: texel (%u, %u) is %u, "
+                            "image_write wrote %u", i, m->w, m->ht, x, y, ew, eh, x + t, y + j,
+                         dst[j * ew + t], want);
+                    j = eh;
+                    break;
+                }
+            }
+    }
+    free(src);
+    free(dst);
+}
+
+/* A step of image_add that writes only the image (the copy in, the
+ * img_add launch) returned r: the stream's op, a use of the image (and of
+ * buffer bi, which the copy in reads; -1 none). False: the image_add
+ * stops here (nothing done, or a failure the stream reports). */
+static bool img_step(ctx *c, int sid, int ii, int bi, enum outcome r)
+{
+    if (r == OUT_NTIMEOUT)
+        return false;
+    c->sid[sid].seq++;
+    c->img[ii].acc[sid] = c->sid[sid].seq;
+    if (bi >= 0)
+        note_use(c, sid, bi);
+    if (r != OUT_OK && r != OUT_PTIMEOUT) {
+        stream_error(c, sid);
+        return false;
+    }
+    if (g_cfg.batch == 1)
+        set_boundary(c, sid, c->sid[sid].seq);
+    return true;
+}
+
+/* image_add: on stream s, words [off, off + n) of buffer b copied into a
+ * box of image i (n its texels, rows one after another), v added on the
+ * device, and the result back in the same words: b[off, off + n) += v, as
+ * launch_add. Mode 0 adds with img_add (every texel of the storage image)
+ * and copies the box back; mode 1 reads the box through a combined image
+ * sampler (img_fetch_add, texelFetch) and writes texel + v to the words.
+ * Each call is made only when the one before it was done. */
+static void exec_image_add(ctx *c, const op *o, bool lost_before)
+{
+    const int64_t *a = o->a;
+    int s = (int)a[0], bi = (int)a[1], ii = (int)a[3], mode = (int)a[9];
+    int sid = slot_sid(c, s);
+    salvo_kernel *k = mode == 0 ? g_img_add_kernel : g_img_fetch_kernel;
+    uint32_t off = (uint32_t)a[2], x = (uint32_t)a[4], y = (uint32_t)a[5];
+    uint32_t w = (uint32_t)a[6], h = (uint32_t)a[7], v = (uint32_t)a[8];
+    if (sid < 0 || !buf_ok(c, bi) || !img_live(c, ii) || !k || (mode == 1 && !g_sampler) ||
+        !box_inside(&c->img[ii], x, y, w, h)) {
+        fail(c, "trace names a missing object, a box outside the image, or a kernel or "
+                "sampler the device refused");
+        return;
+    }
+    if (c->sid[sid].cap) {
+        fail(c, "trace: image_add on a capturing stream (the model's graphs have no image "
+                "nodes)");
+        return;
+    }
+    mimage *m = &c->img[ii];
+    uint32_t ew = box_len(w, x, m->w), eh = box_len(h, y, m->ht), n = ew * eh;
+    if (off >= c->buf[bi].n || n > c->buf[bi].n - off) {
+        fail(c, "trace: image_add words past the end of b%d", bi);
+        return;
+    }
+    if (c->replay && (!ordered(c, sid, bi, NULL) || !img_ordered(c, sid, ii, NULL)))
+        fprintf(stderr, "note: replayed image_add is not ordered after another stream's use\n");
+    const salvo_image_region box = {.x = x, .y = y, .width = w, .height = h};
+    const unsigned flags = F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR;
+    salvo_stream *sh = c->sh[s];
+    salvo_buffer *bh = c->buf[bi].h;
+    salvo_status st = salvo_copy_buffer_to_image(sh, bh, off * 4ull, m->h, &box);
+    if (!img_step(c, sid, ii, bi, outcome(c, "copy_buffer_to_image", st, flags, lost_before)))
+        return;
+    uint32_t seq = c->sid[sid].seq;
+    if (mode == 0) {
+        const salvo_binding bind = {.binding = 0, .image = m->h};
+        const uint32_t groups[3] = {(m->w + 7) / 8, (m->ht + 7) / 8, 1};
+        st = salvo_launch(sh, k, groups, &bind, 1, &v, sizeof v);
+        if (!img_step(c, sid, ii, -1, outcome(c, "launch(img_add)", st, flags, lost_before)))
+            return;
+        seq = c->sid[sid].seq;
+        st = salvo_copy_image_to_buffer(sh, m->h, &box, bh, off * 4ull);
+        added(c, "copy_image_to_buffer", st, lost_before, sid, bi, off, n, v);
+    } else {
+        const salvo_binding bind[2] = {{.binding = 0, .image = m->h, .sampler = g_sampler},
+                                       {.binding = 1, .buffer = bh}};
+        const uint32_t groups[3] = {(ew + 7) / 8, (eh + 7) / 8, 1};
+        const uint32_t push[6] = {x, y, ew, eh, off, v};
+        st = salvo_launch(sh, k, groups, bind, 2, push, sizeof push);
+        added(c, "launch(img_fetch_add)", st, lost_before, sid, bi, off, n, v);
+    }
+    if (c->sid[sid].seq != seq)
+        m->acc[sid] = c->sid[sid].seq;
 }
 
 static void exec_launch_copy(ctx *c, const op *o, bool lost_before)
@@ -1516,6 +2262,7 @@ static void exec_op(ctx *c, const op *o)
         int bi = (int)a[0];
         if (!buf_ok(c, bi))
             return;
+        pend_revoke(c, bi);
         salvo_buffer_destroy(c->buf[bi].h);
         buf_retire(c, bi);
         break;
@@ -1626,6 +2373,15 @@ static void exec_op(ctx *c, const op *o)
         break;
     case OP_SWRITE:
         exec_swrite(c, o, lost_before);
+        break;
+    case OP_SREAD:
+        exec_sread(c, o, lost_before);
+        break;
+    case OP_HOST_CALL:
+        exec_host_call(c, o, lost_before);
+        break;
+    case OP_VK_RECORD:
+        exec_vk_record(c, o, lost_before);
         break;
     case OP_COPY:
         exec_copy(c, o, lost_before);
@@ -1782,6 +2538,7 @@ static void exec_op(ctx *c, const op *o)
             return;
         }
         mevent *m = &c->ev[e];
+        mevent before = *m;
         c->sid[sid].opened = true;
         st = salvo_event_record(m->h, c->sh[a[1]]);
         m->recorded = true;
@@ -1792,10 +2549,18 @@ static void exec_op(ctx *c, const op *o)
         m->state = ES_NORMAL;
         m->capn = 0;
         m->untimed = false;
-        /* SALVO_ERROR_TIMEOUT: no batch slot for its timestamp, nothing recorded. */
-        if (outcome(c, "event_record", st, F_DEVICE | F_NTIMEOUT | F_ERR, lost_before) != OUT_OK)
+        /* SALVO_ERROR_TIMEOUT: no batch slot for its timestamp, nothing
+         * recorded: the event is as it was (a point of an ended capture
+         * stays one). */
+        enum outcome r = outcome(c, "event_record", st, F_DEVICE | F_NTIMEOUT | F_ERR, lost_before);
+        if (r == OUT_NTIMEOUT)
+            *m = before;
+        else if (r != OUT_OK) {
             m->state = ES_UNCERTAIN;
-        else
+            /* A record that failed leaves a point of an ended capture as
+             * it was: still refused by queries and waits. */
+            m->capn = before.recorded ? before.capn : 0;
+        } else
             m->capn = c->sid[sid].cap; /* during a capture: a point of the graph */
         break;
     }
@@ -2113,7 +2878,22 @@ static void exec_op(ctx *c, const op *o)
             if (s.live_graphs < have)
                 fail(c, "live_graphs %" PRIu64 " with %" PRIu64 " graphs and captures alive",
                      s.live_graphs, have);
+            /* Destroyed images wait for their work: at least the live ones. */
+            uint64_t images = 0, bytes = 0;
+            for (int i = 0; i < MAX_IMAGES; i++)
+                if (c->img[i].h) {
+                    images++;
+                    bytes += c->img[i].w * c->img[i].ht * 4ull;
+                }
+            if (s.live_images < images || s.live_image_bytes < bytes)
+                fail(c, "live_images %" PRIu64 " (%" PRIu64 " bytes) with %" PRIu64
+                        " images of %" PRIu64 " bytes alive",
+                     s.live_images, s.live_image_bytes, images, bytes);
         }
+        /* The one sampler lives from the device's opening to its close. */
+        if (st == SALVO_OK && s.live_samplers != (g_sampler ? 1u : 0u))
+            fail(c, "live_samplers %" PRIu64 ", the program holds %u", s.live_samplers,
+                 g_sampler ? 1u : 0u);
         break;
     }
     case OP_BEGIN_CAPTURE: {
@@ -2334,6 +3114,23 @@ static void exec_op(ctx *c, const op *o)
         zombies_gc(c);
         break;
     }
+    case OP_IMAGE_CREATE:
+        exec_image_create(c, o, lost_before);
+        break;
+    case OP_IMAGE_DESTROY: {
+        int i = (int)a[0];
+        if (!img_live(c, i))
+            return;
+        salvo_image_destroy(c->img[i].h); /* never blocks; work may be pending */
+        memset(&c->img[i], 0, sizeof c->img[i]);
+        break;
+    }
+    case OP_IMAGE_ADD:
+        exec_image_add(c, o, lost_before);
+        break;
+    case OP_IMAGE_HOST:
+        exec_image_host(c, o, lost_before);
+        break;
     case OP_BAD:
         exec_bad(c, o, lost_before);
         break;
@@ -2355,13 +3152,19 @@ static void exec_op(ctx *c, const op *o)
             fail(c, "device_stats failed");
             break;
         }
-        if (s.live_buffers || s.live_kernels != (g_addr_kernel ? 1u : 0u) + (g_arr_kernel ? 1u : 0u) || s.live_streams || s.live_events ||
-            s.live_gates || s.live_buffer_bytes || s.live_graphs)
+        /* The kernels and the sampler open_device made stay to the close. */
+        uint64_t kernels = (g_addr_kernel ? 1u : 0u) + (g_arr_kernel ? 1u : 0u) +
+                           (g_img_add_kernel ? 1u : 0u) + (g_img_fetch_kernel ? 1u : 0u);
+        if (s.live_buffers || s.live_kernels != kernels || s.live_streams || s.live_events ||
+            s.live_gates || s.live_buffer_bytes || s.live_graphs || s.live_images ||
+            s.live_image_bytes || s.live_samplers != (g_sampler ? 1u : 0u))
             fail(c, "after destroying everything: live buffers %" PRIu64 " kernels %" PRIu64
                     " streams %" PRIu64 " events %" PRIu64 " gates %" PRIu64 " bytes %" PRIu64
-                    " graphs %" PRIu64,
+                    " graphs %" PRIu64 " images %" PRIu64 " image bytes %" PRIu64
+                    " samplers %" PRIu64,
                  s.live_buffers, s.live_kernels, s.live_streams, s.live_events, s.live_gates,
-                 s.live_buffer_bytes, s.live_graphs);
+                 s.live_buffer_bytes, s.live_graphs, s.live_images, s.live_image_bytes,
+                 s.live_samplers);
         else if (st == SALVO_OK && s.launches_pending)
             fail(c, "launches_pending %" PRIu64 " at the end", s.launches_pending);
         break;
@@ -2377,6 +3180,8 @@ static void exec_bad(ctx *c, const op *o, bool lost_before)
     int what = (int)a[0], s = (int)a[1], bi = (int)a[2], k = (int)a[3], e = (int)a[4];
     int g = (int)a[5], gi = (int)a[6];
     uint32_t node = (uint32_t)a[7];
+    int ii = (int)a[8];
+    salvo_image *ih = img_live(c, ii) ? c->img[ii].h : NULL;
     salvo_graph *gh = graph_ok(c, gi) ? c->graph[gi].h : NULL;
     salvo_stream *sh = (s >= 0 && s < MAX_STREAMS) ? c->sh[s] : NULL;
     salvo_buffer *bh = buf_ok(c, bi) ? c->buf[bi].h : NULL;
@@ -2481,6 +3286,43 @@ static void exec_bad(ctx *c, const op *o, bool lost_before)
         st = gh ? salvo_graph_set_bindings(gh, node, NULL, 0)
                 : salvo_graph_set_bindings(NULL, 0, &bind, 1);
         break;
+    case BAD_IMAGE_ZERO: {
+        salvo_image *ni = NULL;
+        salvo_image_desc d = {.type = SALVO_IMAGE_2D, .format = SALVO_FORMAT_R32_UINT,
+                              .width = 0, .height = 4};
+        st = salvo_image_create(g_dev, &d, &ni);
+        if (ni) {
+            fail(c, "image_create of width 0 gave an image");
+            salvo_image_destroy(ni);
+        }
+        break;
+    }
+    case BAD_IMAGE_REGION: {
+        /* From x = width: the box starts outside the image. */
+        const salvo_image_region box = {.x = ih ? c->img[ii].w : 0, .width = 1};
+        st = salvo_copy_buffer_to_image(sh, bh, 0, ih, &box);
+        break;
+    }
+    case BAD_IMAGE_OFFSET: {
+        const salvo_image_region box = {.width = 1, .height = 1};
+        st = salvo_copy_image_to_buffer(sh, ih, &box, bh, 2);
+        break;
+    }
+    case BAD_IMAGE_SIZE: {
+        /* One texel is 4 bytes: 8 given (push holds them). */
+        const salvo_image_region box = {.width = 1, .height = 1};
+        st = salvo_image_write(ih, &box, push, sizeof push);
+        break;
+    }
+    case BAD_IMAGE_AS_BUFFER:
+        st = salvo_launch(sh, g_img_add_kernel, groups, &bind, 1, push, 4);
+        break;
+    case BAD_IMAGE_NO_SAMPLER: {
+        const salvo_binding bd[2] = {{.binding = 0, .image = ih}, {.binding = 1, .buffer = bh}};
+        const uint32_t push6[6] = {0, 0, 1, 1, 0, 1};
+        st = salvo_launch(sh, g_img_fetch_kernel, groups, bd, 2, push6, sizeof push6);
+        break;
+    }
     default:
         fail(c, "trace: unknown bad call %d", what);
         return;
@@ -2547,6 +3389,7 @@ static void issue(ctx *c, const op *o)
     c->counts[o->kind]++;
     uint64_t v0 = atomic_load(&g_validation);
     exec_op(c, o);
+    pend_scan(c);
     if (atomic_load(&g_validation) != v0)
         fail(c, "validation layer message(s) during %s", line);
     raiser_check(c);
@@ -2637,10 +3480,12 @@ static int pick_event(ctx *c, bool create)
     return n ? live[rnd(c, (uint32_t)n)] : -1;
 }
 
-/* A host read can order buffer bi: a user's buffer no capture writes. */
+/* A host read can order buffer bi: a user's buffer no capture writes,
+ * with no host call or undeclared command pending on it (salvo does not
+ * order the host after those). */
 static bool can_read(ctx *c, int bi)
 {
-    return bi < MAX_BUFS && c->buf[bi].h && !cap_writes(c, bi);
+    return bi < MAX_BUFS && c->buf[bi].h && !cap_writes(c, bi) && host_blocker(c, bi) < 0;
 }
 
 /* The live slot of stream id t that can be synchronized or record an
@@ -2864,6 +3709,8 @@ static bool make_idle(ctx *c, int bi)
     return idle(c, bi, NULL);
 }
 
+static bool settle(ctx *c, int bi);
+
 static void gen_host(ctx *c)
 {
     int bi = pick_buf(c);
@@ -2873,6 +3720,8 @@ static void gen_host(ctx *c)
     uint32_t off, len;
     host_range(c, b->n, &off, &len);
     uint32_t r = rnd(c, 10);
+    if ((r < 8 || !b->map) && !settle(c, bi))
+        return; /* a host call or an undeclared command could race the transfer */
     if (r < 4) {
         ISSUE(c, OP_WRITE, bi, off, len, rnd64(c) >> 16);
     } else if (r < 8 || !b->map) {
@@ -2883,6 +3732,321 @@ static void gen_host(ctx *c)
         else
             ISSUE(c, OP_MAP_READ, bi, off, len);
     }
+}
+
+/* Make the model know that the points keeping host access to buffer bi
+ * unordered (mpend.guards) are passed; false when that failed. */
+static bool settle(ctx *c, int bi)
+{
+    for (int tries = 0; tries < 4; tries++) {
+        int t = host_blocker(c, bi);
+        if (t < 0)
+            return true;
+        if (c->failed || c->lost)
+            return false;
+        int ts = orderable_slot(c, t), e;
+        if (ts >= 0 && rnd(c, 3)) {
+            ISSUE(c, OP_SYNC, ts);
+        } else if (ts >= 0 && (e = pick_event(c, true)) >= 0) {
+            ISSUE(c, OP_EV_RECORD, e, ts);
+            ISSUE(c, OP_EV_SYNC, e);
+        } else if (g_nctx == 1) {
+            ISSUE(c, OP_DSYNC, 0);
+        } else {
+            return false; /* a destroyed or capturing stream's point */
+        }
+    }
+    return host_blocker(c, bi) < 0;
+}
+
+/* Now and then, one of the ways the program learns that stream s passed
+ * what it did so far. */
+static void gen_pass(ctx *c, int s)
+{
+    if (c->failed || !c->sh[s] || c->sid[c->ssid[s]].cap)
+        return;
+    switch (rnd(c, 8)) {
+    case 0:
+        ISSUE(c, OP_SYNC, s);
+        break;
+    case 1: {
+        int e = pick_event(c, true);
+        if (e >= 0) {
+            ISSUE(c, OP_EV_RECORD, e, s);
+            if (rnd(c, 2))
+                ISSUE(c, OP_EV_SYNC, e);
+            else
+                ISSUE(c, OP_EV_WAIT, e, 2);
+        }
+        break;
+    }
+    case 2:
+        ISSUE(c, OP_STREAM_QUERY, s);
+        break;
+    case 3:
+        if (g_nctx == 1)
+            ISSUE(c, OP_DSYNC, 0);
+        break;
+    default:
+        break;
+    }
+}
+
+/* A stream on which to make a call that a capture refuses (now and then
+ * a capturing one: refused) or that is ordered after every other
+ * stream's use of buffer bi; -1: none. */
+static int stream_for(ctx *c, int bi, bool order)
+{
+    int s = pick_stream(c);
+    if (s < 0 || bi < 0 || !c->buf[bi].h)
+        return -1;
+    if (c->sid[c->ssid[s]].cap)
+        return rnd(c, 3) == 0 ? s : -1;
+    if (order && !resolve(c, s, bi))
+        return -1;
+    return c->sh[s] && c->buf[bi].h ? s : -1;
+}
+
+/* MODEL_AVOID=call_wait: make every use of buffer bi by streams other than
+ * s's known to be over; false when that failed. */
+static bool others_over(ctx *c, int s, int bi)
+{
+    int sid = c->ssid[s];
+    for (int tries = 0; tries < 6; tries++) {
+        int t = -1;
+        for (int u = 0; u < c->next_sid && t < 0; u++)
+            if (u != sid && c->buf[bi].acc[u] > c->sid[u].completed)
+                t = u;
+        if (t < 0)
+            return true;
+        if (c->failed || c->lost)
+            return false;
+        int ts = orderable_slot(c, t);
+        if (ts >= 0)
+            ISSUE(c, OP_SYNC, ts);
+        else if (g_nctx == 1)
+            ISSUE(c, OP_DSYNC, 0);
+        else
+            return false;
+        if (!c->sh[s] || !c->buf[bi].h)
+            return false;
+    }
+    return false;
+}
+
+/* A stream read of a range, then maybe a later write of it on the stream
+ * (which must not show in what the read gives). */
+static void gen_sread(ctx *c)
+{
+    if (g_avoid_read_timeout && g_cfg.timeout_s > 0)
+        return; /* MODEL_AVOID=read_timeout */
+    int bi = pick_buf(c);
+    int s = stream_for(c, bi, true);
+    if (s < 0)
+        return;
+    uint32_t off, n;
+    host_range(c, c->buf[bi].n, &off, &n);
+    ISSUE(c, OP_SREAD, s, bi, off, n);
+    if (c->failed || c->sid[c->ssid[s]].cap)
+        return;
+    switch (rnd(c, 6)) {
+    case 0:
+        ISSUE(c, OP_SWRITE, s, bi, off, n, rnd64(c) >> 16);
+        break;
+    case 1:
+        ISSUE(c, OP_FILL, s, bi, off, n, rnd(c, 1u << 30));
+        break;
+    case 2:
+        if (g_vk_fill)
+            ISSUE(c, OP_VK_RECORD, s, bi, off, n, rnd(c, 1u << 30), rnd(c, 3));
+        break;
+    default:
+        break;
+    }
+    gen_pass(c, s);
+}
+
+/* A host call; where the buffer is mapped, fn reads the range there (and
+ * maybe writes it), and the stream's later work may read what it wrote. */
+static void gen_host_call(ctx *c)
+{
+    int bi = pick_buf(c);
+    if (bi < 0)
+        return;
+    int mode = c->buf[bi].map ? (int)rnd(c, 3) : 0;
+    int s = stream_for(c, bi, mode >= 1);
+    if (s < 0)
+        return;
+    if (mode >= 1 && g_avoid_call_wait && !c->sid[c->ssid[s]].cap && !others_over(c, s, bi))
+        mode = 0; /* MODEL_AVOID=call_wait */
+    uint32_t off, n;
+    host_range(c, c->buf[bi].n, &off, &n);
+    ISSUE(c, OP_HOST_CALL, s, bi, off, n, rnd64(c) >> 16, mode);
+    if (c->failed || c->sid[c->ssid[s]].cap)
+        return;
+    if (mode == 2) {
+        /* Later work that reads what fn wrote: it must wait for fn. */
+        uint32_t r = rnd(c, 4);
+        if (r == 0) {
+            int k = pick_kernel(c, 0);
+            if (k >= 0 && c->sh[s] && c->buf[bi].h)
+                ISSUE(c, OP_LAUNCH_ADD, s, k, bi, 0, 0, off + n, 1 + rnd(c, 1000), 0);
+        } else if (r == 1) {
+            int di = pick_buf(c);
+            if (di >= 0 && di != bi && c->buf[di].n >= n && resolve(c, s, di) && c->sh[s] &&
+                c->buf[bi].h && c->buf[di].h)
+                ISSUE(c, OP_COPY, s, bi, off, di, rnd(c, c->buf[di].n - n + 1), n);
+        } else if (r == 2 && c->sh[s] && c->buf[bi].h &&
+                   !(g_avoid_read_timeout && g_cfg.timeout_s > 0)) {
+            ISSUE(c, OP_SREAD, s, bi, off, n);
+        }
+    }
+    if (c->sh[s])
+        gen_pass(c, s);
+}
+
+/* The program's own fill of a range, with its use declared or not. */
+static void gen_vk_record(ctx *c)
+{
+    if (!g_vk_fill)
+        return;
+    int bi = pick_buf(c);
+    int s = stream_for(c, bi, true);
+    if (s < 0)
+        return;
+    uint32_t off = rnd(c, c->buf[bi].n);
+    uint32_t n = 1 + rnd(c, c->buf[bi].n - off);
+    uint32_t r = rnd(c, 6);
+    ISSUE(c, OP_VK_RECORD, s, bi, off, n, rnd(c, 4) ? rnd(c, 1u << 30) : 0,
+          r < 2 ? 0 : r < 5 ? 1 : 2);
+}
+
+/* ---- images ---- */
+
+static void gen_image_create(ctx *c, int i)
+{
+    ISSUE(c, OP_IMAGE_CREATE, i, 1 + rnd(c, 48), rnd(c, 3) ? 1 + rnd(c, 4) : 1);
+}
+
+/* A live image slot, creating an image where there is none; -1: none. */
+static int pick_image(ctx *c)
+{
+    int live[MAX_IMAGES], n = 0;
+    for (int i = 0; i < MAX_IMAGES; i++)
+        if (c->img[i].h)
+            live[n++] = i;
+    if (n)
+        return live[rnd(c, (uint32_t)n)];
+    if (!g_img_ok)
+        return -1;
+    gen_image_create(c, 0);
+    return c->img[0].h ? 0 : -1;
+}
+
+/* A box of a w x h image: its origin and extents, each extent now and
+ * then 0 (to the end). */
+static void pick_box(ctx *c, uint32_t w, uint32_t h, uint32_t box[4])
+{
+    box[0] = rnd(c, w);
+    box[1] = rnd(c, h);
+    box[2] = rnd(c, 4) ? 1 + rnd(c, w - box[0]) : 0;
+    box[3] = rnd(c, 4) ? 1 + rnd(c, h - box[1]) : 0;
+}
+
+static void gen_image_host(ctx *c, int ii)
+{
+    uint32_t box[4];
+    pick_box(c, c->img[ii].w, c->img[ii].ht, box);
+    ISSUE(c, OP_IMAGE_HOST, ii, box[0], box[1], box[2], box[3], rnd64(c) >> 16);
+}
+
+/* Order stream s after every other stream's use of image ii, as resolve
+ * does for a buffer: an image_add overwrites it. False when that failed. */
+static bool img_resolve(ctx *c, int s, int ii)
+{
+    int sid = c->ssid[s];
+    for (int tries = 0; tries < 8; tries++) {
+        int t = -1;
+        if (img_ordered(c, sid, ii, &t))
+            return true;
+        if (c->failed || c->lost)
+            return c->lost;
+        int ts = orderable_slot(c, t);
+        uint32_t r = rnd(c, 10);
+        if (ts >= 0 && r < 5 && tries < 4) {
+            int e = pick_event(c, true);
+            if (e < 0)
+                continue;
+            ISSUE(c, OP_EV_RECORD, e, ts);
+            ISSUE(c, OP_WAIT_EVENT, s, e);
+        } else if (ts >= 0 && r < 8 && tries < 4) {
+            ISSUE(c, OP_SYNC, ts);
+        } else {
+            /* A host write of the image waits for every use of it (and
+             * reaches what a destroyed or capturing stream did). */
+            gen_image_host(c, ii);
+        }
+        if (!c->sh[s] || !c->img[ii].h)
+            return false;
+    }
+    return img_ordered(c, sid, ii, NULL);
+}
+
+static int stream_in(ctx *c, int num);
+
+/* An image_add on a stream not in a capture (the model's graphs have no
+ * image nodes), ordered after other streams' uses of the buffer and of
+ * the image. */
+static void gen_image_add(ctx *c)
+{
+    int s = pick_stream(c);
+    if (s >= 0 && c->sid[c->ssid[s]].cap)
+        s = stream_in(c, 0);
+    int bi = pick_buf(c), ii = pick_image(c);
+    bool fetch = g_img_fetch_kernel && g_sampler;
+    int mode = (fetch && rnd(c, 2)) || !g_img_add_kernel ? 1 : 0;
+    if (s < 0 || bi < 0 || ii < 0 || (mode == 1 && !fetch))
+        return;
+    if (!resolve(c, s, bi) || !img_resolve(c, s, ii))
+        return;
+    if (!c->sh[s] || !c->buf[bi].h || !c->img[ii].h ||
+        (!c->lost && !ordered(c, c->ssid[s], bi, NULL)))
+        return;
+    const mimage *m = &c->img[ii];
+    uint32_t box[4];
+    pick_box(c, m->w, m->ht, box);
+    uint32_t n = box_len(box[2], box[0], m->w) * box_len(box[3], box[1], m->ht);
+    if (n > c->buf[bi].n) {
+        box[3] = 1; /* a row is at most 48 texels, a buffer 64 words or more */
+        n = box_len(box[2], box[0], m->w);
+    }
+    uint32_t off = rnd(c, c->buf[bi].n - n + 1);
+    ISSUE(c, OP_IMAGE_ADD, s, bi, off, ii, box[0], box[1], box[2], box[3], 1 + rnd(c, 1000),
+          mode);
+    if (!c->failed && c->sh[s] && rnd(c, 3) == 0)
+        gen_pass(c, s);
+}
+
+static void gen_image(ctx *c)
+{
+    if (!g_img_ok)
+        return;
+    int live = -1, free_slot = -1;
+    for (int i = 0; i < MAX_IMAGES; i++) {
+        if (c->img[i].h && (live < 0 || rnd(c, 2)))
+            live = i;
+        else if (!c->img[i].h && free_slot < 0)
+            free_slot = i;
+    }
+    uint32_t r = rnd(c, 20);
+    if (r < 2 && live >= 0)
+        ISSUE(c, OP_IMAGE_DESTROY, live); /* its work may be pending */
+    else if (r < 4 && free_slot >= 0)
+        gen_image_create(c, free_slot);
+    else if (r < 8 && (live = pick_image(c)) >= 0)
+        gen_image_host(c, live);
+    else
+        gen_image_add(c);
 }
 
 static void gen_event(ctx *c)
@@ -2986,6 +4150,12 @@ static void gen_lifetime(ctx *c)
             mcap *cp = cap_find(c, c->sid[c->ssid[s]].cap);
             if (g_nctx > 1 && g_avoid_busy_destroy && cp && cp->origin == c->ssid[s])
                 return; /* known bug busy_destroy: its capture ends in its time */
+            /* Points that keep host access unordered are passed first:
+             * no synchronize reaches them once the stream is gone. */
+            if (stream_guards(c, c->ssid[s]) && !cp)
+                ISSUE(c, OP_SYNC, s);
+            if (!c->sh[s] || (stream_guards(c, c->ssid[s]) && !c->lost))
+                return;
             if (rnd(c, 2)) {
                 /* An event after its last work keeps it reachable for waits. */
                 int e = pick_event(c, true);
@@ -3002,7 +4172,8 @@ static void gen_lifetime(ctx *c)
         for (int b = 0; b < MAX_BUFS; b++)
             live += c->buf[b].h != NULL;
         /* One a graph uses lives on in the model as a zombie. */
-        if (c->buf[bi].h && live > 2 && (!buf_referenced(c, bi) || zombie_room(c) >= 0)) {
+        if (c->buf[bi].h && live > 2 && (!buf_referenced(c, bi) || zombie_room(c) >= 0) &&
+            settle(c, bi)) {
             ISSUE(c, OP_BUFFER_DESTROY, bi);
         } else if (!c->buf[bi].h) {
             ISSUE(c, OP_BUFFER_CREATE, bi, rnd(c, 3), buf_elems(c));
@@ -3056,7 +4227,19 @@ static void gen_bad(ctx *c)
             node = 0;
         }
     }
-    ISSUE(c, OP_BAD, what, s, bi, k, -1, g, gi, node);
+    /* The image calls on one of the thread's images (or none needed). */
+    int ii = -1;
+    if (what >= BAD_IMAGE_ZERO && what <= BAD_IMAGE_NO_SAMPLER) {
+        bool kernel = what == BAD_IMAGE_AS_BUFFER     ? g_img_add_kernel != NULL
+                      : what == BAD_IMAGE_NO_SAMPLER ? g_img_fetch_kernel != NULL
+                                                     : true;
+        if (g_img_ok && kernel && what != BAD_IMAGE_ZERO)
+            ii = pick_image(c);
+        if (!g_img_ok || !kernel || (what != BAD_IMAGE_ZERO && ii < 0) || !c->sh[s] ||
+            !c->buf[bi].h)
+            what = BAD_READ_RANGE;
+    }
+    ISSUE(c, OP_BAD, what, s, bi, k, -1, g, gi, node, ii);
 }
 
 /* ---- graphs ---- */
@@ -3141,7 +4324,8 @@ static bool capture_due(ctx *c)
         for (int x = 0; x < MAX_STREAMS; x++)
             live += c->sh[x] != NULL;
         bool busy = g_nctx > 1 && g_avoid_busy_destroy; /* known bug busy_destroy */
-        if (s >= 0 && live > 1 && !busy && rnd(c, 10) == 0)
+        if (s >= 0 && live > 1 && !busy && rnd(c, 10) == 0 &&
+            (c->lost || !stream_guards(c, cp->origin)))
             ISSUE(c, OP_STREAM_DESTROY, s);
         else
             gen_end_capture(c, cp);
@@ -3386,7 +4570,7 @@ static void gen_graph_keeps(ctx *c, int g)
         for (int j = 0; j < node_nbufs(&l->v[i]); j++)
             if (l->v[i].b[j] < MAX_BUFS && (bi < 0 || rnd(c, 2)))
                 bi = l->v[i].b[j];
-    if (bi >= 0 && live > 2 && zombie_room(c) >= 0)
+    if (bi >= 0 && live > 2 && zombie_room(c) >= 0 && settle(c, bi) && c->buf[bi].h)
         ISSUE(c, OP_BUFFER_DESTROY, bi);
     if (g_nctx == 1 && rnd(c, 3) == 0) {
         int k = (int)rnd(c, MAX_KERNELS);
@@ -3428,7 +4612,23 @@ static void gen_step(ctx *c)
 {
     if (capture_due(c))
         return;
-    uint32_t r = rnd(c, 123);
+    uint32_t r = rnd(c, 137);
+    if (r >= 132) {
+        gen_image(c);
+        return;
+    }
+    if (r >= 129) {
+        gen_vk_record(c);
+        return;
+    }
+    if (r >= 126) {
+        gen_host_call(c);
+        return;
+    }
+    if (r >= 123) {
+        gen_sread(c);
+        return;
+    }
     if (r >= 120) {
         gen_swrite(c);
         return;
@@ -3493,6 +4693,8 @@ static void ctx_init(ctx *c, int tid, uint64_t seed)
     c->rng = seed * 0x2545f4914f6cdd1dull + (uint64_t)tid * 0x9e3779b97f4a7c15ull + 12345;
     for (int s = 0; s < MAX_STREAMS; s++)
         c->ssid[s] = -1;
+    if (pthread_mutex_init(&c->pend_mu, NULL) != 0)
+        abort();
 }
 
 static void ctx_free(ctx *c)
@@ -3505,6 +4707,12 @@ static void ctx_free(ctx *c)
         free(c->graph[g].nodes.v);
     for (int i = 0; i < MAX_CAPS; i++)
         free(c->cap[i].nodes.v);
+    for (size_t i = 0; i < c->npend; i++)
+        pend_free(c->pend[i]);
+    free(c->pend);
+    c->pend = NULL;
+    c->npend = 0;
+    pthread_mutex_destroy(&c->pend_mu);
     free(c->trace);
     c->trace = NULL;
 }
@@ -3529,6 +4737,10 @@ static void finish(ctx *c)
         if (c->cap[i].num)
             gen_end_capture(c, &c->cap[i]);
     bool graphs_late = rnd(c, 2); /* after the buffers they hold */
+    /* Images go now and then with their work still pending. */
+    for (int i = 0; i < MAX_IMAGES; i++)
+        if (c->img[i].h && rnd(c, 2))
+            ISSUE(c, OP_IMAGE_DESTROY, i);
     for (int s = 0; s < MAX_STREAMS; s++)
         for (int i = 0; c->sh[s] && i < 20; i++) {
             ISSUE(c, OP_SYNC, s);
@@ -3539,7 +4751,7 @@ static void finish(ctx *c)
     if (g_nctx == 1)
         ISSUE(c, OP_DSYNC, 0);
     for (int b = 0; b < MAX_BUFS; b++)
-        if (c->buf[b].h)
+        if (c->buf[b].h && host_blocker(c, b) < 0)
             ISSUE(c, OP_READ, b, 0, c->buf[b].n);
     for (int g = 0; g < MAX_GRAPHS; g++)
         if (c->graph[g].h && !graphs_late)
@@ -3556,6 +4768,11 @@ static void finish(ctx *c)
     for (int b = 0; b < MAX_BUFS; b++)
         if (c->buf[b].h)
             ISSUE(c, OP_BUFFER_DESTROY, b);
+    for (int i = 0; i < MAX_IMAGES; i++)
+        if (c->img[i].h) {
+            gen_image_host(c, i);
+            ISSUE(c, OP_IMAGE_DESTROY, i);
+        }
     for (int g = 0; g < MAX_GRAPHS; g++)
         if (c->graph[g].h)
             ISSUE(c, OP_GRAPH_DESTROY, g);
@@ -3567,6 +4784,12 @@ static void finish(ctx *c)
 /* Destroy whatever a failed run left, without checking anything. */
 static void teardown(ctx *c)
 {
+    pend_revoke(c, -1);
+    for (int i = 0; i < MAX_IMAGES; i++)
+        if (c->img[i].h) {
+            salvo_image_destroy(c->img[i].h);
+            c->img[i].h = NULL;
+        }
     for (int g = 0; g < MAX_GRAPHS; g++)
         if (c->graph[g].h) {
             salvo_graph_destroy(c->graph[g].h);
@@ -3774,6 +4997,14 @@ static bool open_device(void)
         g_dev = NULL;
         return false;
     }
+    g_vk_fill = NULL;
+    salvo_vk_handles vk;
+    if (salvo_device_vk_handles(g_dev, &vk) == SALVO_OK && vk.get_instance_proc_addr) {
+        PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)vk.get_instance_proc_addr(
+            vk.instance, "vkGetDeviceProcAddr");
+        if (gdpa)
+            g_vk_fill = (PFN_vkCmdFillBuffer)gdpa(vk.device, "vkCmdFillBuffer");
+    }
     salvo_device_info info;
     g_addr_kernel = NULL;
     salvo_kernel_desc ad = {.spirv = arr_add_spv, .spirv_size = sizeof arr_add_spv,
@@ -3790,6 +5021,26 @@ static bool open_device(void)
                 g_addr_kernel = NULL;
         }
     }
+    /* Images where the device offers R32_UINT for storage and sampling;
+     * each object the image ops use stays NULL where it was refused. */
+    uint32_t usage = 0;
+    g_img_ok = salvo_image_format_support(g_dev, SALVO_FORMAT_R32_UINT, &usage) == SALVO_OK &&
+               (usage & (SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED)) ==
+                   (SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED);
+    g_img_add_kernel = g_img_fetch_kernel = NULL;
+    g_sampler = NULL;
+    if (g_img_ok) {
+        salvo_kernel_desc kd = {.spirv = img_add_spv, .spirv_size = sizeof img_add_spv,
+                                .name = "img_add"};
+        if (salvo_kernel_create(g_dev, &kd, &g_img_add_kernel) != SALVO_OK)
+            g_img_add_kernel = NULL;
+        kd = (salvo_kernel_desc){.spirv = img_fetch_add_spv, .spirv_size = sizeof img_fetch_add_spv,
+                                 .name = "img_fetch_add"};
+        if (salvo_kernel_create(g_dev, &kd, &g_img_fetch_kernel) != SALVO_OK)
+            g_img_fetch_kernel = NULL;
+        if (salvo_sampler_create(g_dev, NULL, &g_sampler) != SALVO_OK)
+            g_sampler = NULL;
+    }
     return true;
 }
 
@@ -3801,6 +5052,11 @@ static bool close_device(ctx *c)
     g_addr_kernel = NULL;
     salvo_kernel_destroy(g_arr_kernel);
     g_arr_kernel = NULL;
+    salvo_kernel_destroy(g_img_add_kernel);
+    salvo_kernel_destroy(g_img_fetch_kernel);
+    salvo_sampler_destroy(g_sampler);
+    g_img_add_kernel = g_img_fetch_kernel = NULL;
+    g_sampler = NULL;
     salvo_device_destroy(g_dev);
     g_dev = NULL;
     raiser_check(c);
@@ -3899,6 +5155,9 @@ static bool run_seed(uint64_t seed, int threads, int ops, bool sync, totals *t)
         raiser_drain(NULL);
         close_device(c0);
     }
+    /* Every pending host call and stream read ran in the destroy. */
+    for (int i = 0; i < threads; i++)
+        pend_final(&ctxs[i], lost);
     alarm(0);
     for (int i = 0; i < threads; i++) {
         failed |= ctxs[i].failed;
@@ -3970,7 +5229,9 @@ static int replay(const char *path, bool sync, totals *t)
         if (c.failed && g_kern[k].h)
             salvo_kernel_destroy(g_kern[k].h);
     raiser_drain(NULL);
+    bool lost = salvo_device_is_lost(g_dev);
     close_device(&c);
+    pend_final(&c, lost);
     alarm(0);
     add_counts(t, &c);
     if (c.failed) {
@@ -4058,6 +5319,9 @@ int main(int argc, char **argv)
     g_avoid_pool_reset = avoid && strstr(avoid, "pool_reset");
     g_avoid_gated_replay = avoid && strstr(avoid, "gated_replay");
     g_avoid_busy_destroy = avoid && strstr(avoid, "busy_destroy");
+    g_avoid_call_wait = avoid && strstr(avoid, "call_wait");
+    g_avoid_call_value = avoid && strstr(avoid, "call_value");
+    g_avoid_read_timeout = avoid && strstr(avoid, "read_timeout");
     signal(SIGALRM, fatal_signal);
     if (!MODEL_SANITIZED) { /* sanitizers print their own reports */
         signal(SIGSEGV, fatal_signal);
@@ -4119,6 +5383,10 @@ int main(int argc, char **argv)
            " destroyed buffers kept by a graph\n",
            atomic_load(&g_n_nodes), atomic_load(&g_n_replayed), atomic_load(&g_n_joins),
            atomic_load(&g_n_refused), atomic_load(&g_n_zombies));
+    printf("  stream reads checked: %" PRIu64 ", host calls checked: %" PRIu64
+           ", own commands recorded: %" PRIu64 "\n",
+           atomic_load(&g_n_reads_checked), atomic_load(&g_n_calls_checked),
+           atomic_load(&g_n_recorded));
     if (atomic_load(&g_layer_timeouts_total))
         printf("  validation layer state-timeout messages (not counted): %" PRIu64 "\n",
                atomic_load(&g_layer_timeouts_total));
