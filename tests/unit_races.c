@@ -174,10 +174,68 @@ static void test_stream_destroy_against_flush(void **state)
     sem_destroy(&done);
 }
 
+/* ------------------------------------------------------------------ */
+/* A release that found the lock held, then salvo_device_stats         */
+/* ------------------------------------------------------------------ */
+
+static sem_t unlock_now;
+
+/* Holds the device lock across the destroying thread's trylock (as the
+ * host-call worker, or a log callback, may), and lets go when told,
+ * without running any salvo code that would take in the release. */
+static void *hold_lock_when_told(void *arg)
+{
+    salvo_device *dev = arg;
+    sem_wait(&go);
+    pthread_mutex_lock(&dev->q.lock);
+    sem_post(&done);
+    sem_wait(&unlock_now);
+    pthread_mutex_unlock(&dev->q.lock);
+    return NULL;
+}
+
+/* A buffer destroyed while another thread holds the device lock queues its
+ * release on the lock-free list. Nothing pending uses the buffer, so the
+ * next salvo_device_stats must count it released, not pending: a program
+ * that waits for "nothing pending" would otherwise wait for ever. */
+static void test_stats_take_in_a_queued_release(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    assert_non_null(f);
+    salvo_device *dev = NULL;
+    assert_int_equal(device_create_with_accel(NULL, fake_accel_get(f), &dev), SALVO_OK);
+    assert_int_equal(sem_init(&go, 0, 0), 0);
+    assert_int_equal(sem_init(&done, 0, 0), 0);
+    assert_int_equal(sem_init(&unlock_now, 0, 0), 0);
+    salvo_buffer *b = NULL;
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, hold_lock_when_told, dev), 0);
+    hold_trylock = true;
+    salvo_buffer_destroy(b); /* its trylock finds the lock held */
+    assert_false(hold_trylock);
+    sem_post(&unlock_now);
+    pthread_join(t, NULL);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.live_buffers, 0);
+    assert_int_equal(s.releases_pending, 0);
+    assert_int_equal(s.releases_run, 1);
+    salvo_device_destroy(dev);
+    assert_int_equal(fake_illegal_total(f), 0);
+    assert_int_equal(fake_live_total(f), 0);
+    fake_free(f);
+    sem_destroy(&go);
+    sem_destroy(&done);
+    sem_destroy(&unlock_now);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_destroy_against_flush),
+        cmocka_unit_test(test_stats_take_in_a_queued_release),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
