@@ -2,7 +2,10 @@
  * streams take queues in turn, nothing orders two streams but an event or
  * a gate, an event wait across queues is a device-side timeline wait, a
  * stream's timeline outlives the batches that wait on it, and a lost
- * device abandons every queue's work. */
+ * device abandons every queue's work. On one queue, where the queue's
+ * order alone puts a stream after the event it waits for, the stream's
+ * synchronize, query and later event records still cover that event's
+ * work. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <pthread.h>
 #include <setjmp.h>
@@ -657,6 +660,115 @@ static void test_event_then_copy_on_copy_queue(void **state)
     close_env(&e);
 }
 
+/* One queue, nothing completing until the test says so: stream 0 waits
+ * for stream 1's event, an ordering by the queue alone (no semaphore),
+ * and has nothing of its own. Stream 1's launch is submitted; stream 0
+ * has no batch. timestamps: whether records write timestamps (a timed
+ * record opens a batch of its own). */
+static void open_queue_ordered(env *e, salvo_event **ev, bool timestamps)
+{
+    open_fake(e, 1, FAKE_COMPLETE_MANUAL, false);
+    e->f->timestamps = timestamps;
+    open_device(e, &(salvo_device_desc){.batch_size = 64});
+    assert_int_equal(salvo_event_create(e->dev, ev), SALVO_OK);
+    assert_int_equal(launch(e, 1, 0), SALVO_OK);
+    assert_int_equal(salvo_event_record(*ev, e->st[1]), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(e->st[0], *ev), SALVO_OK);
+    assert_int_equal(fake_pending(e->f), 1); /* stream 1's launch */
+}
+
+/* After stream_wait_event on the shared queue, stream 0's synchronize
+ * covers stream 1's launch (as cudaStreamSynchronize after
+ * cudaStreamWaitEvent): it waits (here: the fake's wait expires at once,
+ * SALVO_TIMEOUT), and once the queue has run, it is over. Deterministic:
+ * nothing completes until the test says so. */
+static void test_queue_ordered_synchronize(void **state)
+{
+    (void)state;
+    env e;
+    salvo_event *ev = NULL;
+    open_queue_ordered(&e, &ev, true);
+    salvo_status r = salvo_stream_synchronize(e.st[0]);
+    if (r == SALVO_OK)
+        fail_msg("synchronize returned before the work its stream waited for (%llu "
+                 "dispatches completed)",
+                 (unsigned long long)fake_dispatches_completed(e.f));
+    assert_int_equal(r, SALVO_TIMEOUT);
+    assert_int_equal(fake_pending(e.f), 2); /* stream 0's empty batch behind stream 1's */
+    assert_true(fake_complete_next(e.f));
+    assert_int_equal(fake_dispatches_completed(e.f), 1);
+    assert_true(fake_complete_next(e.f));
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    /* Covered now: no more empty batches. */
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 2);
+    assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
+    salvo_event_destroy(ev);
+    close_env(&e);
+}
+
+/* The same for a query: SALVO_NOT_READY while the stream waits on the
+ * event (as cudaStreamQuery), SALVO_OK once the queue has run; never
+ * blocking (the fake never blocks anyway: the test counts waits). */
+static void test_queue_ordered_query(void **state)
+{
+    (void)state;
+    env e;
+    salvo_event *ev = NULL;
+    open_queue_ordered(&e, &ev, true);
+    uint64_t waits = fake_calls(e.f, "fence_wait");
+    salvo_status r = salvo_stream_query(e.st[0]);
+    if (r == SALVO_OK)
+        fail_msg("query said SALVO_OK with the work its stream waited for pending");
+    assert_int_equal(r, SALVO_NOT_READY);
+    assert_int_equal(salvo_stream_query(e.st[0]), SALVO_NOT_READY);
+    assert_int_equal(fake_calls(e.f, "fence_wait"), waits);
+    assert_int_equal(fake_pending(e.f), 2); /* one empty batch, however many queries */
+    assert_true(fake_complete_next(e.f));
+    assert_int_equal(salvo_stream_query(e.st[0]), SALVO_NOT_READY);
+    assert_true(fake_complete_next(e.f));
+    assert_int_equal(salvo_stream_query(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 1);
+    assert_int_equal(salvo_stream_query(e.st[1]), SALVO_OK);
+    salvo_event_destroy(ev);
+    close_env(&e);
+}
+
+/* The same for an event recorded on stream 0 then: it completes only
+ * after stream 1's launch (as cudaEventRecord after cudaStreamWaitEvent),
+ * with and without timestamps (a timed record opens a batch anyway). A
+ * stream that waits for that event is ordered after the launch too. */
+static void test_queue_ordered_event_record(void **state)
+{
+    (void)state;
+    for (int timed = 0; timed < 2; timed++) {
+        env e;
+        salvo_event *ev = NULL, *after = NULL;
+        open_queue_ordered(&e, &ev, timed);
+        assert_int_equal(salvo_event_create(e.dev, &after), SALVO_OK);
+        assert_int_equal(salvo_event_record(after, e.st[0]), SALVO_OK);
+        salvo_status r = salvo_event_query(after);
+        if (r == SALVO_OK)
+            fail_msg("an event recorded after a wait completed before the waited-for work "
+                     "(timestamps %d)",
+                     timed);
+        assert_int_equal(r, SALVO_NOT_READY);
+        assert_int_equal(salvo_stream_wait_event(e.st[2], after), SALVO_OK);
+        assert_int_equal(salvo_stream_query(e.st[2]), SALVO_NOT_READY);
+        assert_true(fake_complete_next(e.f));
+        assert_int_equal(fake_dispatches_completed(e.f), 1);
+        assert_int_equal(salvo_event_query(after), SALVO_NOT_READY);
+        assert_int_equal(fake_complete_all(e.f), 2); /* stream 0's, stream 2's */
+        assert_int_equal(salvo_event_query(after), SALVO_OK);
+        assert_int_equal(salvo_stream_query(e.st[2]), SALVO_OK);
+        e.f->complete = FAKE_COMPLETE_AUTO;
+        assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+        salvo_event_destroy(after);
+        salvo_event_destroy(ev);
+        close_env(&e);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -676,6 +788,9 @@ int main(void)
         cmocka_unit_test(test_read_not_behind_unrelated_gate),
         cmocka_unit_test(test_gate_destroyed_during_held_wait),
         cmocka_unit_test(test_event_then_copy_on_copy_queue),
+        cmocka_unit_test(test_queue_ordered_synchronize),
+        cmocka_unit_test(test_queue_ordered_query),
+        cmocka_unit_test(test_queue_ordered_event_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

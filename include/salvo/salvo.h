@@ -903,9 +903,10 @@ SALVO_API salvo_status salvo_copy(salvo_stream *stream, salvo_buffer *src, uint6
  * Thread safety: as salvo_launch. */
 SALVO_API salvo_status salvo_stream_flush(salvo_stream *stream);
 
-/* Submit and wait for every launch on the stream; returns the first failure
- * (a deferred one included), exactly once. SALVO_TIMEOUT when the fence
- * timeout expired first: the work goes on.
+/* Submit and wait for every launch on the stream, and for the work of the
+ * events it waits for (salvo_stream_wait_event); returns the first
+ * failure (a deferred one included), exactly once. SALVO_TIMEOUT when the
+ * fence timeout expired first: the work goes on.
  * Thread safety: as salvo_launch. */
 SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
 
@@ -913,7 +914,9 @@ SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
  * blocking: SALVO_OK when it is, SALVO_NOT_READY while some runs, waits on
  * a gate or an event, or is held back on the host behind a gate (as
  * cudaStreamQuery). The open batch, if any, is submitted (as a flush
- * would), so that a polling loop ends; nothing else is submitted. Once all
+ * would), so that a polling loop ends; nothing else is submitted but an
+ * empty batch where the stream waits on an event of a stream that shares
+ * its hardware queue (see salvo_stream_wait_event). Once all
  * the work is over, a failure kept for the stream (a batch that failed,
  * found by a flush, a query or someone else's wait) is returned here, once,
  * exactly as salvo_stream_synchronize would return it (a query that found
@@ -965,10 +968,13 @@ SALVO_API salvo_status salvo_stream_write(salvo_stream *stream, salvo_buffer *ds
  * filled. If the read fails at the call, dst is not written; should the
  * work before it fail, dst is written with what the copy found, and the
  * failure is reported by the stream as usual; on a lost device dst is not
- * written. Bad input and capture: as salvo_stream_write.
+ * written. Nor is it where salvo gives up waiting for the copy (logged):
+ * after three waits for it that failed, or, in salvo_device_destroy, that
+ * expired (the fence timeout); the copy, should it still run, writes only
+ * salvo's staging memory. Bad input and capture: as salvo_stream_write.
  * Thread safety: as salvo_launch. Lifetime: dst until the stream has
- * passed this point (or the device is destroyed: pending reads are
- * completed first). */
+ * passed this point, or until salvo_device_destroy returns (it waits for
+ * pending reads, within the bound above, and fills their dst). */
 SALVO_API salvo_status salvo_stream_read(salvo_stream *stream, salvo_buffer *src, uint64_t offset,
                                          void *dst, uint64_t size);
 
@@ -1021,13 +1027,16 @@ SALVO_API salvo_status salvo_stream_host_call(salvo_stream *stream, void (*fn)(v
  * salvo_event_destroy; waits already issued keep what they need. */
 SALVO_API salvo_status salvo_event_create(salvo_device *device, salvo_event **out);
 
-/* Mark the point after every launch recorded on stream so far (re-recording
- * moves the mark; waits already issued keep the old one). Where the device
- * has timestamps the record writes one for salvo_event_elapsed: on a
- * stream with no open batch it opens one (as a launch would, so it may
- * return SALVO_ERROR_TIMEOUT, nothing recorded, when no batch slot frees
- * up within the fence timeout), and the event completes once that batch
- * has run.
+/* Mark the point after every launch recorded on stream so far, and after
+ * the work of the events the stream waits for (salvo_stream_wait_event)
+ * (re-recording moves the mark; waits already issued keep the old one).
+ * Where the device has timestamps the record writes one for
+ * salvo_event_elapsed: on a stream with no open batch it opens one (as a
+ * launch would, so it may return SALVO_ERROR_TIMEOUT, nothing recorded,
+ * when no batch slot frees up within the fence timeout), and the event
+ * completes once that batch has run. It opens one likewise, timestamps or
+ * not, where the stream waits on an event of a stream that shares its
+ * hardware queue.
  * Thread safety: the thread using stream; not concurrently with another record of this event. */
 SALVO_API salvo_status salvo_event_record(salvo_event *event, salvo_stream *stream);
 
@@ -1120,8 +1129,14 @@ SALVO_API salvo_status salvo_event_cancel(salvo_event *event);
 SALVO_API void salvo_event_destroy(salvo_event *event);
 
 /* Make the launches recorded on stream from now on wait, on the device,
- * until the event's work is complete. No host thread blocks: the event's
- * batch is submitted ahead of the waiting one, and the device orders them.
+ * until the event's work is complete; the stream's later synchronize,
+ * query, event records and host calls cover that work too (as in CUDA).
+ * No host thread blocks: the event's batch is submitted ahead of the
+ * waiting one, and the device orders them. Where the two streams share a
+ * hardware queue, its order alone does it: those later calls then submit
+ * (or, a record, open) an empty batch on the stream, unless it has a batch
+ * of its own to submit, since the end of the stream's earlier batches is
+ * not past the event's.
  * An event never recorded is no wait at all (as in CUDA), and so is an
  * event of this same stream (it runs in order: nothing is submitted for
  * it). Where the

@@ -32,21 +32,13 @@ static bool timed_device(const salvo_device *dev)
            vt->cmd_querypool_reset && vt->cmd_timestamp && vt->querypool_results;
 }
 
-/* Before a timed record: make st's open batch one a timestamp can go in
- * (not on the copy queue, which cannot reset queries), opening one as a
- * launch would when none is. SALVO_OK with *timed: write it there; an
- * error (out of memory for the queries or the batch, no free batch slot,
- * device lost): nothing may be recorded, and the record says so, as a
- * launch would. *why: kept for a record that goes on untimed (none yet). */
-static salvo_status timed_open_locked(salvo_device *dev, stream_engine *e, bool *timed,
-                                      salvo_status *why)
+/* Make st's open batch one on its own queue (not on the copy queue),
+ * opening one as a launch would when none is. An error (out of memory for
+ * the batch, no free batch slot, device lost): nothing may be recorded,
+ * and the record says so, as a launch would. */
+static salvo_status record_open_locked(salvo_device *dev, stream_engine *e)
 {
     queue *q = &dev->q;
-    *timed = false;
-    *why = SALVO_OK;
-    salvo_status reserved = timing_reserve_locked(q);
-    if (reserved != SALVO_OK)
-        return device_is_lost(dev) ? device_lost_error(dev) : reserved;
     if (e->open && e->open->queue == q->copy_queue)
         stream_submit_locked(e, false); /* a refusal is the stream's to report */
     if (!e->open) {
@@ -71,8 +63,25 @@ static salvo_status timed_open_locked(salvo_device *dev, stream_engine *e, bool 
         if (r != SALVO_OK)
             return r;
     }
-    *timed = true;
     return SALVO_OK;
+}
+
+/* Before a timed record: make st's open batch one a timestamp can go in
+ * (the copy queue cannot reset queries; record_open_locked). SALVO_OK
+ * with *timed: write it there; an error (out of memory for the queries,
+ * or as record_open_locked): nothing may be recorded. *why: kept for a
+ * record that goes on untimed (none yet). */
+static salvo_status timed_open_locked(salvo_device *dev, stream_engine *e, bool *timed,
+                                      salvo_status *why)
+{
+    *timed = false;
+    *why = SALVO_OK;
+    salvo_status reserved = timing_reserve_locked(&dev->q);
+    if (reserved != SALVO_OK)
+        return device_is_lost(dev) ? device_lost_error(dev) : reserved;
+    salvo_status r = record_open_locked(dev, e);
+    *timed = r == SALVO_OK;
+    return r;
 }
 
 salvo_status salvo_event_create(salvo_device *dev, salvo_event **out)
@@ -122,6 +131,12 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
     salvo_status why = SALVO_OK;
     if (timestamps && !device_is_lost(dev) && !stream_capture_locked(st))
         r = timed_open_locked(dev, &st->e, &timed, &why);
+    else if (st->e.queue_ordered && !st->e.open && !device_is_lost(dev) &&
+             !stream_capture_locked(st))
+        /* The stream follows another stream's batch by queue order alone:
+         * the end of its last batch is not past that one, the end of the
+         * batch opened now will be (stream_wait_batch_locked). */
+        r = record_open_locked(dev, &st->e);
     if (r == SALVO_OK) {
         ev->cancelled = false;
         ev->capture_id = 0;

@@ -24,9 +24,11 @@ salvo_status salvo_stream_query(salvo_stream *st)
         r = device_lost_error(dev);
     } else {
         /* Submitted, so that a polling loop ends (as salvo_event_query
-         * does); a refusal is kept for the stream and reported below. */
-        if (e->open)
-            stream_submit_locked(e, false);
+         * does); a refusal is kept for the stream and reported below.
+         * Where the stream follows another stream's batch by queue order
+         * alone, an empty batch of its own goes too, whose end covers
+         * that one (unless that would wait). */
+        stream_submit_covering_nowait_locked(e);
         queue_reap_locked(&dev->q);
         if (device_is_lost(dev)) {
             r = device_lost_error(dev);
@@ -37,6 +39,8 @@ salvo_status salvo_stream_query(salvo_stream *st)
             r = e->deferred;
             memcpy(msg, e->deferred_msg, sizeof msg);
             e->deferred = SALVO_OK;
+        } else if (e->queue_ordered) {
+            r = SALVO_NOT_READY; /* the empty batch could not go yet */
         }
     }
     pthread_mutex_unlock(&dev->q.lock);

@@ -166,6 +166,22 @@ salvo_status stream_submit_covering_locked(stream_engine *st)
     return r == SALVO_OK ? stream_submit_locked(st, true) : r;
 }
 
+void stream_submit_covering_nowait_locked(stream_engine *st)
+{
+    stream_submit_locked(st, false);
+    /* The empty batch only where its slot is free: opening it would wait
+     * for the slot's batch (in flight: st is not idle anyway), or for a
+     * thread still inside a wait on the slot's fence. */
+    const slot *s = &st->slots[st->cur];
+    if (!st->queue_ordered || s->state == SLOT_IN_FLIGHT || s->waiters)
+        return;
+    salvo_status r = stream_open_locked(st);
+    if (r == SALVO_OK)
+        stream_submit_locked(st, false);
+    else
+        stream_defer_locked(st, r);
+}
+
 /* A batch begins with a barrier over everything before it: nothing of
  * the batch is unordered yet. */
 static void order_reset(stream_engine *st)
@@ -958,15 +974,29 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
         memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
     }
     /* Oldest first: after a submit, cur is the slot submitted longest ago. */
-    for (int k = 0; k < STREAM_SLOTS; k++) {
+    bool expired = false;
+    for (int k = 0; k < STREAM_SLOTS && !expired; k++) {
         slot *s = &st->slots[(st->cur + k) % STREAM_SLOTS];
         r = queue_wait_slot_locked(q, st, s, true);
         if (r != SALVO_OK && first == SALVO_OK) {
             first = r;
             memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
         }
-        if (r == SALVO_TIMEOUT)
-            break;
+        expired = r == SALVO_TIMEOUT;
+    }
+    /* Ordered after another stream's batch by queue order alone: an empty
+     * batch ends after it. Sent once st's own are over, so that its slot
+     * is free: opening it waits for nothing (a wait that expired there
+     * would be an error, nothing recorded, not SALVO_TIMEOUT). */
+    if (st->queue_ordered && !expired && !queue_is_lost(q)) {
+        r = stream_submit_covering_locked(st);
+        slot *cover = &st->slots[(st->cur + STREAM_SLOTS - 1) % STREAM_SLOTS];
+        if (r == SALVO_OK)
+            r = queue_wait_slot_locked(q, st, cover, true);
+        if (r != SALVO_OK && first == SALVO_OK) {
+            first = r;
+            memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
+        }
     }
     /* A held batch the device refused while this waited: this wait's. */
     if (first == SALVO_OK && st->deferred != SALVO_OK) {

@@ -56,7 +56,9 @@ struct stream_engine {
     /* [lock] Since its last submission the stream was ordered after
      * another stream's batch by queue order alone (stream_wait_batch_locked):
      * the end of last_serial does not cover that batch; the end of the
-     * stream's next batch will (stream_submit_covering_locked). */
+     * stream's next batch will (stream_submit_covering_locked: host calls
+     * and synchronize; its _nowait form: query; an event record opens
+     * one). */
     bool queue_ordered;
     hazard_set hazards;     /* [lock] ranges touched since the last barrier */
     bool copied;            /* [lock] a copy was recorded since the last barrier */
@@ -113,6 +115,11 @@ salvo_status stream_submit_locked(stream_engine *st, bool report);
  * stream_open_locked). For what must run after all of that on the host (a
  * host call). */
 salvo_status stream_submit_covering_locked(stream_engine *st);
+/* The same for a caller that must not wait (a query), failures kept for
+ * st (report false). Where the empty batch cannot go without waiting (for
+ * its slot: st is not idle then) or could not be opened, nothing goes and
+ * st->queue_ordered stays set. */
+void stream_submit_covering_nowait_locked(stream_engine *st);
 /* Make the next launches of st wait for w on the device: the launches
  * already recorded are submitted first, so only later ones wait. Opens
  * the next batch, which may wait for a free slot (SALVO_ERROR_TIMEOUT:
