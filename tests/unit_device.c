@@ -785,7 +785,7 @@ static void test_stream_synchronize_reports_oldest_first(void **state)
     (void)state;
     env e = {0};
     e.f = fake_create();
-    e.f->complete = FAKE_COMPLETE_MANUAL;
+    fake_set_complete(e.f, FAKE_COMPLETE_MANUAL);
     salvo_device_desc d = {.batch_size = 2, .fence_timeout_s = 0.001};
     open_env(&e, &d);
     salvo_kernel *k[3] = {make_kernel(e.dev, "first"), make_kernel(e.dev, "second"),
@@ -1091,7 +1091,7 @@ static void test_staged_wait_failure_keeps_transfers_usable(void **state)
     env e = {0};
     e.f = fake_create();
     e.f->device_not_mappable = true;
-    e.f->complete = FAKE_COMPLETE_MANUAL;
+    fake_set_complete(e.f, FAKE_COMPLETE_MANUAL);
     open_env(&e, NULL);
     uint8_t in[BUF_BYTES], out[BUF_BYTES];
     fill(in, sizeof in, 1);

@@ -137,7 +137,7 @@ static void test_elapsed_not_ready(void **state)
     (void)state;
     env e = {0};
     e.f = fake_create();
-    e.f->complete = FAKE_COMPLETE_MANUAL;
+    fake_set_complete(e.f, FAKE_COMPLETE_MANUAL);
     open_env(&e);
     salvo_event *a = event_new(e.dev), *b = event_new(e.dev);
     assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
@@ -155,7 +155,7 @@ static void test_elapsed_not_ready(void **state)
     assert_int_equal(elapsed_ok(a, b), FAKE_DISPATCH_TICKS + 1);
     salvo_event_destroy(a);
     salvo_event_destroy(b);
-    e.f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
     close_env(&e);
 }
 
@@ -298,7 +298,7 @@ static void test_many_pending(void **state)
     (void)state;
     env e = {0};
     e.f = fake_create();
-    e.f->complete = FAKE_COMPLETE_MANUAL;
+    fake_set_complete(e.f, FAKE_COMPLETE_MANUAL);
     open_env(&e);
     enum { N = 150 };
     /* One batch for them all (nothing completes meanwhile). */
@@ -327,7 +327,7 @@ static void test_many_pending(void **state)
         assert_int_equal(elapsed_ok(ev[i], ev[i + 2]), 1);
     for (int i = 0; i < N; i++)
         salvo_event_destroy(ev[i]);
-    e.f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
     close_env(&e);
 }
 
@@ -338,7 +338,7 @@ static void test_stream_query(void **state)
     (void)state;
     env e = {0};
     e.f = fake_create();
-    e.f->complete = FAKE_COMPLETE_MANUAL;
+    fake_set_complete(e.f, FAKE_COMPLETE_MANUAL);
     open_env(&e);
     assert_int_equal(salvo_stream_query(e.st), SALVO_OK);
     launch_ok(e.st, e.k, e.buf);
@@ -363,7 +363,7 @@ static void test_stream_query(void **state)
     assert_int_equal(salvo_event_wait(ev, 0), SALVO_OK);
     salvo_event_destroy(ev);
     salvo_gate_destroy(g);
-    e.f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
     close_env(&e);
 }
 

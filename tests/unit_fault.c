@@ -347,7 +347,7 @@ static void test_wait_failure_reported_once(void **state)
         counting_alloc_init(&ca);
         fake_accel *f = fake_create();
         assert_non_null(f);
-        f->complete = FAKE_COMPLETE_MANUAL; /* in flight until the wait below */
+        fake_set_complete(f, FAKE_COMPLETE_MANUAL); /* in flight until the wait below */
         accel acc;
         fault_accel *h = NULL;
         assert_true(accel_fault_wrap(&ca.a, fake_accel_get(f), &acc, &h));

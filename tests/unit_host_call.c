@@ -121,7 +121,7 @@ static void after_device_loss(void **state)
 {
     (void)state;
     fake_accel *f = fake_create();
-    f->complete = FAKE_COMPLETE_MANUAL;
+    fake_set_complete(f, FAKE_COMPLETE_MANUAL);
     salvo_device *dev = open_fake(f);
     salvo_stream *st = NULL;
     salvo_buffer *b = NULL;
@@ -185,7 +185,7 @@ static void after_a_waited_event(void **state)
 {
     (void)state;
     fake_accel *f = fake_create();
-    f->complete = FAKE_COMPLETE_MANUAL;
+    fake_set_complete(f, FAKE_COMPLETE_MANUAL);
     salvo_device *dev = open_fake(f);
     salvo_stream *s1 = NULL, *s2 = NULL;
     salvo_buffer *a = NULL, *b = NULL;
@@ -226,7 +226,7 @@ static void after_a_waited_event(void **state)
     assert_int_equal(wait_runs(1), 1);
     assert_int_equal(look_copied, 16);
     assert_memory_equal(look_seen, want, sizeof want);
-    f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(f, FAKE_COMPLETE_AUTO);
     assert_int_equal(salvo_stream_synchronize(s1), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(s2), SALVO_OK);
     salvo_event_destroy(e);
@@ -320,7 +320,7 @@ static void read_pending_at_destroy(void **state)
 {
     (void)state;
     fake_accel *f = fake_create();
-    f->complete = FAKE_COMPLETE_MANUAL;
+    fake_set_complete(f, FAKE_COMPLETE_MANUAL);
     salvo_device *dev = open_fake(f);
     salvo_stream *st = NULL;
     salvo_buffer *b = NULL;

@@ -216,7 +216,7 @@ static void test_event_wait_across_queues(void **state)
     assert_int_equal(salvo_event_query(ev), SALVO_OK);
     salvo_event_destroy(ev);
     salvo_gate_destroy(g);
-    e.f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
     close_env(&e);
 }
 
@@ -247,7 +247,7 @@ static void test_timeline_outlives_its_stream(void **state)
     assert_int_equal(fake_live(e.f, FAKE_TIMELINE), timelines - 1);
     assert_int_equal(fake_dispatches_completed(e.f), 2);
     salvo_event_destroy(ev);
-    e.f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
     close_env(&e);
 }
 
@@ -391,7 +391,7 @@ static void test_copy_queue_keeps_stream_order(void **state)
     assert_true(fake_complete_on(e.f, 0));
     assert_int_equal(fake_dispatches_completed(e.f), 2);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
-    e.f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
     expect_contents(e.buf[0], 3);
     salvo_buffer_destroy(h);
     salvo_gate_destroy(g);
@@ -424,7 +424,7 @@ static void test_event_after_copy_on_shared_queue(void **state)
     assert_false(fake_complete_on(e.f, 0)); /* stream 2's copy waits for stream 0's */
     assert_true(fake_complete_on(e.f, 2));
     assert_true(fake_complete_on(e.f, 0));
-    e.f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
     assert_int_equal(salvo_stream_synchronize(e.st[2]), SALVO_OK);
     assert_int_equal(salvo_event_query(ev), SALVO_OK);
     expect_contents(e.buf[3], 9);
@@ -652,7 +652,7 @@ static void test_event_then_copy_on_copy_queue(void **state)
     assert_int_equal(fake_copy_bytes(e.f), 0);
     assert_true(fake_complete_on(e.f, 0));
     assert_int_equal(fake_copy_bytes(e.f), 1024);
-    e.f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
     assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
     salvo_event_destroy(ev);
@@ -761,7 +761,7 @@ static void test_queue_ordered_event_record(void **state)
         assert_int_equal(fake_complete_all(e.f), 2); /* stream 0's, stream 2's */
         assert_int_equal(salvo_event_query(after), SALVO_OK);
         assert_int_equal(salvo_stream_query(e.st[2]), SALVO_OK);
-        e.f->complete = FAKE_COMPLETE_AUTO;
+        fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
         assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
         salvo_event_destroy(after);
         salvo_event_destroy(ev);

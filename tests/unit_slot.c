@@ -52,7 +52,7 @@ static int setup(void **state)
     assert_non_null(fx);
     fx->f = fake_create();
     assert_non_null(fx->f);
-    fx->f->complete = FAKE_COMPLETE_MANUAL;
+    fake_set_complete(fx->f, FAKE_COMPLETE_MANUAL);
     fx->acc = fake_accel_get(fx->f);
     accel_open_options opt = {.index = 0};
     accel_caps caps;
@@ -302,7 +302,7 @@ static void test_complete_applies_observed_result(void **state)
 static void test_wait_success_retires(void **state)
 {
     fixture *fx = *state;
-    fx->f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(fx->f, FAKE_COMPLETE_AUTO);
     to_in_flight(fx);
     assert_int_equal(slot_wait(&fx->s, &fx->env, UINT64_MAX), SALVO_OK);
     expect_clean_idle(fx);
@@ -326,7 +326,7 @@ static void test_wait_timeout_stays_in_flight(void **state)
 static void test_wait_scripted_timeout_then_success(void **state)
 {
     fixture *fx = *state;
-    fx->f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(fx->f, FAKE_COMPLETE_AUTO);
     to_in_flight(fx);
     /* The fence is signalled, but this wait reports a timeout: it must
      * not retire on a result that does not say the work is over. */
@@ -340,7 +340,7 @@ static void test_wait_scripted_timeout_then_success(void **state)
 static void test_wait_out_of_memory_stays_in_flight(void **state)
 {
     fixture *fx = *state;
-    fx->f->complete = FAKE_COMPLETE_AUTO;
+    fake_set_complete(fx->f, FAKE_COMPLETE_AUTO);
     to_in_flight(fx);
     fake_set_result(fx->f, "fence_wait", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
     int errors = fx->errors_logged;

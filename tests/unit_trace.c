@@ -688,7 +688,7 @@ static void test_device_loss_while_tracing(void **state)
     env e = {0};
     salvo_device_desc d = {.batch_size = 4};
     e.f = fake_create();
-    e.f->complete = FAKE_COMPLETE_MANUAL;
+    fake_set_complete(e.f, FAKE_COMPLETE_MANUAL);
     open_env(&e, &d);
     assert_int_equal(salvo_trace_start(e.dev, path), SALVO_OK);
     for (int i = 0; i < 4; i++)

@@ -2566,6 +2566,13 @@ uint32_t fake_complete_all(fake_accel *f)
     return v;
 }
 
+void fake_set_complete(fake_accel *f, fake_complete_mode mode)
+{
+    pthread_mutex_lock(&f->state->lock);
+    f->complete = mode;
+    pthread_mutex_unlock(&f->state->lock);
+}
+
 uint32_t fake_pending(fake_accel *f)
 {
     pthread_mutex_lock(&f->state->lock);

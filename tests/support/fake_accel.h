@@ -98,7 +98,8 @@ typedef struct fake_state fake_state;
 typedef struct fake_accel {
     /* Configuration. fake_create sets the defaults shown; change them
      * before the library opens a device (enumerate and device_open read
-     * them), except complete, which may change at any time. */
+     * them), except complete, which may change at any time (through
+     * fake_set_complete once another thread may call the fake). */
     uint32_t device_count;                            /* 1; at most FAKE_MAX_DEVICES */
     salvo_device_type device_types[FAKE_MAX_DEVICES]; /* all OTHER; names "fake0", "fake1", ... */
     bool device_not_mappable;    /* false; true: DEVICE-domain buffers have no mapping */
@@ -241,6 +242,9 @@ bool fake_complete_next(fake_accel *f);
 bool fake_complete_on(fake_accel *f, uint32_t queue);
 /* Complete pending submissions in order until one cannot; returns how many. */
 uint32_t fake_complete_all(fake_accel *f);
+/* Change f->complete under the fake's lock: the way to switch modes while
+ * another thread (salvo's host-call worker) may be calling the fake. */
+void fake_set_complete(fake_accel *f, fake_complete_mode mode);
 /* Submissions accepted and not yet completed (or dropped by loss). */
 uint32_t fake_pending(fake_accel *f);
 /* Lose the device now, as a real one would on its own. */
