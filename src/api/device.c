@@ -378,11 +378,16 @@ salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
      * host-call worker, held it) are taken in first, so that what was
      * destroyed before this call and could go has gone. Not from a log
      * callback, which may run under the lock. */
-    if (!in_user_log && atomic_load(&dev->q.retire.incoming)) {
+    /* The counters are read under the lock too: a release another thread
+     * (the host-call worker) runs meanwhile is counted either before or
+     * after, never half (gone from pending, not yet from the live count). */
+    bool locked = !in_user_log;
+    if (locked) {
         pthread_mutex_lock(&dev->q.lock);
-        retire_collect(&dev->q.retire);
-        queue_advance_locked(&dev->q);
-        pthread_mutex_unlock(&dev->q.lock);
+        if (atomic_load(&dev->q.retire.incoming)) {
+            retire_collect(&dev->q.retire);
+            queue_advance_locked(&dev->q);
+        }
     }
 #define LOAD(f) atomic_load_explicit(&dev->q.n.f, memory_order_relaxed)
     *out = (salvo_stats){
@@ -409,6 +414,8 @@ salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
         .validation_messages = LOAD(validation_messages),
     };
 #undef LOAD
+    if (locked)
+        pthread_mutex_unlock(&dev->q.lock);
     salvo_clear_error();
     return SALVO_OK;
 }

@@ -376,6 +376,12 @@ failed:
     }
 
 cleanup:
+    /* Work recorded and never waited for (a probe's launch after a
+     * failure, say) goes at a drain point: this is one, so that the check
+     * after the destroys below finds their releases run, not waiting for a
+     * drain point that never comes. Its status is not the scenario's. */
+    if (dev)
+        (void)salvo_device_synchronize(dev);
     if (cfg->before_cleanup)
         cfg->before_cleanup(cfg->user);
     salvo_graph_destroy(g);
