@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -231,11 +232,83 @@ static void test_stats_take_in_a_queued_release(void **state)
     sem_destroy(&unlock_now);
 }
 
+/* ------------------------------------------------------------------ */
+/* salvo_device_stats while another thread runs a release             */
+/* ------------------------------------------------------------------ */
+
+typedef struct half_release {
+    salvo_device *dev;
+    sem_t inside, looked;
+    salvo_stats seen;
+} half_release;
+
+/* The fake's buffer_destroy, inside the release (the device lock held):
+ * let the other thread read the stats now, and give it a moment. A stats
+ * call that waits for the lock cannot answer within it; the release then
+ * goes on. */
+static void in_release(void *user)
+{
+    half_release *h = user;
+    sem_post(&h->inside);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 200 * 1000 * 1000;
+    if (until.tv_nsec >= 1000 * 1000 * 1000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000 * 1000 * 1000;
+    }
+    sem_timedwait(&h->looked, &until);
+}
+
+static void *stats_when_inside(void *arg)
+{
+    half_release *h = arg;
+    sem_wait(&h->inside);
+    salvo_device_stats(h->dev, &h->seen);
+    sem_post(&h->looked);
+    return NULL;
+}
+
+/* A release runs on one thread while another asks for the stats: the
+ * snapshot has the buffer either pending and live, or neither, never
+ * taken off the pending count and still live. */
+static void test_stats_during_a_release(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    assert_non_null(f);
+    static half_release h;
+    memset(&h, 0, sizeof h);
+    assert_int_equal(sem_init(&h.inside, 0, 0), 0);
+    assert_int_equal(sem_init(&h.looked, 0, 0), 0);
+    f->buffer_destroy_hook = in_release;
+    f->hook_user = &h;
+    assert_int_equal(device_create_with_accel(NULL, fake_accel_get(f), &h.dev), SALVO_OK);
+    salvo_buffer *b = NULL;
+    assert_int_equal(salvo_buffer_create(h.dev, 4096, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, stats_when_inside, &h), 0);
+    salvo_buffer_destroy(b); /* idle: the release runs here, the hook inside it */
+    pthread_join(t, NULL);
+    if (h.seen.live_buffers != h.seen.releases_pending)
+        fail_msg("stats during a release: live buffers %llu, releases pending %llu",
+                 (unsigned long long)h.seen.live_buffers,
+                 (unsigned long long)h.seen.releases_pending);
+    f->buffer_destroy_hook = NULL;
+    salvo_device_destroy(h.dev);
+    assert_int_equal(fake_illegal_total(f), 0);
+    assert_int_equal(fake_live_total(f), 0);
+    fake_free(f);
+    sem_destroy(&h.inside);
+    sem_destroy(&h.looked);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_destroy_against_flush),
         cmocka_unit_test(test_stats_take_in_a_queued_release),
+        cmocka_unit_test(test_stats_during_a_release),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -427,7 +427,10 @@ SALVO_API bool salvo_device_is_lost(salvo_device *device);
  * Thread safety: no stream of the device may be used meanwhile. */
 SALVO_API salvo_status salvo_device_synchronize(salvo_device *device);
 
-/* A snapshot of the device's counters. Thread safety: any thread. */
+/* A snapshot of the device's counters, consistent with one another: taken
+ * under the device's lock (from a log callback, which may run under it,
+ * without). Releases that found the lock busy are taken in first; it runs
+ * nothing else. Thread safety: any thread. */
 SALVO_API salvo_status salvo_device_stats(salvo_device *device, salvo_stats *out);
 
 /* ------------------------------------------------------------------ */

@@ -968,6 +968,9 @@ static accel_result f_buffer_create(void *self, accel_device *dev, const accel_b
 
 static void f_buffer_destroy(void *self, accel_device *dev, accel_buffer *buf)
 {
+    fake_accel *f = FAKE(self);
+    if (f->buffer_destroy_hook && buf)
+        f->buffer_destroy_hook(f->hook_user);
     fake_state *s = STATE(self);
     pthread_mutex_lock(&s->lock);
     ENTER_VOID(s, buffer_destroy);

@@ -115,6 +115,10 @@ typedef struct fake_accel {
      * timeline_value, so a test can act while a caller polls a timeline. */
     void (*timeline_value_hook)(void *user);
     void *hook_user;
+    /* NULL; else called (without the fake's lock) at the start of every
+     * buffer_destroy: salvo runs it inside a release, under its own lock,
+     * so a test can act while a release is half done. */
+    void (*buffer_destroy_hook)(void *user);
     /* 1: hardware queues offered (at most ACCEL_MAX_QUEUES). Each runs its
      * submissions in order; queues run independently of each other. */
     uint32_t queue_count;
