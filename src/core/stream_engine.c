@@ -889,6 +889,19 @@ salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t o
     return r;
 }
 
+/* Open a batch on st's own queue for work that does not run on the copy
+ * queue (kernels, images, the program's own commands): a batch of copies
+ * open there goes first. */
+static salvo_status open_on_compute_locked(stream_engine *st)
+{
+    if (st->open && st->open->queue == st->q->copy_queue) {
+        salvo_status r = stream_submit_locked(st, true);
+        if (r != SALVO_OK)
+            return r;
+    }
+    return stream_open_locked(st);
+}
+
 salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint64_t offset,
                                       uint64_t bytes, accel_image *img,
                                       const accel_image_region *region, bool to_image,
@@ -898,12 +911,7 @@ salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint
     uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
     queue_relieve_locked(q);
     /* Images live on the streams' queue family only: never the copy queue. */
-    if (st->open && st->open->queue == q->copy_queue) {
-        salvo_status r = stream_submit_locked(st, true);
-        if (r != SALVO_OK)
-            return r;
-    }
-    salvo_status r = stream_open_locked(st);
+    salvo_status r = open_on_compute_locked(st);
     if (r != SALVO_OK)
         return r;
     slot *s = st->open;
@@ -930,13 +938,7 @@ salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
                           SALVO_MAX_BINDINGS);
     uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
     queue_relieve_locked(q);
-    /* Compute-queue work: a batch of copies open on the copy queue goes. */
-    if (st->open && st->open->queue == q->copy_queue) {
-        salvo_status r = stream_submit_locked(st, true);
-        if (r != SALVO_OK)
-            return r;
-    }
-    salvo_status r = stream_open_locked(st);
+    salvo_status r = open_on_compute_locked(st);
     if (r != SALVO_OK)
         return r;
     slot *s = st->open;
