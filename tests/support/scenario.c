@@ -375,13 +375,15 @@ failed:
         }
     }
 
-cleanup:
-    /* Work recorded and never waited for (a probe's launch after a
-     * failure, say) goes at a drain point: this is one, so that the check
-     * after the destroys below finds their releases run, not waiting for a
-     * drain point that never comes. Its status is not the scenario's. */
+    /* Work the failed call left recorded and never waited for goes at a
+     * drain point: this is one, so that the check after the destroys below
+     * finds their releases run, not waiting for a drain point that never
+     * comes. Its status is not the scenario's. (Only here: a clean run
+     * makes no call of its own after its last step.) */
     if (dev)
         (void)salvo_device_synchronize(dev);
+
+cleanup:
     if (cfg->before_cleanup)
         cfg->before_cleanup(cfg->user);
     salvo_graph_destroy(g);
