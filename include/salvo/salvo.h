@@ -601,9 +601,10 @@ typedef struct salvo_image_desc {
     uint32_t usage;
 } salvo_image_desc;
 
-/* Bytes of one texel of format (1 to 16), 0 for an unknown one. */
+/* Bytes of one texel of format (1 to 16), 0 for an unknown one. Pure:
+ * any thread. */
 SALVO_API uint32_t salvo_format_texel_size(salvo_format format);
-/* "RGBA8_UNORM", or "unknown". */
+/* "RGBA8_UNORM", or "unknown"; a static string. Pure: any thread. */
 SALVO_API const char *salvo_format_name(salvo_format format);
 
 /* What the device offers for format in images: SALVO_IMAGE_* bits in
@@ -622,7 +623,9 @@ SALVO_API salvo_status salvo_image_format_support(salvo_device *device, salvo_fo
 SALVO_API salvo_status salvo_image_create(salvo_device *device, const salvo_image_desc *desc,
                                           salvo_image **out);
 
-/* The image's description (usage as resolved at create). */
+/* The image's description (usage as resolved at create); NULL image or
+ * out: SALVO_ERROR_INVALID_ARGUMENT. Thread safety: any thread, while the
+ * image lives. */
 SALVO_API salvo_status salvo_image_desc_get(const salvo_image *image, salvo_image_desc *out);
 
 /* A box of texels: origin (x, y, z) and extent; for 2D arrays, layers
