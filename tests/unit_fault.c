@@ -400,6 +400,11 @@ static void test_wait_failure_reported_once(void **state)
 
 int main(void)
 {
+    /* SALVO_SWEEP_TEST=test_fault_sweep_gpu (a glob): only the tests it
+     * names, e.g. to repeat one sweep. */
+    const char *only = getenv("SALVO_SWEEP_TEST");
+    if (only && *only)
+        cmocka_set_test_filter(only);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_scenario_clean, clear_salvo_env),
         cmocka_unit_test_setup(test_fault_sweep, clear_salvo_env),

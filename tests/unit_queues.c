@@ -251,6 +251,36 @@ static void test_timeline_outlives_its_stream(void **state)
     close_env(&e);
 }
 
+/* A stream destroyed while busy is freed by the drain point that finds
+ * its work over; its timeline's release, queued by that free, runs within
+ * the same call: afterwards nothing is left pending that waits for
+ * nothing, and the timeline is gone. An idle stream's goes at once. */
+static void test_busy_stream_freed_at_drain_point(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, 2, FAKE_COMPLETE_MANUAL);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    uint64_t timelines = fake_live(e.f, FAKE_TIMELINE);
+    salvo_stream_destroy(e.st[0]); /* busy: freed later */
+    e.st[0] = NULL;
+    assert_int_equal(fake_live(e.f, FAKE_TIMELINE), timelines);
+    assert_true(fake_complete_next(e.f));
+    assert_int_equal(salvo_device_synchronize(e.dev), SALVO_OK);
+    assert_int_equal(fake_live(e.f, FAKE_TIMELINE), timelines - 1);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(e.dev, &s), SALVO_OK);
+    assert_int_equal(s.live_streams, 3);
+    assert_int_equal(s.releases_pending, 0);
+    /* An idle stream's timeline goes with its destroy. */
+    salvo_stream_destroy(e.st[1]);
+    e.st[1] = NULL;
+    assert_int_equal(fake_live(e.f, FAKE_TIMELINE), timelines - 2);
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
+    close_env(&e);
+}
+
 /* A cancel records its batch again: the batch still signals its
  * stream's timeline, so a stream on another queue waiting for a later
  * event of it goes on. */
@@ -777,6 +807,7 @@ int main(void)
         cmocka_unit_test(test_no_false_ordering),
         cmocka_unit_test(test_event_wait_across_queues),
         cmocka_unit_test(test_timeline_outlives_its_stream),
+        cmocka_unit_test(test_busy_stream_freed_at_drain_point),
         cmocka_unit_test(test_cancelled_batch_still_signals),
         cmocka_unit_test(test_loss_abandons_every_queue),
         cmocka_unit_test(test_host_copies_on_copy_queue),

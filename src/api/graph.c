@@ -137,11 +137,13 @@ void graph_captures_settle_locked(salvo_device *dev)
 {
     if (!dev->captures)
         return;
+    bool released = false;
     for (salvo_graph *gr = dev->captures, *next; gr; gr = next) {
         next = gr->next_capture;
         if (gr->origin && atomic_load(&gr->origin->e.destroyed)) {
             capture_close_locked(gr);
             graph_release(&gr->release, false); /* nothing of it was ever submitted */
+            released = true;
             continue;
         }
         for (size_t i = 0; i < gr->member_count;) {
@@ -150,11 +152,16 @@ void graph_captures_settle_locked(salvo_device *dev)
                 gr->members[i] = gr->members[--gr->member_count];
                 m->capture = NULL;
                 stream_release_kept_locked(&m->e);
+                released = true;
             } else {
                 i++;
             }
         }
     }
+    /* What that let go of (streams freed, buffers the capture held) may
+     * have queued releases that wait for nothing: they run now. */
+    if (released)
+        queue_advance_locked(&dev->q);
 }
 
 salvo_graph *stream_capture_locked(salvo_stream *st)
@@ -307,9 +314,11 @@ salvo_status salvo_stream_end_capture(salvo_stream *st, salvo_graph **out)
         return r;
     }
     capture_close_locked(gr);
+    queue_advance_locked(&dev->q); /* streams destroyed while in it may have gone */
     r = device_is_lost(dev) ? device_lost_error(dev) : graph_compile_locked(&gr->g);
     if (r != SALVO_OK) {
         graph_release(&gr->release, false); /* never executed */
+        queue_advance_locked(&dev->q);      /* what its holds kept */
         pthread_mutex_unlock(&dev->q.lock);
         return r;
     }

@@ -42,8 +42,10 @@ void salvo_stream_destroy(salvo_stream *st)
      * stream in a capture leaves it here; when the lock is busy it stays
      * in the capture, kept, until the capture ends (or the device goes). */
     if (pthread_mutex_trylock(&dev->q.lock) == 0) {
-        if (st->capture)
+        if (st->capture) {
             graph_capture_leave_locked(st);
+            queue_advance_locked(&dev->q); /* what the capture let go of */
+        }
         pthread_mutex_unlock(&dev->q.lock);
     }
     stream_engine_destroy(&st->e);

@@ -518,18 +518,22 @@ void queue_reap_locked(queue *q)
             }
         }
     }
+    /* Destroyed streams whose work is over go now (not while a waiter may
+     * hold one's fence): before the releases run, since a free queues its
+     * timeline's release, which must not wait for the next drain point. */
+    if (!atomic_load(&q->waiters)) {
+        stream_engine *st = q->streams;
+        while (st) {
+            stream_engine *next = st->next;
+            if (atomic_load(&st->destroyed) && !st->kept && stream_idle_locked(st)) {
+                stream_free_locked(st);
+                advanced = true;
+            }
+            st = next;
+        }
+    }
     if (advanced || queue_is_lost(q))
         queue_advance_locked(q);
-    /* A waiter may hold a destroyed stream's fence: free streams later. */
-    if (atomic_load(&q->waiters))
-        return;
-    stream_engine *st = q->streams;
-    while (st) {
-        stream_engine *next = st->next;
-        if (atomic_load(&st->destroyed) && !st->kept && stream_idle_locked(st))
-            stream_free_locked(st);
-        st = next;
-    }
 }
 
 /* Whether slot s, its buffers noted, may bind ab. */

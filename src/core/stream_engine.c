@@ -804,8 +804,10 @@ void stream_engine_destroy(stream_engine *st)
     }
     if (!atomic_exchange(&st->destroyed, true)) {
         COUNTER_SUB(&q->n, live_streams, 1);
-        if (stream_idle_locked(st) && !st->kept && atomic_load(&q->waiters) == 0)
+        if (stream_idle_locked(st) && !st->kept && atomic_load(&q->waiters) == 0) {
             stream_free_locked(st);
+            queue_advance_locked(q); /* its timeline's release, if nothing waits on it */
+        }
     }
     pthread_mutex_unlock(&q->lock);
 }
