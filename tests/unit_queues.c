@@ -19,6 +19,7 @@
 
 #include "add.spv.h"
 #include "api/internal.h"
+#include "accel/accel_fault.h"
 #include "support/fake_accel.h"
 
 typedef struct env {
@@ -656,6 +657,96 @@ static void test_gate_destroyed_during_held_wait(void **state)
     close_env(&e);
 }
 
+/* A destroy that finds the lock busy leaves its release on the lock-free
+ * list, and the lock's holder takes it in. Here it lands there while a
+ * drain point (an event query) is under way, after the query began and
+ * before it took the list in; the held batch that the query then sends is
+ * refused, so nothing completes in that call. The release waits for no
+ * work, and must run before the query returns, not sit in the queue until
+ * a later call. The hook (in the held batch's gate poll) runs on the thread
+ * that holds the lock, so the destroy's trylock fails as another thread's
+ * would. */
+typedef struct late_release {
+    env *e;
+    salvo_buffer *victim;
+} late_release;
+
+static void destroy_under_the_lock(void *user)
+{
+    late_release *l = user;
+    if (!l->victim)
+        return;
+    if (pthread_mutex_trylock(&l->e->dev->q.lock) == 0) {
+        pthread_mutex_unlock(&l->e->dev->q.lock);
+        return; /* only from under the lock */
+    }
+    salvo_buffer_destroy(l->victim);
+    l->victim = NULL;
+}
+
+static void test_release_taken_in_during_a_drain_point(void **state)
+{
+    (void)state;
+    env e;
+    open_fake(&e, 1, FAKE_COMPLETE_AUTO, false);
+    accel wrapped;
+    fault_accel *fh = NULL;
+    assert_true(accel_fault_wrap(NULL, fake_accel_get(e.f), &wrapped, &fh));
+    char reason[128];
+    /* The held batch's send is the first submit of this device. */
+    if (!accel_fault_parse(fh, "submit:1:VK_ERROR_OUT_OF_HOST_MEMORY", reason, sizeof reason))
+        fail_msg("%s", reason);
+    assert_int_equal(device_create_with_accel(&(salvo_device_desc){.batch_size = 64}, wrapped,
+                                              &e.dev),
+                     SALVO_OK);
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
+    assert_int_equal(salvo_kernel_create(e.dev, &kd, &e.k), SALVO_OK);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(salvo_buffer_create(e.dev, 1024, SALVO_DOMAIN_DEVICE, &e.buf[i]),
+                         SALVO_OK);
+        assert_int_equal(salvo_stream_create(e.dev, NULL, &e.st[i]), SALVO_OK);
+    }
+    salvo_gate *g = NULL;
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 0); /* held on the host */
+    /* The gate raised without a pump (salvo_gate_raise would send the
+     * batch itself): the next pump finds it up and sends the batch. */
+    accel fa = fake_accel_get(e.f);
+    assert_int_equal(fa.vt->timeline_signal(fa.self, e.dev->adev, g->timeline, 1), ACCEL_SUCCESS);
+    atomic_store(&g->value, 1); /* as salvo_gate_raise leaves it */
+    salvo_buffer *victim = NULL;
+    assert_int_equal(salvo_buffer_create(e.dev, 4096, SALVO_DOMAIN_DEVICE, &victim), SALVO_OK);
+    salvo_stats before;
+    assert_int_equal(salvo_device_stats(e.dev, &before), SALVO_OK);
+    late_release l = {&e, victim};
+    e.f->hook_user = &l;
+    e.f->timeline_value_hook = destroy_under_the_lock;
+    (void)salvo_event_query(ev); /* the batch is refused: over, not complete */
+    e.f->timeline_value_hook = NULL;
+    assert_null(l.victim); /* the hook ran */
+    salvo_stats after;
+    assert_int_equal(salvo_device_stats(e.dev, &after), SALVO_OK);
+    if (after.live_buffers != before.live_buffers - 1 || after.releases_pending != 0)
+        fail_msg("after the query: live buffers %llu (before the destroy %llu), releases "
+                 "pending %llu",
+                 (unsigned long long)after.live_buffers, (unsigned long long)before.live_buffers,
+                 (unsigned long long)after.releases_pending);
+    /* The refusal is the stream's to report, once. */
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    salvo_event_destroy(ev);
+    salvo_gate_destroy(g);
+    if (fake_illegal_total(e.f))
+        fail_msg("illegal use of the fake: %s", fake_illegal_last(e.f));
+    close_env(&e);
+}
+
 /* Two streams on one compute queue and a copy queue: a stream waits for
  * an event of the other, then copies to a HOST buffer. The wait must
  * order the copy wherever it runs: it opens a batch on the stream's
@@ -818,6 +909,7 @@ int main(void)
         cmocka_unit_test(test_held_batch_wait_and_refusal),
         cmocka_unit_test(test_read_not_behind_unrelated_gate),
         cmocka_unit_test(test_gate_destroyed_during_held_wait),
+        cmocka_unit_test(test_release_taken_in_during_a_drain_point),
         cmocka_unit_test(test_event_then_copy_on_copy_queue),
         cmocka_unit_test(test_queue_ordered_synchronize),
         cmocka_unit_test(test_queue_ordered_query),

@@ -384,10 +384,8 @@ salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
     bool locked = !in_user_log;
     if (locked) {
         pthread_mutex_lock(&dev->q.lock);
-        if (atomic_load(&dev->q.retire.incoming)) {
-            retire_collect(&dev->q.retire);
+        if (retire_collect(&dev->q.retire))
             queue_advance_locked(&dev->q);
-        }
     }
 #define LOAD(f) atomic_load_explicit(&dev->q.n.f, memory_order_relaxed)
     *out = (salvo_stats){

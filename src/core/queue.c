@@ -489,12 +489,12 @@ salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool r
 
 void queue_reap_locked(queue *q)
 {
-    /* Releases left on the lock-free list by a destroy that found the lock
-     * busy may be runnable already (an idle device): look at them too. */
-    bool advanced = atomic_load_explicit(&q->retire.incoming, memory_order_relaxed) != NULL;
     if (queue_is_lost(q))
         queue_mark_lost_locked(q);
     queue_pump_locked(q);
+    /* Releases left on the lock-free list by a destroy that found the lock
+     * busy are taken in after the pump: a destroy may land there while the
+     * pump runs (another thread's, or one from inside a gate poll). */
     retire_collect(&q->retire);
     for (stream_engine *st = q->streams; st; st = st->next) {
         if (atomic_load(&st->destroyed) && st->open && !queue_is_lost(q))
@@ -508,7 +508,6 @@ void queue_reap_locked(queue *q)
             if (!slot_active(s))
                 COUNTER_SUB(&q->n, launches_pending, n);
             if (r == SALVO_OK) {
-                advanced = true;
                 stream_trace_retired_locked(st, s);
                 timing_batch_done_locked(q, s->serial);
             } else if (r < 0) {
@@ -520,20 +519,22 @@ void queue_reap_locked(queue *q)
     }
     /* Destroyed streams whose work is over go now (not while a waiter may
      * hold one's fence): before the releases run, since a free queues its
-     * timeline's release, which must not wait for the next drain point. */
+     * timeline's release. */
     if (!atomic_load(&q->waiters)) {
         stream_engine *st = q->streams;
         while (st) {
             stream_engine *next = st->next;
-            if (atomic_load(&st->destroyed) && !st->kept && stream_idle_locked(st)) {
+            if (atomic_load(&st->destroyed) && !st->kept && stream_idle_locked(st))
                 stream_free_locked(st);
-                advanced = true;
-            }
             st = next;
         }
     }
-    if (advanced || queue_is_lost(q))
-        queue_advance_locked(q);
+    /* Whatever can run now runs, whatever made it runnable: a batch seen
+     * complete, one the pump sent and the device refused (over, never
+     * completing), a release taken in above, a stream freed. A drain point
+     * that left a runnable release queued would leave it to a later call
+     * that may never come. Not in the launch path: the walk is cheap. */
+    queue_advance_locked(q);
 }
 
 /* Whether slot s, its buffers noted, may bind ab. */
@@ -643,7 +644,8 @@ salvo_status queue_wait_ungated_locked(queue *q)
 
 void queue_relieve_locked(queue *q)
 {
-    retire_collect(&q->retire);
+    if (retire_collect(&q->retire))
+        queue_advance_locked(q);
     if (retire_pending(&q->retire) <= q->release_max_count &&
         atomic_load(&q->retire.bytes) <= q->release_max_bytes)
         return;

@@ -58,9 +58,10 @@ void retire_push_incoming(retire_queue *q, retire_entry *e, uint64_t tag)
                                                     memory_order_relaxed));
 }
 
-void retire_collect(retire_queue *q)
+bool retire_collect(retire_queue *q)
 {
     retire_entry *list = atomic_exchange_explicit(&q->incoming, NULL, memory_order_acquire);
+    bool took = list != NULL;
     /* The stack is newest first; reverse it to keep release order. */
     retire_entry *rev = NULL;
     while (list) {
@@ -74,6 +75,7 @@ void retire_collect(retire_queue *q)
         append(q, rev); /* already counted by retire_push_incoming */
         rev = next;
     }
+    return took;
 }
 
 /* Unlink and run every entry accepted by pred; entries queued while running

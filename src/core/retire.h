@@ -61,8 +61,11 @@ void retire_init(retire_queue *q, const salvo_log_sink *log);
 void retire_push(retire_queue *q, retire_entry *e, uint64_t tag);
 /* Lock-free push from any thread. */
 void retire_push_incoming(retire_queue *q, retire_entry *e, uint64_t tag);
-/* Move the lock-free pushes into the queue. */
-void retire_collect(retire_queue *q);
+/* Move the lock-free pushes into the queue. True when it took any in:
+ * the caller then runs what can run (retire_run), as a push under the lock
+ * would have; an entry taken in and left there waits for the next drain
+ * point, which may never come. */
+bool retire_collect(retire_queue *q);
 /* Run every entry with tag <= floor, including ones queued by the entries
  * run. Returns how many ran. */
 uint64_t retire_run(retire_queue *q, uint64_t floor);
