@@ -140,6 +140,7 @@ enum {
     X(IMAGE_DESTROY, "image_destroy", "i")                                                         \
     X(IMAGE_ADD, "image_add", "s b off i x y w h v mode")                                          \
     X(IMAGE_HOST, "image_host", "i x y w h seed")                                                  \
+    X(FORMAT_QUERY, "format_query", "f")                                                           \
     X(BAD, "bad", "what s b k e g gr node i")                                                      \
     X(END_CHECK, "end_check", "")
 
@@ -1908,6 +1909,66 @@ static bool box_inside(const mimage *m, uint32_t x, uint32_t y, uint32_t w, uint
     return x < m->w && y < m->ht && w <= m->w - x && h <= m->ht - y;
 }
 
+/* format_query: what salvo says of format f (any value, known or not):
+ * its name and texel size agree with each other (a name such as
+ * "RGBA16_FLOAT" gives channels times bytes), an unknown format has
+ * neither, and the device's support for it never changes (the first
+ * answer is kept) and matches what the image ops found at setup. */
+static _Atomic uint32_t g_format_usage[SALVO_FORMAT_COUNT]; /* answer + 1; 0: none yet */
+
+static void exec_format_query(ctx *c, const op *o)
+{
+    int64_t f = o->a[0];
+    salvo_format fmt = (salvo_format)f;
+    bool known = f > SALVO_FORMAT_UNDEFINED && f < SALVO_FORMAT_COUNT;
+    const char *name = salvo_format_name(fmt);
+    uint32_t size = salvo_format_texel_size(fmt);
+    if (!name) {
+        fail(c, "format_name(%" PRId64 ") is NULL", f);
+        return;
+    }
+    if (!known) {
+        if (strcmp(name, "unknown") != 0 || size != 0)
+            fail(c, "format %" PRId64 " is not a format, yet is named '%s', %u bytes", f, name,
+                 size);
+    } else {
+        uint32_t channels = strncmp(name, "RGBA", 4) == 0 ? 4 : strncmp(name, "RG", 2) == 0 ? 2
+                            : name[0] == 'R' ? 1 : 0;
+        const char *bits = name + strspn(name, "RGBA");
+        uint32_t bytes = (uint32_t)strtoul(bits, NULL, 10) / 8;
+        if (!channels || !bytes || size != channels * bytes)
+            fail(c, "format %" PRId64 " '%s': texel size %u", f, name, size);
+        for (int g = SALVO_FORMAT_UNDEFINED + 1; g < SALVO_FORMAT_COUNT; g++)
+            if (g != f && strcmp(salvo_format_name((salvo_format)g), name) == 0)
+                fail(c, "formats %" PRId64 " and %d are both named '%s'", f, g, name);
+    }
+    uint32_t usage = 0xdeadu;
+    salvo_status st = salvo_image_format_support(g_dev, fmt, &usage);
+    if (!known) {
+        if (st != SALVO_ERROR_INVALID_ARGUMENT || usage != 0)
+            fail(c, "image_format_support of non-format %" PRId64 ": %s, usage 0x%x", f,
+                 salvo_status_string(st), usage);
+        return;
+    }
+    const uint32_t all = SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED | SALVO_IMAGE_LINEAR_FILTER;
+    if (st != SALVO_OK || (usage & ~all)) {
+        fail(c, "image_format_support(%s): %s, usage 0x%x", name, salvo_status_string(st),
+             usage);
+        return;
+    }
+    if ((usage & SALVO_IMAGE_LINEAR_FILTER) && !(usage & SALVO_IMAGE_SAMPLED))
+        fail(c, "image_format_support(%s): linear filtering without sampling (0x%x)", name, usage);
+    if (fmt == SALVO_FORMAT_R32_UINT &&
+        g_img_ok != ((usage & (SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED)) ==
+                     (SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED)))
+        fail(c, "image_format_support(R32_UINT): 0x%x, at setup images were %s", usage,
+             g_img_ok ? "offered" : "not offered");
+    uint32_t expect = 0;
+    if (!atomic_compare_exchange_strong(&g_format_usage[f], &expect, usage + 1) &&
+        expect != usage + 1)
+        fail(c, "image_format_support(%s): 0x%x, earlier 0x%x", name, usage, expect - 1);
+}
+
 static void exec_image_create(ctx *c, const op *o, bool lost_before)
 {
     int i = (int)o->a[0];
@@ -3116,6 +3177,9 @@ static void exec_op(ctx *c, const op *o)
     }
     case OP_IMAGE_CREATE:
         exec_image_create(c, o, lost_before);
+        break;
+    case OP_FORMAT_QUERY:
+        exec_format_query(c, o);
         break;
     case OP_IMAGE_DESTROY: {
         int i = (int)a[0];
@@ -4676,8 +4740,11 @@ static void gen_step(ctx *c)
         gen_gate(c);
     else if (r < 89)
         gen_lifetime(c);
-    else if (r < 93)
+    else if (r < 92)
         ISSUE(c, OP_STATS, 0);
+    else if (r < 93)
+        /* Any format, known or not (UNDEFINED, one past the last, -1). */
+        ISSUE(c, OP_FORMAT_QUERY, (int64_t)rnd(c, SALVO_FORMAT_COUNT + 2) - 1);
     else
         gen_bad(c);
 }
@@ -5023,6 +5090,8 @@ static bool open_device(void)
     }
     /* Images where the device offers R32_UINT for storage and sampling;
      * each object the image ops use stays NULL where it was refused. */
+    for (int f = 0; f < SALVO_FORMAT_COUNT; f++)
+        atomic_store(&g_format_usage[f], 0);
     uint32_t usage = 0;
     g_img_ok = salvo_image_format_support(g_dev, SALVO_FORMAT_R32_UINT, &usage) == SALVO_OK &&
                (usage & (SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED)) ==
