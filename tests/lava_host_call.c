@@ -5,6 +5,7 @@
  * timing matters), several streams, destroys with calls pending, calls
  * refused inside a host call, bad input. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -334,6 +335,61 @@ static void refused_inside_host_call(void **state)
     salvo_buffer_destroy(p.buf);
 }
 
+/* A read from a buffer the host sees (DEVICE memory is mapped on
+ * lavapipe) is made in place by the host call: the program's own write of
+ * that buffer right after the call waits for the read, although nothing
+ * on the device binds the buffer. The stream is held by a gate, raised by
+ * another thread after 50 ms: a write that did not wait would land first
+ * and be what the read finds. */
+typedef struct later_raise {
+    salvo_gate *g;
+    salvo_status r;
+} later_raise;
+
+static void *raise_later(void *arg)
+{
+    later_raise *l = arg;
+    nap_ms(50);
+    l->r = salvo_gate_raise(l->g, 1);
+    return NULL;
+}
+
+static void read_in_place_before_host_write(void **state)
+{
+    fixture *f = *state;
+    enum { N = 1024 };
+    salvo_buffer *b = NULL, *other = NULL;
+    assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &other), SALVO_OK);
+    static uint32_t before[N], after[N], got[N];
+    for (uint32_t i = 0; i < N; i++) {
+        before[i] = i;
+        after[i] = 0x5555u;
+        got[i] = 0xeeeeu;
+    }
+    assert_int_equal(salvo_buffer_write(b, 0, before, sizeof before), SALVO_OK);
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(f->dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(f->st, g, 1), SALVO_OK);
+    add_on(f->st, f->add, other, 0, N, 1); /* held work, not on b */
+    assert_int_equal(salvo_stream_read(f->st, b, 0, got, sizeof got), SALVO_OK);
+    later_raise l = {g, SALVO_ERROR_UNKNOWN};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, raise_later, &l), 0);
+    assert_int_equal(salvo_buffer_write(b, 0, after, sizeof after), SALVO_OK);
+    pthread_join(t, NULL);
+    assert_int_equal(l.r, SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        if (got[i] != i)
+            fail_msg("the read found %u at %u: the host write came first", got[i], i);
+    assert_int_equal(salvo_buffer_read(b, 0, got, sizeof got), SALVO_OK);
+    assert_int_equal(got[0], 0x5555u);
+    salvo_gate_destroy(g);
+    salvo_buffer_destroy(b);
+    salvo_buffer_destroy(other);
+}
+
 static void nothing(void *user)
 {
     (void)user;
@@ -400,6 +456,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(host_call_between_kernels, setup, teardown),
         cmocka_unit_test_setup_teardown(several_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(destroy_with_calls_pending, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_in_place_before_host_write, setup, teardown),
         cmocka_unit_test_setup_teardown(refused_inside_host_call, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
     };

@@ -312,23 +312,31 @@ static void values_across_a_slot_wait(void **state)
     close_and_check(f, dev);
 }
 
-/* A read pending at device destroy whose copy never completes while the
- * worker waits (the fake's waits time out at once): the worker stops
- * waiting and runs the call, but the staging buffer the copy writes is
- * not destroyed under it (fake: destroy_in_use) and dst is left alone. */
-static void read_pending_at_destroy(void **state)
+/* A read pending at device destroy whose work before it never completes
+ * while the worker waits (the fake's waits time out at once): the worker
+ * stops waiting and runs the call, dst is left alone, and nothing the
+ * work may still use is destroyed under it (fake: destroy_in_use).
+ * Staged (DEVICE memory the host cannot see): the staging buffer the copy
+ * writes waits for the copy. In place (a mapped buffer): the buffer, which
+ * the program destroyed meanwhile, waits for the work that uses it. */
+static void read_pending_at_destroy_on(bool mapped)
 {
-    (void)state;
     fake_accel *f = fake_create();
+    f->device_not_mappable = !mapped;
     fake_set_complete(f, FAKE_COMPLETE_MANUAL);
     salvo_device *dev = open_fake(f);
     salvo_stream *st = NULL;
     salvo_buffer *b = NULL;
     assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
     assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    /* Work on b before the read: a fill. */
+    assert_int_equal(salvo_fill(st, b, 0, 4096, 7), SALVO_OK);
+    uint64_t copies = fake_calls(f, "cmd_copy");
     uint32_t out[16];
     memset(out, 0xaa, sizeof out);
     assert_int_equal(salvo_stream_read(st, b, 0, out, sizeof out), SALVO_OK);
+    /* In place: no staging copy recorded; staged: one. */
+    assert_int_equal(fake_calls(f, "cmd_copy") - copies, mapped ? 0 : 1);
     assert_true(fake_pending(f) > 0);
     salvo_buffer_destroy(b);
     salvo_stream_destroy(st);
@@ -342,6 +350,18 @@ static void read_pending_at_destroy(void **state)
         assert_int_equal(out[i], 0xaaaaaaaau);
 }
 
+static void read_pending_at_destroy(void **state)
+{
+    (void)state;
+    read_pending_at_destroy_on(false);
+}
+
+static void read_in_place_pending_at_destroy(void **state)
+{
+    (void)state;
+    read_pending_at_destroy_on(true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +371,7 @@ int main(void)
         cmocka_unit_test(after_a_waited_event),
         cmocka_unit_test(values_across_a_slot_wait),
         cmocka_unit_test(read_pending_at_destroy),
+        cmocka_unit_test(read_in_place_pending_at_destroy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -912,7 +912,11 @@ SALVO_API salvo_status salvo_stream_flush(salvo_stream *stream);
 /* Submit and wait for every launch on the stream, and for the work of the
  * events it waits for (salvo_stream_wait_event); returns the first
  * failure (a deferred one included), exactly once. SALVO_TIMEOUT when the
- * fence timeout expired first: the work goes on.
+ * fence timeout expired first: the work goes on. On a lost device it
+ * still waits for the host calls (and stream reads) made so far to have
+ * run, which they do at once (their fn runs; a read leaves dst alone), so
+ * that none runs after it returns; the same holds for
+ * salvo_device_synchronize.
  * Thread safety: as salvo_launch. */
 SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
 
@@ -968,7 +972,12 @@ SALVO_API salvo_status salvo_stream_write(salvo_stream *stream, salvo_buffer *ds
  * an event recorded after it, or salvo_stream_query, say so). Returns at
  * once; the device copies into a staging buffer of size bytes, then
  * salvo's host-call thread copies it to dst (a host call, see
- * salvo_stream_host_call: the stream's later work waits for it). The
+ * salvo_stream_host_call: the stream's later work waits for it). From a
+ * buffer the host sees coherently (HOST and SHARED buffers, and DEVICE
+ * ones where device memory is mapped, as on CPU devices and most
+ * integrated GPUs) there is no staging and no device copy: the host call
+ * copies straight from the buffer, and the program's own salvo_buffer_write
+ * or salvo_buffer_read of that buffer waits for it. The
  * program leaves dst alone (neither reads nor frees it) until then. Where
  * the device has no timeline semaphores the call waits until dst is
  * filled. If the read fails at the call, dst is not written; should the

@@ -19,6 +19,8 @@ struct host_call {
     uint64_t value;   /* the timeline value raised after it (0: none) */
     uint64_t index;   /* its number among the device's calls (1, 2, ...) */
     staging_block *read; /* a stream read's staging, copied out to dst first */
+    salvo_buffer *mapped; /* or a read straight from this buffer (held) */
+    uint64_t mapped_offset, mapped_size;
     void *dst;
     bool copy_out;    /* false: the read failed after its copy was recorded */
 };
@@ -210,6 +212,14 @@ static void run_call(host_work *hw, host_call *c)
             memcpy(c->dst, c->read->info.mapped, c->read->size);
         block_release(&c->read->release, lost);
     }
+    if (c->mapped) {
+        /* The work before it is over: the buffer holds what it left.
+         * Not when the wait gave up (that work may still write it). */
+        if (over && !lost)
+            memcpy(c->dst, (const char *)c->mapped->ai.mapped + c->mapped_offset,
+                   c->mapped_size);
+        buffer_let_go(c->mapped);
+    }
     if (c->fn) {
         host_call_running = true;
         c->fn(c->user);
@@ -271,8 +281,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-salvo_status host_call_enqueue_locked(salvo_stream *st, void (*fn)(void *), void *user,
-                                      staging_block *read_staging, void *dst, uint64_t *call_index)
+static salvo_status enqueue_locked(salvo_stream *st, const host_call *what, uint64_t *call_index)
 {
     salvo_device *dev = stream_device(st);
     queue *q = &dev->q;
@@ -332,9 +341,23 @@ salvo_status host_call_enqueue_locked(salvo_stream *st, void (*fn)(void *), void
         slot_note_name(st->e.open, "(host call)");
     }
     hw->issued++;
-    *c = (host_call){.fn = fn, .user = user, .value = value, .index = hw->issued,
-                     .serial = queue_batch_done_locked(q, serial) ? 0 : serial,
-                     .read = read_staging, .dst = dst, .copy_out = true};
+    *c = *what;
+    c->value = value;
+    c->index = hw->issued;
+    c->serial = queue_batch_done_locked(q, serial) ? 0 : serial;
+    c->copy_out = true;
+    if (c->mapped) {
+        /* Later host access to the buffer (salvo_buffer_write, _read)
+         * waits for the batch behind the call, hence for the call: the
+         * batch counts as one that binds it. */
+        atomic_fetch_add(&c->mapped->holds, 1);
+        if (value) {
+            slot *s = st->e.open;
+            buffer_note_use(c->mapped, s->serial);
+            s->host_read = c->mapped->ab;
+            s->host_reads++;
+        }
+    }
     pthread_mutex_lock(&hw->mu);
     if (hw->tail)
         hw->tail->next = c;
@@ -348,12 +371,36 @@ salvo_status host_call_enqueue_locked(salvo_stream *st, void (*fn)(void *), void
     return SALVO_OK;
 }
 
+salvo_status host_call_enqueue_locked(salvo_stream *st, void (*fn)(void *), void *user,
+                                      staging_block *read_staging, void *dst, uint64_t *call_index)
+{
+    host_call what = {.fn = fn, .user = user, .read = read_staging, .dst = dst};
+    return enqueue_locked(st, &what, call_index);
+}
+
+salvo_status host_call_enqueue_mapped_read_locked(salvo_stream *st, salvo_buffer *src,
+                                                  uint64_t offset, void *dst, uint64_t size,
+                                                  uint64_t *call_index)
+{
+    host_call what = {.mapped = src, .mapped_offset = offset, .mapped_size = size, .dst = dst};
+    salvo_status r = enqueue_locked(st, &what, call_index);
+    if (r == SALVO_OK)
+        COUNTER_ADD(&stream_device(st)->q.n, transfer_bytes, size);
+    return r;
+}
+
 void host_work_wait_run(host_work *hw, uint64_t index)
 {
     pthread_mutex_lock(&hw->mu);
     while (hw->finished < index)
         pthread_cond_wait(&hw->cv, &hw->mu);
     pthread_mutex_unlock(&hw->mu);
+}
+
+uint64_t host_work_issued_if_lost_locked(salvo_device *dev)
+{
+    host_work *hw = dev->host_work;
+    return hw && hw->started && device_is_lost(dev) ? hw->issued : 0;
 }
 
 void host_work_device_destroy(salvo_device *dev)

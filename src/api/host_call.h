@@ -87,9 +87,24 @@ salvo_status host_work_get_locked(salvo_device *dev, host_work **out);
  * number, for a fallback wait (host_work_wait_run). */
 salvo_status host_call_enqueue_locked(salvo_stream *st, void (*fn)(void *), void *user,
                                       staging_block *read_staging, void *dst, uint64_t *call_index);
+/* A read straight from a buffer the host sees coherently (src->ai.mapped,
+ * host_coherent): at this point of st, size bytes at offset are copied
+ * to dst by the worker, with no staging and no device copy. The call holds
+ * src (a hold, let go by the worker) so that a destroy meanwhile waits for
+ * it. On failure nothing is queued and no hold is kept [q.lock]. */
+salvo_status host_call_enqueue_mapped_read_locked(salvo_stream *st, salvo_buffer *src,
+                                                  uint64_t offset, void *dst, uint64_t size,
+                                                  uint64_t *call_index);
 /* Without timelines: wait, the queue's lock not held, until the worker has
  * run call number index. */
 void host_work_wait_run(host_work *hw, uint64_t index);
+/* For a synchronize that found the device lost: the number of the last
+ * host call made so far (0: none) [q.lock]; then, the lock let go,
+ * host_work_wait_run(dev->host_work, n) waits until those have run (on a
+ * lost device they run at once: their work is over), so that no fn of
+ * theirs runs, nor buffer they read is held, once the synchronize has
+ * returned. Otherwise the gated batch behind each call orders it. */
+uint64_t host_work_issued_if_lost_locked(salvo_device *dev);
 /* Device destroy, before it takes the queue's lock: run what is pending,
  * join the worker, queue the release of the rest. */
 void host_work_device_destroy(salvo_device *dev);

@@ -3,7 +3,9 @@
  * is a copy recorded like salvo_copy's (same hazards, batch counting and
  * buffer serials). A write copies the caller's bytes at the call; a read's
  * copy-out to the caller's memory is a host call (host_call.c), which the
- * stream's later work waits for. See host_call.h. */
+ * stream's later work waits for; from a buffer the host sees coherently
+ * that host call reads the buffer itself (no staging, no copy on the
+ * device). See host_call.h. */
 #include "api/host_call.h"
 
 #include <string.h>
@@ -109,19 +111,25 @@ salvo_status salvo_stream_read(salvo_stream *st, salvo_buffer *src, uint64_t off
     pthread_mutex_lock(&q->lock);
     r = usable_locked(st, "stream_read");
     staging_block *b = NULL;
-    if (r == SALVO_OK)
+    /* A buffer the host sees coherently is read where it is, by the host
+     * call itself: no staging, no device copy. */
+    if (r == SALVO_OK && src->ai.mapped && src->ai.host_coherent &&
+        !(dev->force_staging && src->domain == SALVO_DOMAIN_DEVICE)) {
+        r = host_call_enqueue_mapped_read_locked(st, src, offset, dst, size, &index);
+    } else if (r == SALVO_OK) {
         r = staging_block_create_locked(dev, size, &b);
-    uint64_t serial = 0;
-    if (r == SALVO_OK)
-        r = stream_copy_locked(&st->e, src->ab, offset, b->ab, 0, size, true, &serial);
-    if (serial)
-        buffer_note_use(src, serial);
-    if (r == SALVO_OK) {
-        r = host_call_enqueue_locked(st, NULL, NULL, b, dst, &index);
-        if (r != SALVO_OK)
-            staging_block_release_locked(q, b); /* the copy may still run: after it */
-    } else if (b) {
-        staging_block_release_locked(q, b);
+        uint64_t serial = 0;
+        if (r == SALVO_OK)
+            r = stream_copy_locked(&st->e, src->ab, offset, b->ab, 0, size, true, &serial);
+        if (serial)
+            buffer_note_use(src, serial);
+        if (r == SALVO_OK) {
+            r = host_call_enqueue_locked(st, NULL, NULL, b, dst, &index);
+            if (r != SALVO_OK)
+                staging_block_release_locked(q, b); /* the copy may still run: after it */
+        } else if (b) {
+            staging_block_release_locked(q, b);
+        }
     }
     host_work *hw = dev->host_work;
     pthread_mutex_unlock(&q->lock);

@@ -54,6 +54,8 @@ static void to_idle(slot *s, const slot_env *env)
     s->name_count = 0;
     s->names_dropped = 0;
     s->wait_count = 0;
+    s->host_read = NULL;
+    s->host_reads = 0;
 }
 
 /* Put the command buffer back in the initial state. A driver may need
@@ -150,6 +152,8 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
     s->serial = serial;
     s->signal = signal;
     s->wait_count = 0;
+    s->host_read = NULL;
+    s->host_reads = 0;
     s->launches = 0;
     s->name_count = 0;
     s->names_dropped = 0;

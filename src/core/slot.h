@@ -114,6 +114,11 @@ typedef struct slot {
     bool buffers_noted;
     uint32_t noted_count;
     const void *noted_buffers[SLOT_MAX_NOTED_BUFFERS];
+    /* A buffer the host call before this batch reads where it is (a
+     * direct stream read): noted as if bound, since the batch, behind the
+     * call's gate, ends after the read. host_reads past 1: any. */
+    const void *host_read;
+    uint32_t host_reads;
     /* The command buffer for the stream's other queue (its copy queue),
      * made the first time a batch goes there; slot_use_queue swaps it
      * with cmd (and queue with alt_queue). */

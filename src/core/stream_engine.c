@@ -79,7 +79,9 @@ void stream_free_locked(stream_engine *st)
 static void note_buffers(stream_engine *st, slot *s)
 {
     s->buffers_noted = true;
-    s->noted_count = st->log.broken ? SLOT_MAX_NOTED_BUFFERS + 1 : 0;
+    s->noted_count = st->log.broken || s->host_reads > 1 ? SLOT_MAX_NOTED_BUFFERS + 1 : 0;
+    if (s->host_reads == 1)
+        s->noted_buffers[s->noted_count++] = s->host_read;
     for (size_t o = st->log.start; s->noted_count <= SLOT_MAX_NOTED_BUFFERS;) {
         const batch_entry *e = batch_log_at(&st->log, o);
         if (!e)
@@ -587,6 +589,8 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
     slot_dep waits[SLOT_MAX_WAITS];
     uint32_t wait_count = s->wait_count;
     memcpy(waits, s->waits, wait_count * sizeof *waits);
+    const void *host_read = s->host_read;
+    uint32_t host_reads = s->host_reads;
     uint64_t serial = s->serial;
     uint32_t withdrawn = 0;
     const batch_entry *w;
@@ -605,6 +609,8 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
     st->batch_groups = 0;
     for (uint32_t i = 0; i < wait_count; i++)
         slot_add_wait(s, &q->env, &waits[i]);
+    s->host_read = host_read;
+    s->host_reads = host_reads;
     for (const batch_entry *e; (e = batch_log_at(&st->log, offset)); offset += e->size) {
         const accel_bind *b = batch_entry_binds(e);
         const char *name = e->bind_count == 1 && !e->kernel ? fill_name : copy_name;
