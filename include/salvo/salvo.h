@@ -912,11 +912,11 @@ SALVO_API salvo_status salvo_stream_flush(salvo_stream *stream);
 /* Submit and wait for every launch on the stream, and for the work of the
  * events it waits for (salvo_stream_wait_event); returns the first
  * failure (a deferred one included), exactly once. SALVO_TIMEOUT when the
- * fence timeout expired first: the work goes on. On a lost device it
- * still waits for the host calls (and stream reads) made so far to have
- * run, which they do at once (their fn runs; a read leaves dst alone), so
- * that none runs after it returns; the same holds for
- * salvo_device_synchronize.
+ * fence timeout expired first: the work goes on. Unless it expired, the
+ * stream's host calls (and stream reads) made so far have run when it
+ * returns, even where the work before them failed or the device was lost
+ * (their fn runs then; a read leaves dst alone); the same holds for
+ * salvo_device_synchronize and every stream's calls.
  * Thread safety: as salvo_launch. */
 SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
 
@@ -949,7 +949,9 @@ SALVO_API salvo_status salvo_stream_query(salvo_stream *stream);
  * salvo owns, so the program may change or free src as soon as the call
  * returns: writes up to 64 KiB into a shared 1 MiB staging block (one
  * allocation for many small writes), larger ones into a staging buffer of
- * their own (host memory of size bytes held until the copy is over; no
+ * their own, filled without holding the device's lock, so that other
+ * threads' calls go on meanwhile (host memory of size bytes held until the
+ * copy is over; no
  * import of the caller's pages, whose import Vulkan requires to outlive
  * salvo's use of it). The device's copy is batched like salvo_copy's and
  * counts in salvo_stats.transfer_bytes. Any domain. Staging memory is

@@ -455,7 +455,7 @@ salvo_status salvo_device_synchronize(salvo_device *dev)
     pthread_mutex_lock(&dev->q.lock);
     graph_captures_settle_locked(dev);
     salvo_status first = queue_synchronize_locked(&dev->q, msg);
-    uint64_t calls = host_work_issued_if_lost_locked(dev);
+    uint64_t calls = host_work_sync_calls_locked(dev, NULL, first);
     pthread_mutex_unlock(&dev->q.lock);
     if (calls)
         host_work_wait_run(dev->host_work, calls);

@@ -341,6 +341,7 @@ static salvo_status enqueue_locked(salvo_stream *st, const host_call *what, uint
         slot_note_name(st->e.open, "(host call)");
     }
     hw->issued++;
+    st->last_call = hw->issued;
     *c = *what;
     c->value = value;
     c->index = hw->issued;
@@ -397,10 +398,13 @@ void host_work_wait_run(host_work *hw, uint64_t index)
     pthread_mutex_unlock(&hw->mu);
 }
 
-uint64_t host_work_issued_if_lost_locked(salvo_device *dev)
+uint64_t host_work_sync_calls_locked(salvo_device *dev, const salvo_stream *st,
+                                     salvo_status synced)
 {
     host_work *hw = dev->host_work;
-    return hw && hw->started && device_is_lost(dev) ? hw->issued : 0;
+    if (!hw || !hw->started || synced == SALVO_TIMEOUT)
+        return 0;
+    return st ? st->last_call : hw->issued;
 }
 
 void host_work_device_destroy(salvo_device *dev)

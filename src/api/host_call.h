@@ -98,13 +98,15 @@ salvo_status host_call_enqueue_mapped_read_locked(salvo_stream *st, salvo_buffer
 /* Without timelines: wait, the queue's lock not held, until the worker has
  * run call number index. */
 void host_work_wait_run(host_work *hw, uint64_t index);
-/* For a synchronize that found the device lost: the number of the last
- * host call made so far (0: none) [q.lock]; then, the lock let go,
- * host_work_wait_run(dev->host_work, n) waits until those have run (on a
- * lost device they run at once: their work is over), so that no fn of
- * theirs runs, nor buffer they read is held, once the synchronize has
- * returned. Otherwise the gated batch behind each call orders it. */
-uint64_t host_work_issued_if_lost_locked(salvo_device *dev);
+/* A synchronize's host calls [q.lock]: the number of the last one it
+ * must see run (of st, or of the device where st is NULL; 0: none, or the
+ * synchronize expired with work still going). The gated batch behind a
+ * call orders it, but one refused, abandoned or lost does not: the
+ * synchronize then waits, the lock let go, with host_work_wait_run, so
+ * that no fn runs, nor buffer a read holds stays held, after it returned.
+ * The calls' work is over by then (or failed), so they run at once. */
+uint64_t host_work_sync_calls_locked(salvo_device *dev, const salvo_stream *st,
+                                     salvo_status synced);
 /* Device destroy, before it takes the queue's lock: run what is pending,
  * join the worker, queue the release of the rest. */
 void host_work_device_destroy(salvo_device *dev);

@@ -69,6 +69,7 @@ struct salvo_device {
 struct salvo_stream {
     stream_engine e;
     salvo_graph *capture; /* [lock] the capture its calls go to, or NULL */
+    uint64_t last_call;   /* [lock] number of its latest host call (0: none) */
 };
 
 static inline salvo_device *stream_device(const salvo_stream *st)

@@ -435,7 +435,7 @@ salvo_status salvo_stream_synchronize(salvo_stream *st)
                         st->capture->g.label);
     }
     salvo_status first = stream_synchronize_locked(&st->e, msg);
-    uint64_t calls = host_work_issued_if_lost_locked(dev);
+    uint64_t calls = host_work_sync_calls_locked(dev, st, first);
     pthread_mutex_unlock(&dev->q.lock);
     if (calls)
         host_work_wait_run(dev->host_work, calls);

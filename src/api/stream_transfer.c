@@ -78,6 +78,20 @@ salvo_status salvo_stream_write(salvo_stream *st, salvo_buffer *dst, uint64_t of
         }
     } else if (r == SALVO_OK) {
         r = staging_block_create_locked(dev, size, &b); /* its own, released below */
+        if (r == SALVO_OK) {
+            /* Nothing else sees this block yet: it is filled with the lock
+             * let go, so that other threads' calls do not wait for a copy
+             * of megabytes. The stream is this thread's meanwhile (thread
+             * safety as salvo_launch); the device may be lost meanwhile. */
+            pthread_mutex_unlock(&q->lock);
+            memcpy(b->info.mapped, src, size);
+            pthread_mutex_lock(&q->lock);
+            r = usable_locked(st, "stream_write");
+            if (r != SALVO_OK) {
+                staging_block_release_locked(q, b); /* no copy from it was recorded */
+                b = NULL;
+            }
+        }
     }
     uint64_t serial = 0;
     if (r == SALVO_OK) {
@@ -85,7 +99,8 @@ salvo_status salvo_stream_write(salvo_stream *st, salvo_buffer *dst, uint64_t of
          * recorded (then it is simply unused). */
         b->used = at + size;
         b->writers++;
-        memcpy((char *)b->info.mapped + at, src, size);
+        if (b == hw->block)
+            memcpy((char *)b->info.mapped + at, src, size);
         r = stream_copy_locked(&st->e, b->ab, at, dst->ab, offset, size, true, &serial);
         b->writers--;
         if (b != hw->block || b->dropped)
