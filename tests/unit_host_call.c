@@ -6,9 +6,11 @@
  * after another stream's work its stream waited for on the same queue;
  * two calls never share a timeline value, even when one waits for a batch
  * slot; a read whose copy is not over when destroy stops waiting leaves
- * its staging to the retire queue. */
+ * its staging to the retire queue; a synchronize returns only after the
+ * stream's host calls ran, even when the batch behind one was refused. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <pthread.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -112,6 +114,64 @@ static void after_a_refused_batch(void **state)
     salvo_stream_destroy(st);
     close_and_check(f, dev);
     assert_int_equal(atomic_load(&runs), 1);
+}
+
+/* The batch behind a host call refused before the call ran (its cmd_end
+ * fails at the synchronize): the refusal no longer orders the call, yet
+ * the synchronize returns only once the call has run. The call's fn is
+ * held for 200 ms by another thread; a synchronize that did not wait for
+ * it returns long before. */
+typedef struct held_fn {
+    sem_t go;
+    _Atomic int ran;
+} held_fn;
+
+static void held(void *user)
+{
+    held_fn *h = user;
+    sem_wait(&h->go);
+    atomic_store(&h->ran, 1);
+}
+
+static void *release_later(void *user)
+{
+    held_fn *h = user;
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    sem_post(&h->go);
+    return NULL;
+}
+
+static void synchronize_after_refused_gate_batch(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    salvo_device *dev = open_fake(f);
+    salvo_stream *st = NULL;
+    salvo_buffer *a = NULL, *b = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &a), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    static held_fn h;
+    assert_int_equal(sem_init(&h.go, 0, 0), 0);
+    atomic_store(&h.ran, 0);
+    assert_int_equal(salvo_copy(st, a, 0, b, 0, 4096), SALVO_OK);
+    assert_int_equal(salvo_stream_host_call(st, held, &h), SALVO_OK);
+    fake_set_result(f, "cmd_end", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, release_later, &h), 0);
+    salvo_status r = salvo_stream_synchronize(st);
+    int ran = atomic_load(&h.ran);
+    pthread_join(t, NULL);
+    assert_int_equal(r, SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    if (!ran)
+        fail_msg("synchronize returned before the stream's host call ran");
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    sem_destroy(&h.go);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(b);
+    salvo_stream_destroy(st);
+    close_and_check(f, dev);
 }
 
 /* Lost with calls pending: the next wait says so, every fn runs once (at
@@ -367,6 +427,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(without_timelines),
         cmocka_unit_test(after_a_refused_batch),
+        cmocka_unit_test(synchronize_after_refused_gate_batch),
         cmocka_unit_test(after_device_loss),
         cmocka_unit_test(after_a_waited_event),
         cmocka_unit_test(values_across_a_slot_wait),
