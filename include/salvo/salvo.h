@@ -1102,9 +1102,11 @@ SALVO_API salvo_status salvo_event_wait(salvo_event *event, uint64_t timeout_ns)
  *  - SALVO_ERROR_INVALID_ARGUMENT: an event NULL, never recorded, or the
  *    two of different devices; ns NULL.
  *  - SALVO_ERROR_INVALID_STATE: an event recorded during a capture (a
- *    point of a graph); an event whose batch was recorded again by a
- *    salvo_event_cancel (which drops the batch's timestamps: record it
- *    again); end's point came before start's on the device.
+ *    point of a graph); end's point came before start's on the device.
+ *    A salvo_event_cancel keeps the times of the batch's other events:
+ *    those recorded among the withdrawn launches then mark the batch's
+ *    start (in the order they were recorded), the others stay where they
+ *    were among the launches that remain.
  *  - SALVO_CANCELLED: either event was cancelled.
  *  - SALVO_ERROR_BATCH_FAILED: an event's batch did not run (its failure
  *    is reported to its stream).

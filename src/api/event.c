@@ -167,7 +167,7 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
     if (r == SALVO_OK && ev->capture_id)
         timing_point_lose_locked(&ev->time, SALVO_ERROR_INVALID_STATE);
     else if (r == SALVO_OK && timed)
-        timing_write_locked(&dev->q, &ev->time, st->e.open);
+        batch_log_append_mark(&st->e.log, timing_write_locked(&dev->q, &ev->time, st->e.open));
     else if (r == SALVO_OK && timestamps)
         timing_point_lose_locked(&ev->time, why);
     pthread_mutex_unlock(&dev->q.lock);
@@ -290,14 +290,16 @@ salvo_status salvo_event_cancel(salvo_event *ev)
     } else if (!owner || s->state != SLOT_RECORDING) {
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "event_cancel: the launches before the event were submitted already");
+    } else if (!owner->log.broken && ev->log_offset > owner->log.start &&
+               !stream_work_before_locked(owner, ev->log_offset)) {
+        /* Only other events' timestamps before it. */
+        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                     "event_cancel: no launch before the event is waiting to be submitted");
     } else {
-        /* A withdraw records the batch again from its log, which holds no
-         * timestamps: the times of the batch's events are lost. */
-        bool rerecords = owner->open && !owner->log.broken && ev->log_offset > owner->log.start;
-        uint64_t serial = ev->serial;
+        /* The batch is recorded again from its log, timestamps included:
+         * the other events of the batch keep their times (those among the
+         * withdrawn work mark the batch's start). */
         r = stream_withdraw_locked(owner, ev->log_offset);
-        if (rerecords)
-            timing_forget_batch_locked(&dev->q, serial, SALVO_ERROR_INVALID_STATE);
         if (r == SALVO_OK)
             ev->cancelled = true;
     }

@@ -85,6 +85,15 @@ void batch_log_append_native(batch_log *log, const accel_bind *ranges, uint32_t 
         ((batch_entry *)(log->arena + at))->native = true;
 }
 
+void batch_log_append_mark(batch_log *log, const void *mark)
+{
+    static const uint32_t none[3] = {0, 0, 0};
+    size_t at = log->used;
+    batch_log_append(log, NULL, none, NULL, 0, &mark, (uint32_t)sizeof mark);
+    if (!log->broken)
+        ((batch_entry *)(log->arena + at))->mark = true;
+}
+
 const batch_entry *batch_log_at(const batch_log *log, size_t offset)
 {
     return offset < log->used ? (const batch_entry *)(log->arena + offset) : NULL;

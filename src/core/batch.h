@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "accel/accel.h"
 
@@ -22,6 +23,7 @@ typedef struct batch_entry {
     const void *kernel;
     bool graph; /* a graph replay: its push bytes hold the command buffers executed */
     bool native; /* commands of the program's own (batch_native_push in its push bytes) */
+    bool mark;   /* an event's timestamp, no work: its timing mark in the push bytes */
     uint32_t groups[3];
     uint32_t bind_count; /* a copy: binds[0] source, binds[1] destination */
     uint32_t push_size;
@@ -53,6 +55,10 @@ void batch_log_append_native(batch_log *log, const accel_bind *ranges, uint32_t 
                              const void *push, uint32_t push_size);
 void batch_log_append_graph(batch_log *log, const void *graph, accel_cmd *const *cmds,
                             uint32_t count);
+/* An event's timestamp written here (the timing mark), so that a cancel
+ * that records the batch again writes it again. */
+void batch_log_append_mark(batch_log *log, const void *mark);
+
 /* The entry at offset (NULL at the end), and its parts. */
 const batch_entry *batch_log_at(const batch_log *log, size_t offset);
 static inline const accel_bind *batch_entry_binds(const batch_entry *e)
@@ -62,6 +68,13 @@ static inline const accel_bind *batch_entry_binds(const batch_entry *e)
 static inline const void *batch_entry_push(const batch_entry *e)
 {
     return (const unsigned char *)(batch_entry_binds(e) + e->bind_count);
+}
+/* The timing mark of a mark entry. */
+static inline void *batch_entry_mark(const batch_entry *e)
+{
+    void *m;
+    memcpy(&m, batch_entry_push(e), sizeof m);
+    return m;
 }
 
 #endif

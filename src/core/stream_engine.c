@@ -3,6 +3,8 @@
  * ask for them. See stream_engine.h. */
 #include "core/stream_engine.h"
 
+#include "core/timing.h"
+
 #include <stdio.h>
 
 #include "core/graph.h"
@@ -595,7 +597,7 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
     uint32_t withdrawn = 0;
     const batch_entry *w;
     for (size_t o = st->log.start; o < offset && (w = batch_log_at(&st->log, o)); o += w->size)
-        withdrawn++;
+        withdrawn += !w->mark;
     COUNTER_SUB(&q->n, launches_pending, s->launches);
     slot_discard(s, &q->env);
     st->open = NULL;
@@ -611,7 +613,16 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
         slot_add_wait(s, &q->env, &waits[i]);
     s->host_read = host_read;
     s->host_reads = host_reads;
+    /* Events recorded among the withdrawn work (now or by an earlier
+     * cancel) mark the batch's start: their timestamps go first. */
+    for (size_t o = 0; o < offset && (w = batch_log_at(&st->log, o)); o += w->size)
+        if (w->mark)
+            timing_rewrite_locked(q, batch_entry_mark(w), s);
     for (const batch_entry *e; (e = batch_log_at(&st->log, offset)); offset += e->size) {
+        if (e->mark) {
+            timing_rewrite_locked(q, batch_entry_mark(e), s);
+            continue;
+        }
         const accel_bind *b = batch_entry_binds(e);
         const char *name = e->bind_count == 1 && !e->kernel ? fill_name : copy_name;
         if (e->graph) {
@@ -682,6 +693,15 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
         COUNTER_ADD(&q->n, launches_pending, 1);
     }
     return SALVO_OK;
+}
+
+bool stream_work_before_locked(const stream_engine *st, size_t offset)
+{
+    const batch_entry *e;
+    for (size_t o = st->log.start; o < offset && (e = batch_log_at(&st->log, o)); o += e->size)
+        if (!e->mark)
+            return true;
+    return false;
 }
 
 salvo_status stream_withdraw_locked(stream_engine *st, size_t offset)

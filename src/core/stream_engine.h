@@ -136,6 +136,9 @@ salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, u
  * (or, where even that cannot be recorded, drops the batch and keeps the
  * failure for the stream). */
 salvo_status stream_withdraw_locked(stream_engine *st, size_t offset);
+/* Whether st's open batch logs work (not only event timestamps) between
+ * the last withdrawal and offset. */
+bool stream_work_before_locked(const stream_engine *st, size_t offset);
 /* Keep err (and this thread's message) as st's deferred error, first wins. */
 void stream_defer_locked(stream_engine *st, salvo_status err);
 

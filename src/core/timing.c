@@ -66,7 +66,14 @@ static void let_go(timing_point *p)
     p->mark = NULL;
 }
 
-void timing_write_locked(queue *q, timing_point *p, slot *s)
+static void write_mark(queue *q, timing_mark *m, slot *s)
+{
+    const accel_vtable *vt = q->acc->vt;
+    vt->cmd_querypool_reset(q->acc->self, q->adev, s->cmd, m->pool, m->query, 1);
+    vt->cmd_timestamp(q->acc->self, q->adev, s->cmd, m->pool, m->query, true);
+}
+
+timing_mark *timing_write_locked(queue *q, timing_point *p, slot *s)
 {
     timing_table *t = q->timing;
     timing_mark *m = p->mark;
@@ -82,10 +89,14 @@ void timing_write_locked(queue *q, timing_point *p, slot *s)
         t->pending = m;
         p->mark = m;
     }
-    const accel_vtable *vt = q->acc->vt;
-    vt->cmd_querypool_reset(q->acc->self, q->adev, s->cmd, m->pool, m->query, 1);
-    vt->cmd_timestamp(q->acc->self, q->adev, s->cmd, m->pool, m->query, true);
+    write_mark(q, m, s);
     p->state = TIMING_PENDING;
+    return m;
+}
+
+void timing_rewrite_locked(queue *q, timing_mark *m, slot *s)
+{
+    write_mark(q, m, s);
 }
 
 void timing_point_lose_locked(timing_point *p, salvo_status why)
@@ -145,26 +156,6 @@ void timing_batch_done_locked(queue *q, uint64_t serial)
         } else {
             pm = &m->next;
         }
-    }
-}
-
-void timing_forget_batch_locked(queue *q, uint64_t serial, salvo_status why)
-{
-    timing_table *t = q->timing;
-    if (!t)
-        return;
-    for (timing_mark **pm = &t->pending; *pm;) {
-        timing_mark *m = *pm;
-        if (m->serial != serial) {
-            pm = &m->next;
-            continue;
-        }
-        /* Its commands were dropped unsubmitted: the query is free now. */
-        if (m->owner) {
-            m->owner->state = TIMING_LOST;
-            m->owner->lost = why;
-        }
-        unlink_free(t, pm);
     }
 }
 

@@ -9,12 +9,13 @@
  * successfully (timing_batch_done_locked, called by the queue right where
  * a slot is seen complete) the mark's ticks are read into its point and
  * the mark is free for another record. A batch that never ran (refused,
- * dropped, abandoned) or whose commands were recorded again (an event
- * cancel: timing_forget_batch_locked) leaves its marks unread, and their
- * points say the time is lost, and why.
+ * dropped, abandoned) leaves its marks unread, and their points say the
+ * time is lost, and why. A batch whose commands are recorded again (an
+ * event cancel) writes its marks again (timing_rewrite_locked, from the
+ * batch log's mark entries): those of withdrawn work at its start.
  *
  *   point:  NONE --record--> PENDING --its batch completed--> READY
- *                              |  \--batch did not run, or re-recorded--> LOST
+ *                              |  \--batch did not run--> LOST
  *           any --record again--> PENDING (the old mark is let go: still
  *                                 pending on its batch, then freed unread)
  *
@@ -59,8 +60,13 @@ typedef struct timing_point {
  * first query pool, or another one). A failure changes nothing. */
 salvo_status timing_reserve_locked(struct queue *q);
 /* Write p's timestamp at the end of what s (a RECORDING slot on a queue
- * that computes) holds so far. After timing_reserve_locked; cannot fail. */
-void timing_write_locked(struct queue *q, timing_point *p, slot *s);
+ * that computes) holds so far. After timing_reserve_locked; cannot fail.
+ * Returns the mark written, for the batch log (timing_rewrite_locked). */
+struct timing_mark *timing_write_locked(struct queue *q, timing_point *p, slot *s);
+/* Write mark m again, at the end of what s holds so far: s is its batch,
+ * recorded again. The mark stays pending on that batch until it is over,
+ * whoever owns it now (none: the write is harmless). */
+void timing_rewrite_locked(struct queue *q, struct timing_mark *m, slot *s);
 /* p's latest record has no timestamp: why. Lets go of its mark. */
 void timing_point_lose_locked(timing_point *p, salvo_status why);
 /* The owner of p is going away: its mark (if any) is let go. */
@@ -68,9 +74,6 @@ void timing_point_release_locked(timing_point *p);
 /* The batch with this serial completed successfully: read its marks. Marks
  * of batches over without completing are found here too, and lost. */
 void timing_batch_done_locked(struct queue *q, uint64_t serial);
-/* The commands of the batch with this serial were dropped and recorded
- * again without its marks (a cancel): their points are lost (why). */
-void timing_forget_batch_locked(struct queue *q, uint64_t serial, salvo_status why);
 /* A PENDING point whose batch is over without completing: lost. */
 void timing_point_settle_locked(struct queue *q, timing_point *p);
 /* Device destroy: free the pools and the marks. */

@@ -446,7 +446,6 @@ typedef struct mevent {
     uint32_t vc[MAX_SID];
     int state;
     int capn; /* recorded during capture capn (mcap.num): a point of a graph, 0 none */
-    bool untimed; /* a cancel recorded its batch again: its time may be lost */
 } mevent;
 
 /* An image: scratch for image_add, which overwrites the box it uses
@@ -2609,7 +2608,6 @@ static void exec_op(ctx *c, const op *o)
         m->vc[sid] = m->point;
         m->state = ES_NORMAL;
         m->capn = 0;
-        m->untimed = false;
         /* SALVO_ERROR_TIMEOUT: no batch slot for its timestamp, nothing
          * recorded: the event is as it was (a point of an ended capture
          * stays one). */
@@ -2721,9 +2719,12 @@ static void exec_op(ctx *c, const op *o)
             set_boundary(c, m2->sid, m2->point);
             break;
         }
-        /* In one stream with work between them, end comes after start. */
+        /* In one stream, in that order, end comes after start: a cancel
+         * that recorded their batch again keeps their times, and their
+         * order (those among the withdrawn work move to the batch's start,
+         * in the order they were recorded). */
         bool ordered = m1->sid == m2->sid && m1->point < m2->point;
-        if (st == SALVO_ERROR_INVALID_STATE && (m1->untimed || m2->untimed || !ordered))
+        if (st == SALVO_ERROR_INVALID_STATE && !ordered)
             break;
         if (outcome(c, "event_elapsed", st, F_DEVICE | F_ERR, false) == OUT_OK) {
             event_complete(c, m1);
@@ -2814,8 +2815,6 @@ static void exec_op(ctx *c, const op *o)
             if (j != e && o2->h && o2->recorded && o2->sid == m->sid &&
                 o2->point > si->boundary && o2->point <= m->point && o2->state == ES_NORMAL)
                 o2->state = ES_UNCERTAIN;
-            if (o2->h && o2->recorded && o2->sid == m->sid && o2->point >= si->boundary)
-                o2->untimed = true; /* its batch recorded again: no timestamps */
         }
         m->state = ES_CANCELLED;
         atomic_fetch_add(&g_n_cancelled, 1);
@@ -4156,9 +4155,23 @@ static void gen_record_cancel(ctx *c)
     ISSUE(c, OP_EV_RECORD, e, s);
     if (rnd(c, 2))
         ISSUE(c, OP_STATS, 0);
+    /* Sometimes a launch and another event after it, before the cancel:
+     * the cancel records their batch again, and that event keeps its time
+     * (its elapsed to itself reads 0 once it is complete). */
+    int e2 = rnd(c, 2) ? pick_event(c, true) : -1;
+    if (e2 == e)
+        e2 = -1;
+    if (e2 >= 0) {
+        gen_launch_add(c, s);
+        ISSUE(c, OP_EV_RECORD, e2, s);
+    }
     ISSUE(c, OP_EV_CANCEL, e);
     if (rnd(c, 2))
         ISSUE(c, rnd(c, 2) ? OP_EV_QUERY : OP_EV_SYNC, e);
+    if (e2 >= 0) {
+        ISSUE(c, OP_SYNC, s);
+        ISSUE(c, OP_EV_ELAPSED, e2, e2);
+    }
 }
 
 /* Known bug gated_replay: in threaded runs, whether a stream of this
