@@ -72,8 +72,12 @@ void staging_block_release_locked(queue *q, staging_block *b)
     if (!b)
         return;
     b->dropped = true;
-    if (b->writers == 0)
+    if (b->writers == 0) {
         retire_push(&q->retire, &b->release, atomic_load(&q->next_serial));
+        /* Where no copy from it was recorded (a transfer that failed),
+         * nothing waits for it: it goes now, not at a later drain point. */
+        queue_advance_locked(q);
+    }
 }
 
 static void work_release(retire_entry *e, bool abandoned)

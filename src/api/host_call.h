@@ -111,7 +111,7 @@ uint64_t host_work_sync_calls_locked(salvo_device *dev, const salvo_stream *st,
  * join the worker, queue the release of the rest. */
 void host_work_device_destroy(salvo_device *dev);
 /* Release a staging block once the batches recorded so far are over (once
- * its last writer has recorded its copy) [q.lock]. */
+ * its last writer has recorded its copy); at once where they are [q.lock]. */
 void staging_block_release_locked(queue *q, staging_block *b);
 /* A host-visible staging block of size bytes [q.lock]. */
 salvo_status staging_block_create_locked(salvo_device *dev, uint64_t size, staging_block **out);
