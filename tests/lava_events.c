@@ -261,6 +261,14 @@ static void gate_raised_from_another_thread(void **state)
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, raise_later, &r), 0);
     assert_int_equal(salvo_stream_synchronize(f->a), SALVO_OK);
+    /* Through the mapping, which waits for nothing: had synchronize
+     * returned before the raise, the gated launches could not have run. */
+    const uint32_t *p = NULL;
+    assert_int_equal(salvo_buffer_map(f->y, (void **)&p), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        if (p[i] != 4)
+            fail_msg("y[%u] = %u when synchronize returned", i, p[i]);
+    assert_int_equal(salvo_stream_query(f->a), SALVO_OK);
     pthread_join(t, NULL);
     expect_all(f->y, 4);
     salvo_gate_destroy(g);

@@ -323,6 +323,42 @@ static void test_replays_pending_on_two_streams(void **state)
     salvo_buffer_destroy(a);
 }
 
+/* A replay left in one stream's open batch keeps what it had, though a
+ * later replay on another stream completed and the graph was updated
+ * after it: the update records the graph again, never the recording the
+ * pending replay executes. */
+static void test_pending_replay_keeps_its_recording(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *y = filled(f, 0, SALVO_DOMAIN_DEVICE), *z = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    add(f, f->st, y, 1000);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK); /* R1: stays in st's open batch */
+    assert_int_equal(salvo_graph_launch(g, f->st2), SALVO_OK); /* R2 */
+    assert_int_equal(salvo_stream_synchronize(f->st2), SALVO_OK);
+    /* (no read of y here: it would wait for R1) */
+    salvo_binding bd = {.binding = 0, .buffer = z};
+    assert_int_equal(salvo_graph_set_bindings(g, 0, &bd, 1), SALVO_OK);
+    push2 p = {N, 5000};
+    assert_int_equal(salvo_graph_set_push(g, 0, &p, sizeof p), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, f->st2), SALVO_OK); /* R3: z += 5000 */
+    assert_int_equal(salvo_stream_synchronize(f->st2), SALVO_OK);
+    assert_int_equal(salvo_fill(f->st2, z, 0, N * 4, 7), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st2), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK); /* R1 runs now */
+    expect(y, 2000); /* R1 and R2 */
+    uint32_t v[N];
+    assert_int_equal(salvo_buffer_read(z, 0, v, sizeof v), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        if (v[i] != 7)
+            fail_msg("z[%u] = %u: the pending replay ran the updated graph", i, v[i]);
+    salvo_graph_destroy(g);
+    salvo_buffer_destroy(y);
+    salvo_buffer_destroy(z);
+}
+
 /* A buffer and a kernel destroyed while a graph uses them live on until
  * the graph goes and its replays are complete; so does a graph destroyed
  * with replays pending. */
@@ -464,6 +500,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_updates_later_replays_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fork_join, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replays_pending_on_two_streams, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pending_replay_keeps_its_recording, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifetimes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_during_capture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),

@@ -151,12 +151,25 @@ typedef struct probe {
     int order[8];
     _Atomic int next;
     int tag;
+    /* Set just before the test raises the gate that holds fn back; fn
+     * counts the runs that found it down (runs too early, whenever they
+     * came: no nap decides it). */
+    _Atomic bool gate_up;
+    _Atomic int early;
 } probe;
+
+/* What fn notes of the gate when it runs. */
+static void note_gate(probe *p)
+{
+    if (!atomic_load(&p->gate_up))
+        atomic_fetch_add(&p->early, 1);
+}
 
 /* Reads what the earlier kernel wrote, writes what the later one adds to. */
 static void see_and_set(void *user)
 {
     probe *p = user;
+    note_gate(p);
     p->seen = p->mapped[0];
     p->mapped[4] = 100;
     atomic_fetch_add(&p->runs, 1);
@@ -185,9 +198,13 @@ static void host_call_between_kernels(void **state)
         assert_int_equal(salvo_stream_flush(f->st), SALVO_OK);
         nap_ms(30);
         assert_int_equal(atomic_load(&p.runs), 0);
+        atomic_store(&p.gate_up, true);
         assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+    } else {
+        atomic_store(&p.gate_up, true);
     }
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    assert_int_equal(atomic_load(&p.early), 0);
     assert_int_equal(atomic_load(&p.runs), 1);
     assert_int_equal(p.seen, 5);
     assert_int_equal(p.mapped[4], 101); /* the later kernel saw fn's write */
@@ -246,6 +263,7 @@ static void several_streams(void **state)
 static void slow_count(void *user)
 {
     probe *p = user;
+    note_gate(p);
     nap_ms(20);
     atomic_fetch_add(&p->runs, 1);
 }
@@ -270,12 +288,15 @@ static void destroy_with_calls_pending(void **state)
         salvo_stream_destroy(s);
         nap_ms(20);
         assert_int_equal(atomic_load(&p.runs), 0);
+        atomic_store(&p.gate_up, true);
         assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
         assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
         assert_int_equal(atomic_load(&p.runs), 2);
+        assert_int_equal(atomic_load(&p.early), 0);
         salvo_gate_destroy(g);
     }
-    /* A device of its own, destroyed at once. */
+    /* A device of its own, destroyed at once; no gate holds these calls. */
+    atomic_store(&p.gate_up, true);
     salvo_device *dev = lava_open(0, 0);
     salvo_kernel *k = make_add(dev);
     salvo_stream *s = NULL;

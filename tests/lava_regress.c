@@ -516,6 +516,39 @@ static void test_loss_where_unchecked_is_absorbed(void **state)
     fx_close(&f, true);
 }
 
+/* A failure kept for stream 0 (the look at its fence runs out of host
+ * memory), then the device lost by stream 1's submit: from then on the
+ * loss is what every synchronization point returns, the device's and each
+ * stream's, whichever comes first; the older failure is named in the
+ * message and never returned after the loss. */
+static void test_loss_wins_over_kept_failure(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    for (int device_first = 0; device_first < 2; device_first++) {
+        fx f;
+        fx_open(&f, (fx_opts){.batch_size = 64,
+                              .fault = "fence_status:1:oom_host,submit:2:device_lost"});
+        assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+        assert_int_equal(add(&f, 1, 1, 1), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(f.st[1]), SALVO_ERROR_DEVICE_LOST);
+        assert_true(salvo_device_is_lost(f.dev));
+        assert_int_equal(atomic_load(&injections), 2);
+        if (device_first) {
+            assert_int_equal(salvo_device_synchronize(f.dev), SALVO_ERROR_DEVICE_LOST);
+            assert_non_null(strstr(salvo_last_error(), "lost"));
+        }
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(salvo_stream_synchronize(f.st[i]), SALVO_ERROR_DEVICE_LOST);
+            assert_non_null(strstr(salvo_last_error(), "lost"));
+            assert_int_equal(salvo_stream_query(f.st[i]), SALVO_ERROR_DEVICE_LOST);
+        }
+        assert_int_equal(salvo_device_synchronize(f.dev), SALVO_ERROR_DEVICE_LOST);
+        fx_close(&f, false);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* 6: a cancel whose re-recording fails                                */
 /* ------------------------------------------------------------------ */
@@ -655,6 +688,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_copy_after_compute_barrier, arm, disarm),
         cmocka_unit_test_setup_teardown(test_loss_at_raise_does_not_hang, arm, disarm),
         cmocka_unit_test_setup_teardown(test_loss_where_unchecked_is_absorbed, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_loss_wins_over_kept_failure, arm, disarm),
         cmocka_unit_test_setup_teardown(test_failed_cancel_withdraws_nothing, arm, disarm),
         cmocka_unit_test_setup_teardown(test_failed_cancel_reports_dropped_launches, arm, disarm),
         cmocka_unit_test_setup_teardown(test_uniform_binding_limits, arm, disarm),

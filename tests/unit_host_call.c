@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "api/host_call.h"
 #include "api/internal.h"
 #include "support/fake_accel.h"
 
@@ -119,11 +120,14 @@ static void after_a_refused_batch(void **state)
 /* The batch behind a host call refused before the call ran (its cmd_end
  * fails at the synchronize): the refusal no longer orders the call, yet
  * the synchronize returns only once the call has run. The call's fn is
- * held for 200 ms by another thread; a synchronize that did not wait for
- * it returns long before. */
+ * held by another thread until the synchronizing thread is seen waiting
+ * for host calls, or has returned: a synchronize that did not wait finds
+ * fn not run, however long the wrong path takes. */
 typedef struct held_fn {
     sem_t go;
     _Atomic int ran;
+    _Atomic int returned;
+    salvo_device *dev;
 } held_fn;
 
 static void held(void *user)
@@ -133,11 +137,19 @@ static void held(void *user)
     atomic_store(&h->ran, 1);
 }
 
-static void *release_later(void *user)
+static void *release_when_waited_for(void *user)
 {
     held_fn *h = user;
-    struct timespec ts = {0, 200 * 1000 * 1000};
-    nanosleep(&ts, NULL);
+    host_work *hw = h->dev->host_work;
+    for (;;) {
+        pthread_mutex_lock(&hw->mu);
+        bool waited = hw->run_waiters > 0;
+        pthread_mutex_unlock(&hw->mu);
+        if (waited || atomic_load(&h->returned))
+            break;
+        struct timespec ts = {0, 100 * 1000};
+        nanosleep(&ts, NULL);
+    }
     sem_post(&h->go);
     return NULL;
 }
@@ -158,10 +170,14 @@ static void synchronize_after_refused_gate_batch(void **state)
     assert_int_equal(salvo_copy(st, a, 0, b, 0, 4096), SALVO_OK);
     assert_int_equal(salvo_stream_host_call(st, held, &h), SALVO_OK);
     fake_set_result(f, "cmd_end", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    atomic_store(&h.returned, 0);
+    h.dev = dev;
+    assert_non_null(dev->host_work);
     pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, release_later, &h), 0);
+    assert_int_equal(pthread_create(&t, NULL, release_when_waited_for, &h), 0);
     salvo_status r = salvo_stream_synchronize(st);
     int ran = atomic_load(&h.ran);
+    atomic_store(&h.returned, 1);
     pthread_join(t, NULL);
     assert_int_equal(r, SALVO_ERROR_OUT_OF_HOST_MEMORY);
     if (!ran)

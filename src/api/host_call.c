@@ -397,8 +397,10 @@ salvo_status host_call_enqueue_mapped_read_locked(salvo_stream *st, salvo_buffer
 void host_work_wait_run(host_work *hw, uint64_t index)
 {
     pthread_mutex_lock(&hw->mu);
+    hw->run_waiters++;
     while (hw->finished < index)
         pthread_cond_wait(&hw->cv, &hw->mu);
+    hw->run_waiters--;
     pthread_mutex_unlock(&hw->mu);
 }
 

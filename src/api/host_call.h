@@ -63,6 +63,7 @@ typedef struct host_work {
     host_call *head, *tail;      /* [mu] FIFO */
     bool stop;                   /* [mu] */
     uint64_t finished;           /* [mu] calls run so far (the fallback waits on it) */
+    uint32_t run_waiters;        /* [mu] threads in host_work_wait_run (for tests) */
     bool started;                /* [q.lock] the worker runs */
     pthread_t thread;
     accel_timeline *timeline;    /* NULL: no timeline semaphores */

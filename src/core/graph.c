@@ -21,7 +21,38 @@ static void recording_free(queue *q, graph_recording *rec)
         return;
     VT(q)->cmd_destroy(SELF(q), q->adev, rec->cmd);
     VT(q)->descpool_destroy(SELF(q), q->adev, rec->pool);
+    salvo_mem_free(q->alloc, rec->uses);
     salvo_mem_free(q->alloc, rec);
+}
+
+/* No batch that has not completed executes rec. */
+static bool recording_idle_locked(queue *q, const graph_recording *rec)
+{
+    for (uint32_t i = 0; i < rec->use_count; i++)
+        if (!queue_batch_done_locked(q, rec->uses[i].serial))
+            return false;
+    return true;
+}
+
+/* Room in rec's uses for a replay on `stream`: its own entry, else one
+ * freed by dropping the uses that are over, else a larger array. */
+static salvo_status recording_reserve_locked(queue *q, graph_recording *rec, uint32_t stream)
+{
+    for (uint32_t i = 0; i < rec->use_count; i++)
+        if (rec->uses[i].stream == stream)
+            return SALVO_OK;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < rec->use_count; i++)
+        if (!queue_batch_done_locked(q, rec->uses[i].serial))
+            rec->uses[kept++] = rec->uses[i];
+    rec->use_count = kept;
+    if (kept < rec->use_cap)
+        return SALVO_OK;
+    size_t cap = rec->use_cap;
+    if (!salvo_mem_grow(q->alloc, (void **)&rec->uses, &cap, (size_t)kept + 1, sizeof *rec->uses))
+        return SALVO_ERROR_OUT_OF_HOST_MEMORY;
+    rec->use_cap = (uint32_t)cap;
+    return SALVO_OK;
 }
 
 static void recording_release(retire_entry *e, bool abandoned)
@@ -391,10 +422,11 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
 {
     queue *q = g->q;
     graph_recording *rec = c->rec;
-    if (rec && (rec->last_serial == 0 || queue_batch_done_locked(q, rec->last_serial))) {
+    if (rec && recording_idle_locked(q, rec)) {
         if (rec->pool_sets >= sets && rec->pool_per_set >= per_set) {
             /* Cannot fail (Vulkan's reset returns success): as a slot's. */
             VT(q)->descpool_reset(SELF(q), q->adev, rec->pool);
+            rec->use_count = 0;
             return SALVO_OK;
         }
         /* Too small for the chunk now: a fresh one below. */
@@ -420,7 +452,7 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
                           accel_result_name(ar), names);
     }
     if (rec) {
-        if (rec->last_serial && !queue_batch_done_locked(q, rec->last_serial))
+        if (!recording_idle_locked(q, rec))
             retire_push(&q->retire, &rec->release, atomic_load(&q->next_serial));
         else
             recording_free(q, rec);
@@ -498,7 +530,8 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
     return SALVO_OK;
 }
 
-salvo_status graph_prepare_locked(engine_graph *g)
+/* The stale chunks recorded again. */
+static salvo_status record_stale_locked(engine_graph *g)
 {
     for (uint32_t i = 0; i < g->chunk_count; i++) {
         graph_chunk *c = &g->chunks[i];
@@ -510,6 +543,30 @@ salvo_status graph_prepare_locked(engine_graph *g)
         g->cmds[i] = c->rec->cmd;
     }
     return SALVO_OK;
+}
+
+salvo_status graph_prepare_locked(engine_graph *g, uint32_t stream)
+{
+    salvo_status r = record_stale_locked(g);
+    for (uint32_t i = 0; r == SALVO_OK && i < g->chunk_count; i++)
+        if (recording_reserve_locked(g->q, g->chunks[i].rec, stream) != SALVO_OK)
+            r = QUEUE_FAIL(g->q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                           "replay of %s: out of host memory", g->label);
+    return r;
+}
+
+void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial)
+{
+    for (uint32_t i = 0; i < g->chunk_count; i++) {
+        graph_recording *rec = g->chunks[i].rec;
+        uint32_t u = 0;
+        while (u < rec->use_count && rec->uses[u].stream != stream)
+            u++;
+        /* Reserved by graph_prepare_locked: u < use_cap. */
+        if (u == rec->use_count)
+            rec->use_count++;
+        rec->uses[u] = (graph_use){.stream = stream, .serial = serial};
+    }
 }
 
 salvo_status graph_compile_locked(engine_graph *g)
@@ -537,7 +594,7 @@ salvo_status graph_compile_locked(engine_graph *g)
                                  : GRAPH_CHUNK_NODES;
         g->chunks[i].stale = true;
     }
-    r = graph_prepare_locked(g);
+    r = record_stale_locked(g);
     if (r != SALVO_OK)
         return r;
     g->compiled = true;

@@ -56,6 +56,15 @@ typedef struct graph_node {
     uint32_t pos; /* where it is in the recorded order */
 } graph_node;
 
+/* A stream's last batch that executes a recording. A stream's batches
+ * complete in order, those of different streams in any order: a
+ * recording is free once the last batch of every stream that replayed it
+ * is done, whatever their serials say. */
+typedef struct graph_use {
+    uint32_t stream; /* the stream's number */
+    uint64_t serial;
+} graph_use;
+
 /* A chunk's recording: a reusable command buffer and the pool its
  * descriptor sets come from. */
 typedef struct graph_recording {
@@ -64,7 +73,8 @@ typedef struct graph_recording {
     accel_cmd *cmd;
     accel_descpool *pool;
     uint32_t pool_sets, pool_per_set; /* what the pool was made for */
-    uint64_t last_serial; /* the last batch that executes it (0: none) */
+    graph_use *uses; /* one per stream that replayed it since it was recorded */
+    uint32_t use_count, use_cap;
 } graph_recording;
 
 typedef struct graph_chunk {
@@ -135,9 +145,13 @@ salvo_status graph_add_image_copy(engine_graph *g, const accel_bind ends[2],
  * On failure the graph is as captured, not compiled. */
 salvo_status graph_compile_locked(engine_graph *g);
 
-/* Record the stale chunks again (before a replay). On failure they stay
- * stale and nothing else changed. */
-salvo_status graph_prepare_locked(engine_graph *g);
+/* Before a replay on the stream numbered `stream`: record the stale
+ * chunks again and make room to note the replay's batch on every
+ * recording (graph_note_replay_locked then cannot fail). On failure the
+ * stale chunks stay stale and nothing else changed. */
+salvo_status graph_prepare_locked(engine_graph *g, uint32_t stream);
+/* Note that batch `serial` of stream `stream` executes every recording. */
+void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial);
 
 /* Updates of launch node n (checked by the caller: a launch, the right
  * sizes). Bindings recompute the levels; the recording is redone at the

@@ -129,7 +129,24 @@ salvo_status queue_synchronize_locked(queue *q, char msg[SALVO_ERROR_MAX])
     }
     if (first == SALVO_OK)
         first = r;
+    first = queue_loss_wins_locked(q, first, msg);
     queue_reap_locked(q);
+    return first;
+}
+
+salvo_status queue_loss_wins_locked(queue *q, salvo_status first, char msg[SALVO_ERROR_MAX])
+{
+    if (!queue_is_lost(q) || first == SALVO_ERROR_DEVICE_LOST)
+        return first;
+    char earlier[SALVO_ERROR_MAX];
+    memcpy(earlier, msg, SALVO_ERROR_MAX);
+    earlier[SALVO_ERROR_MAX - 1] = '\0';
+    if (first == SALVO_OK || !earlier[0])
+        first = queue_lost_error(q);
+    else
+        first = QUEUE_FAIL(q, SALVO_ERROR_DEVICE_LOST, "the device is lost (before the loss: %s)",
+                           earlier);
+    memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
     return first;
 }
 

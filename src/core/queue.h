@@ -177,6 +177,10 @@ void queue_destroy_lock(queue *q);
 
 bool queue_is_lost(const queue *q);
 salvo_status queue_lost_error(queue *q);
+/* The outcome of a synchronization point: once the device is lost, the
+ * loss, whatever first failure was kept before it (msg, that failure's
+ * text on entry, then names it as having come before the loss). */
+salvo_status queue_loss_wins_locked(queue *q, salvo_status first, char msg[SALVO_ERROR_MAX]);
 /* Pass st through; when it says the device is lost, record that. */
 salvo_status queue_noted(queue *q, salvo_status st);
 /* Observe device loss: abandon every slot and every queued release. */

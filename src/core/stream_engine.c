@@ -1034,10 +1034,7 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
         memcpy(msg, st->deferred_msg, SALVO_ERROR_MAX);
         st->deferred = SALVO_OK;
     }
-    if (first == SALVO_OK && queue_is_lost(q)) {
-        first = queue_lost_error(q);
-        memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
-    }
+    first = queue_loss_wins_locked(q, first, msg);
     if (!queue_is_lost(q))
         queue_reap_locked(q);
     /* The stream is idle: the next batch starts small so the device starts early. */
@@ -1096,7 +1093,7 @@ salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *s
         return r;
     /* After the open, which may drop the lock: what is executed is what
      * the graph holds now. */
-    r = graph_prepare_locked(g);
+    r = graph_prepare_locked(g, st->number);
     if (r != SALVO_OK)
         return r;
     slot *s = st->open;
@@ -1104,8 +1101,7 @@ salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *s
     batch_log_append_graph(&st->log, g, g->cmds, g->chunk_count);
     trace_launch_note(q->trace, st->trace, slot_index(st, s), g->label, t0);
     COUNTER_ADD(&q->n, launches_total, g->node_count);
-    for (uint32_t i = 0; i < g->chunk_count; i++)
-        g->chunks[i].rec->last_serial = s->serial;
+    graph_note_replay_locked(g, st->number, s->serial);
     *serial = s->serial;
     st->batch_groups += g->groups_total;
     return batch_check_locked(st, s);
