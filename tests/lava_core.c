@@ -83,6 +83,112 @@ static void chain_batch_7(void **state) { (void)state; run_chain(7, 1000, SALVO_
 static void chain_default(void **state) { (void)state; run_chain(0, 1000, SALVO_DOMAIN_DEVICE); }
 static void chain_host(void **state) { (void)state; run_chain(32, 1000, SALVO_DOMAIN_HOST); }
 
+/* Batch size 1: every command that records device work is submitted and
+ * waited for before it returns. Right after each call nothing is pending
+ * (only a wait retires a batch: nothing else looks at its fence here), and
+ * what it wrote into HOST memory is there through the mapping, which waits
+ * for nothing. */
+static void no_commands(VkCommandBuffer cmd, void *user)
+{
+    (void)user;
+    (void)cmd;
+}
+
+static void expect_done(salvo_device *dev, const char *what, uint64_t *submitted)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    if (s.launches_pending != 0)
+        fail_msg("%s: returned with %llu pending", what, (unsigned long long)s.launches_pending);
+    if (s.batches_submitted <= *submitted)
+        fail_msg("%s: submitted nothing", what);
+    *submitted = s.batches_submitted;
+}
+
+static void expect_mapped(const uint32_t *p, uint32_t count, uint32_t value, const char *what)
+{
+    for (uint32_t i = 0; i < count; i++)
+        if (p[i] != value)
+            fail_msg("%s: element %u is %u, not %u", what, i, p[i], value);
+}
+
+enum { N1 = 1u << 20 }; /* 4 MiB: long enough to be caught running */
+
+static void every_command_batch_1(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 1);
+    salvo_buffer *d = NULL, *h = NULL;
+    assert_int_equal(salvo_buffer_create(dev, N1 * 4ull, SALVO_DOMAIN_DEVICE, &d), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, N1 * 4ull, SALVO_DOMAIN_HOST, &h), SALVO_OK);
+    uint32_t *hp = NULL;
+    assert_int_equal(salvo_buffer_map(h, (void **)&hp), SALVO_OK);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    salvo_kernel *k = make_kernel(dev, add_spv, sizeof add_spv, "add", 64);
+    salvo_stats s0;
+    assert_int_equal(salvo_device_stats(dev, &s0), SALVO_OK);
+    uint64_t submitted = s0.batches_submitted;
+
+    assert_int_equal(salvo_fill(st, h, 0, N1 * 4ull, 3), SALVO_OK);
+    expect_done(dev, "fill", &submitted);
+    expect_mapped(hp, N1, 3, "fill");
+
+    assert_int_equal(salvo_fill(st, d, 0, N1 * 4ull, 40), SALVO_OK);
+    expect_done(dev, "fill (device)", &submitted);
+    salvo_binding b = {.binding = 0, .buffer = d};
+    uint32_t push[2] = {N1, 2};
+    uint32_t groups[3] = {N1 / 64, 1, 1};
+    assert_int_equal(salvo_launch(st, k, groups, &b, 1, push, sizeof push), SALVO_OK);
+    expect_done(dev, "launch", &submitted);
+
+    assert_int_equal(salvo_copy(st, d, 0, h, 0, N1 * 4ull), SALVO_OK);
+    expect_done(dev, "copy", &submitted);
+    expect_mapped(hp, N1, 42, "copy");
+
+    static uint32_t src[N1];
+    for (uint32_t i = 0; i < N1; i++)
+        src[i] = 7;
+    assert_int_equal(salvo_stream_write(st, h, 0, src, N1 * 4ull), SALVO_OK);
+    expect_done(dev, "stream_write", &submitted);
+    expect_mapped(hp, N1, 7, "stream_write");
+
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(st), SALVO_OK);
+    b.buffer = h;
+    assert_int_equal(salvo_launch(st, k, groups, &b, 1, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(st, &g), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, st), SALVO_OK);
+    expect_done(dev, "graph_launch", &submitted);
+    expect_mapped(hp, N1, 9, "graph_launch");
+
+    salvo_image *img = NULL;
+    salvo_image_desc idesc = {.type = SALVO_IMAGE_2D, .format = SALVO_FORMAT_R32_UINT,
+                              .width = 1024, .height = N1 / 1024};
+    assert_int_equal(salvo_image_create(dev, &idesc, &img), SALVO_OK);
+    salvo_image_region all = {.width = 1024, .height = N1 / 1024, .depth = 1, .layers = 1};
+    assert_int_equal(salvo_copy_buffer_to_image(st, h, 0, img, &all), SALVO_OK);
+    expect_done(dev, "copy_buffer_to_image", &submitted);
+    assert_int_equal(salvo_fill(st, h, 0, N1 * 4ull, 0), SALVO_OK);
+    expect_done(dev, "fill (again)", &submitted);
+    assert_int_equal(salvo_copy_image_to_buffer(st, img, &all, h, 0), SALVO_OK);
+    expect_done(dev, "copy_image_to_buffer", &submitted);
+    expect_mapped(hp, N1, 9, "copy_image_to_buffer");
+
+    salvo_vk_buffer_use use = {.buffer = h, .access = SALVO_ACCESS_READ_WRITE};
+    assert_int_equal(salvo_vk_stream_record(st, &use, 1, no_commands, NULL), SALVO_OK);
+    expect_done(dev, "vk_stream_record", &submitted);
+
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    salvo_image_destroy(img);
+    salvo_graph_destroy(g);
+    salvo_kernel_destroy(k);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(d);
+    salvo_buffer_destroy(h);
+    lava_close(dev);
+}
+
 static void saxpy_matches_cpu(void **state)
 {
     (void)state;
@@ -441,6 +547,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(device_info_is_filled),
         cmocka_unit_test(chain_batch_1),
+        cmocka_unit_test(every_command_batch_1),
         cmocka_unit_test(chain_batch_7),
         cmocka_unit_test(chain_default),
         cmocka_unit_test(chain_host),

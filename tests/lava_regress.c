@@ -549,6 +549,29 @@ static void test_loss_wins_over_kept_failure(void **state)
     }
 }
 
+/* The device lost while a stream captures: the capturing stream's
+ * synchronize and query say the device is lost, as every other's do, not
+ * that it is capturing. */
+static void test_loss_outranks_capture(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.batch_size = 64, .fault = "submit:1:device_lost"});
+    assert_int_equal(salvo_stream_begin_capture(f.st[1]), SALVO_OK);
+    assert_int_equal(add(&f, 1, 1, 1), SALVO_OK); /* a node */
+    assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_ERROR_DEVICE_LOST);
+    assert_true(salvo_device_is_lost(f.dev));
+    assert_int_equal(salvo_stream_synchronize(f.st[1]), SALVO_ERROR_DEVICE_LOST);
+    assert_int_equal(salvo_stream_query(f.st[1]), SALVO_ERROR_DEVICE_LOST);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_ERROR_DEVICE_LOST);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_end_capture(f.st[1], &g), SALVO_ERROR_DEVICE_LOST);
+    assert_null(g);
+    fx_close(&f, false);
+}
+
 /* ------------------------------------------------------------------ */
 /* 6: a cancel whose re-recording fails                                */
 /* ------------------------------------------------------------------ */
@@ -689,6 +712,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_loss_at_raise_does_not_hang, arm, disarm),
         cmocka_unit_test_setup_teardown(test_loss_where_unchecked_is_absorbed, arm, disarm),
         cmocka_unit_test_setup_teardown(test_loss_wins_over_kept_failure, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_loss_outranks_capture, arm, disarm),
         cmocka_unit_test_setup_teardown(test_failed_cancel_withdraws_nothing, arm, disarm),
         cmocka_unit_test_setup_teardown(test_failed_cancel_reports_dropped_launches, arm, disarm),
         cmocka_unit_test_setup_teardown(test_uniform_binding_limits, arm, disarm),

@@ -212,6 +212,32 @@ static void elapsed_of_kernels(void **state)
     assert_true(elapsed_ok(f->a, f->b) > 0);
 }
 
+/* Events recorded among launches a cancel withdrew mark the batch's start:
+ * no time passes between two of them, on any device. */
+static void elapsed_among_withdrawn_launches(void **state)
+{
+    fixture *f = *state;
+    salvo_event *d = NULL;
+    assert_int_equal(salvo_event_create(f->dev, &d), SALVO_OK);
+    add_big(f, f->st, 1);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    assert_int_equal(salvo_event_record(f->a, f->st), SALVO_OK);
+    add_big(f, f->st, 4);
+    assert_int_equal(salvo_event_record(f->b, f->st), SALVO_OK);
+    add_big(f, f->st, 4);
+    assert_int_equal(salvo_event_record(f->c, f->st), SALVO_OK);
+    assert_int_equal(salvo_event_cancel(f->c), SALVO_OK);
+    add_big(f, f->st, 4); /* kept: runs after the marks */
+    assert_int_equal(salvo_event_record(d, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    uint64_t ab = elapsed_ok(f->a, f->b), bd = elapsed_ok(f->b, d);
+    fprintf(stderr, "withdrawn: a..b %llu ns, b..d %llu ns\n", (unsigned long long)ab,
+            (unsigned long long)bd);
+    assert_int_equal(ab, 0);
+    assert_true(bd > 0);
+    salvo_event_destroy(d);
+}
+
 /* Events of two streams ordered by an event: the interval is the other
  * stream's work. */
 static void elapsed_across_streams(void **state)
@@ -267,6 +293,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(query_and_wait_around_a_gate, setup, teardown),
         cmocka_unit_test_setup_teardown(elapsed_of_kernels, setup, teardown),
+        cmocka_unit_test_setup_teardown(elapsed_among_withdrawn_launches, setup, teardown),
         cmocka_unit_test_setup_teardown(elapsed_across_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
     };

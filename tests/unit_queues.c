@@ -99,6 +99,43 @@ static salvo_status launch(env *e, int stream, int buffer)
     return salvo_launch(e->st[stream], e->k, groups, &b, 1, push, sizeof push);
 }
 
+/* Every command passes the one epilogue: batches grow towards the full
+ * size whichever command fills them. One fill, then 2,000 times a fill
+ * and a launch, takes as many batches as 4,001 launches (the first small,
+ * each next doubling up to 64). */
+static uint64_t batches_for(bool fills)
+{
+    env e;
+    open_env(&e, 1, FAKE_COMPLETE_AUTO);
+    salvo_stats s0, s1;
+    assert_int_equal(salvo_device_stats(e.dev, &s0), SALVO_OK);
+    if (fills)
+        assert_int_equal(salvo_fill(e.st[0], e.buf[1], 0, 1024, 0), SALVO_OK);
+    else
+        assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    for (int i = 0; i < 2000; i++) {
+        if (fills)
+            assert_int_equal(salvo_fill(e.st[0], e.buf[1], 0, 1024, (uint32_t)i), SALVO_OK);
+        else
+            assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+        assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    }
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_device_stats(e.dev, &s1), SALVO_OK);
+    close_env(&e);
+    return s1.batches_submitted - s0.batches_submitted;
+}
+
+static void test_batches_grow_after_any_command(void **state)
+{
+    (void)state;
+    uint64_t launches = batches_for(false), mixed = batches_for(true);
+    print_message("4,001 launches: %llu batches; fill + 2,000 (fill + launch): %llu\n",
+                  (unsigned long long)launches, (unsigned long long)mixed);
+    assert_true(launches < 80);
+    assert_int_equal(mixed, launches);
+}
+
 /* Four streams on two queues: queues 0, 1, 0, 1 by creation. */
 static void test_streams_take_queues_in_turn(void **state)
 {
@@ -901,6 +938,7 @@ int main(void)
         cmocka_unit_test(test_busy_stream_freed_at_drain_point),
         cmocka_unit_test(test_cancelled_batch_still_signals),
         cmocka_unit_test(test_loss_abandons_every_queue),
+        cmocka_unit_test(test_batches_grow_after_any_command),
         cmocka_unit_test(test_host_copies_on_copy_queue),
         cmocka_unit_test(test_copy_queue_keeps_stream_order),
         cmocka_unit_test(test_event_after_copy_on_shared_queue),

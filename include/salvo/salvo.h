@@ -61,9 +61,11 @@ typedef enum salvo_status {
  *  - SALVO_TIMEOUT (not an error): the call did its work, only a wait on
  *    that work expired; the work goes on and a later wait sees it end.
  *    From salvo_stream_synchronize, salvo_device_synchronize and
- *    salvo_event_synchronize; and from salvo_launch and salvo_copy with a
- *    batch size of 1, whose launch was recorded and submitted and then
- *    waited for.
+ *    salvo_event_synchronize; and, with a batch size of 1, from every call
+ *    that records device work on a stream (salvo_launch, salvo_copy,
+ *    salvo_fill, salvo_stream_write, salvo_stream_read, the image copies,
+ *    salvo_graph_launch, salvo_vk_stream_record): each such command is
+ *    recorded, submitted and then waited for before the call returns.
  *  - SALVO_ERROR_TIMEOUT (an error): the call had to wait before it could
  *    do its work, and nothing was done. From salvo_launch, salvo_copy and
  *    salvo_stream_wait_gate when the stream's oldest batch still held its
@@ -210,7 +212,8 @@ typedef struct salvo_device_desc {
      * (discrete > integrated > virtual > CPU > other). */
     const char *name;
     /* Launches per submitted batch. 0: $SALVO_BATCH, else the default.
-     * 1: submit and wait at every launch. */
+     * 1: submit and wait at every command (launch, copy, fill, stream
+     * transfer, image copy, graph replay, recorded Vulkan commands). */
     uint32_t batch_size;
     /* Bound on each fence wait, in seconds. 0: $SALVO_FENCE_TIMEOUT_S,
      * else no bound. */
@@ -423,7 +426,10 @@ SALVO_API salvo_status salvo_device_info_get(salvo_device *device, salvo_device_
 SALVO_API bool salvo_device_is_lost(salvo_device *device);
 
 /* Submit and wait for every stream of the device. Every stream is drained
- * even when one fails; returns the first failure (consuming it).
+ * even when one fails; returns the first failure (consuming every
+ * stream's kept failure). Once the device is lost it returns
+ * SALVO_ERROR_DEVICE_LOST, whatever failure was kept before the loss
+ * (salvo_last_error() names that one too).
  * Thread safety: no stream of the device may be used meanwhile. */
 SALVO_API salvo_status salvo_device_synchronize(salvo_device *device);
 
@@ -489,7 +495,9 @@ SALVO_API salvo_status salvo_buffer_import_host(salvo_device *device, void *ptr,
 
 /* Copy host memory into the buffer. Ordered after every launch already
  * made on any stream of the device that uses the buffer; returns once the
- * bytes are in place. SALVO_ERROR_TIMEOUT, nothing written, when that work
+ * bytes are in place. Not ordered with host calls: a pending
+ * salvo_stream_host_call whose fn writes the buffer through its mapping
+ * may run before or after this write (synchronize the stream first). SALVO_ERROR_TIMEOUT, nothing written, when that work
  * (or, for a staged write, work a gate holds ahead of it on the queue) did
  * not complete within the fence timeout; once its copies have begun a
  * write waits for them to the end. Where the buffer cannot be mapped (device memory of
@@ -504,7 +512,9 @@ SALVO_API salvo_status salvo_buffer_write(salvo_buffer *buffer, uint64_t offset,
 
 /* Copy buffer contents to host memory, after every launch already made that
  * uses the buffer has completed (their batches are submitted first). Large
- * reads import the middle of dst as writes import src's. Timeouts as for
+ * reads import the middle of dst as writes import src's. Not ordered with
+ * host calls: a pending salvo_stream_host_call whose fn writes the buffer
+ * through its mapping may not have run yet (synchronize its stream first). Timeouts as for
  * salvo_buffer_write (SALVO_ERROR_TIMEOUT: nothing read).
  * Thread safety: any thread; not concurrently with a write of the same bytes. */
 SALVO_API salvo_status salvo_buffer_read(salvo_buffer *buffer, uint64_t offset, void *dst,
@@ -641,7 +651,10 @@ typedef struct salvo_image_region {
 
 /* Host <-> image, staged through a buffer and waited for, as
  * salvo_buffer_write/read: the call first waits for every batch that used
- * the image, then returns with the copy done. size must equal the
+ * the image, then returns with the copy done. Not ordered with host
+ * calls: a pending salvo_stream_host_call's fn may run before or after
+ * (synchronize its stream first). SALVO_ERROR_INVALID_STATE from a host
+ * call's fn. size must equal the
  * region's bytes (texels times salvo_format_texel_size). Thread safety:
  * any thread; a write must not run beside launches that use the image. */
 SALVO_API salvo_status salvo_image_write(salvo_image *image, const salvo_image_region *region,
@@ -911,7 +924,10 @@ SALVO_API salvo_status salvo_stream_flush(salvo_stream *stream);
 
 /* Submit and wait for every launch on the stream, and for the work of the
  * events it waits for (salvo_stream_wait_event); returns the first
- * failure (a deferred one included), exactly once. SALVO_TIMEOUT when the
+ * failure (a deferred one included), exactly once, but for device loss:
+ * once the device is lost every synchronize returns
+ * SALVO_ERROR_DEVICE_LOST (a failure kept before the loss is named in
+ * salvo_last_error() and not returned later). SALVO_TIMEOUT when the
  * fence timeout expired first: the work goes on. Unless it expired, the
  * stream's host calls (and stream reads) made so far have run when it
  * returns, even where the work before them failed or the device was lost
@@ -932,7 +948,8 @@ SALVO_API salvo_status salvo_stream_synchronize(salvo_stream *stream);
  * exactly as salvo_stream_synchronize would return it (a query that found
  * the work complete and reported it is a synchronization point: a later
  * synchronize does not report it again). SALVO_ERROR_DEVICE_LOST once the
- * device is lost; SALVO_ERROR_INVALID_STATE while the stream is capturing
+ * device is lost (capturing or not); else SALVO_ERROR_INVALID_STATE while
+ * the stream is capturing
  * (its work runs when the graph is replayed).
  * Thread safety: as salvo_launch (the thread using the stream). Lifetime:
  * the stream's. */
@@ -1001,15 +1018,21 @@ SALVO_API salvo_status salvo_stream_read(salvo_stream *stream, salvo_buffer *src
  * (salvo_buffer_map) that the earlier work wrote or the later work reads.
  * The call returns at once (the stream's open batch is submitted). Host
  * calls run one at a time on one thread per device (started at the first
- * call, ended by salvo_device_destroy), in the order they were made, on
- * all streams together: within a stream in stream order; across streams
- * no other order is promised.
+ * call, ended by salvo_device_destroy), first in first out across all
+ * the device's streams: in the order the salvo_stream_host_call calls
+ * were made, whatever their streams. A call therefore also waits for the
+ * calls made before it on other streams, and for the work each of those
+ * waits for: a call held behind a gate holds back every later host call
+ * of the device until the gate is raised (and the later streams' work
+ * behind those calls).
  * fn must return, and must not wait for anything that later work or a
  * later host call provides. From fn these return SALVO_ERROR_INVALID_STATE
  * and do nothing: salvo_stream_synchronize, salvo_device_synchronize,
  * salvo_event_synchronize, salvo_buffer_read, salvo_buffer_write,
- * salvo_stream_host_call, salvo_stream_write, salvo_stream_read (each
- * could wait for work held behind this very call), and
+ * salvo_stream_host_call, salvo_stream_write, salvo_stream_read,
+ * salvo_image_create, salvo_image_read, salvo_image_write and the
+ * stream copies between buffers and images (each could wait for work
+ * held behind this very call), and
  * salvo_device_destroy (logged, nothing destroyed). fn may call
  * salvo_gate_raise, the queries, salvo_buffer_map, stats and destroys of
  * buffers, events, kernels and streams; it should not launch, copy or
@@ -1104,12 +1127,17 @@ SALVO_API salvo_status salvo_event_wait(salvo_event *event, uint64_t timeout_ns)
  *  - SALVO_ERROR_INVALID_STATE: an event recorded during a capture (a
  *    point of a graph); end's point came before start's on the device.
  *    A salvo_event_cancel keeps the times of the batch's other events:
- *    those recorded among the withdrawn launches then mark the batch's
- *    start (in the order they were recorded), the others stay where they
- *    were among the launches that remain.
+ *    those recorded among the withdrawn launches then all mark the
+ *    batch's start, one time for all (the elapsed time between two of
+ *    them is 0), the others stay where they were among the launches that
+ *    remain.
  *  - SALVO_CANCELLED: either event was cancelled.
  *  - SALVO_ERROR_BATCH_FAILED: an event's batch did not run (its failure
  *    is reported to its stream).
+ * Where several apply, the first of this order wins: INVALID_ARGUMENT,
+ * DEVICE_LOST, UNSUPPORTED, INVALID_ARGUMENT for an event never recorded,
+ * INVALID_STATE for a capture's event, CANCELLED, NOT_READY, then what
+ * each event's time says (start's before end's).
  * The first timed record of a device makes a pool of timestamp queries
  * (more are made as records pending at once outgrow it): a record that
  * cannot make it (or open its batch) returns that failure and records
@@ -1158,7 +1186,11 @@ SALVO_API void salvo_event_destroy(salvo_event *event);
  * not past the event's.
  * An event never recorded is no wait at all (as in CUDA), and so is an
  * event of this same stream (it runs in order: nothing is submitted for
- * it). Where the
+ * it). SALVO_ERROR_INVALID_STATE: an event recorded during a capture
+ * that has ended (record it again on a stream), or one of another
+ * capture than the stream's; on a capturing stream, an event recorded
+ * outside the capture whose work is not complete. SALVO_ERROR_DEVICE_LOST
+ * once the device is lost. Where the
  * event's stream runs on another hardware queue, the wait goes into this
  * stream's next batch, which may wait for a free slot as a launch does
  * (SALVO_ERROR_TIMEOUT: not registered).
@@ -1222,7 +1254,8 @@ SALVO_API void salvo_gate_destroy(salvo_gate *gate);
  * End of capture ends it for every stream that joined.
  *
  * While a stream captures, these calls return SALVO_ERROR_INVALID_STATE
- * (with a message) and the capture goes on: synchronizing it; waiting on
+ * (with a message) and the capture goes on: synchronizing it (once the
+ * device is lost, SALVO_ERROR_DEVICE_LOST instead, as every synchronize); waiting on
  * a gate; waiting for an event recorded outside the capture whose work is
  * not complete; replaying a graph on it; reading (salvo_buffer_read) a
  * buffer that a node of a capture in progress writes; querying,
@@ -1242,7 +1275,11 @@ SALVO_API salvo_status salvo_stream_begin_capture(salvo_stream *stream);
  * computed once here (a node waits only for the earlier nodes whose
  * writes it reads or whose reads and writes it overwrites; nodes that
  * are independent, those of separate branches among them, run side by
- * side), and the graph's command buffers are recorded once. On failure
+ * side), and the graph's command buffers are recorded once. Nodes of
+ * branches the program left unordered (no event between them) that
+ * conflict (one writes what the other reads or writes) run in capture
+ * order, the order their calls returned: a replay never races them, as
+ * the streams themselves would have. On failure
  * (out of memory, device loss) the capture is over all the same and no
  * graph is made. SALVO_ERROR_INVALID_STATE when stream is not capturing,
  * or joined a capture that another stream began (end it there).

@@ -427,7 +427,8 @@ salvo_status salvo_stream_synchronize(salvo_stream *st)
     char msg[SALVO_ERROR_MAX];
     pthread_mutex_lock(&dev->q.lock);
     graph_captures_settle_locked(dev);
-    if (st->capture) {
+    /* A loss outranks the capture: every synchronize says it. */
+    if (st->capture && !device_is_lost(dev)) {
         pthread_mutex_unlock(&dev->q.lock);
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                         "synchronize: the stream is capturing into %s; its work runs when the "

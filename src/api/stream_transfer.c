@@ -138,17 +138,22 @@ salvo_status salvo_stream_read(salvo_stream *st, salvo_buffer *src, uint64_t off
             r = stream_copy_locked(&st->e, src->ab, offset, b->ab, 0, size, true, &serial);
         if (serial)
             buffer_note_use(src, serial);
-        if (r == SALVO_OK) {
+        /* SALVO_TIMEOUT: the copy is recorded and running (a batch of one
+         * waited for it); the read goes on, and says so. */
+        if (r == SALVO_OK || r == SALVO_TIMEOUT) {
+            salvo_status copied = r;
             r = host_call_enqueue_locked(st, NULL, NULL, b, dst, &index);
             if (r != SALVO_OK)
                 staging_block_release_locked(q, b); /* the copy may still run: after it */
+            else
+                r = copied;
         } else if (b) {
             staging_block_release_locked(q, b);
         }
     }
     host_work *hw = dev->host_work;
     pthread_mutex_unlock(&q->lock);
-    if (r == SALVO_OK && !hw->timeline)
+    if ((r == SALVO_OK || r == SALVO_TIMEOUT) && !hw->timeline)
         host_work_wait_run(hw, index);
     if (r == SALVO_OK)
         salvo_clear_error();

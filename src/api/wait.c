@@ -15,13 +15,13 @@ salvo_status salvo_stream_query(salvo_stream *st)
     graph_captures_settle_locked(dev);
     salvo_status r = SALVO_OK;
     stream_engine *e = &st->e;
-    if (st->capture) {
+    if (device_is_lost(dev)) {
+        r = device_lost_error(dev);
+    } else if (st->capture) {
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "stream_query: the stream is capturing into %s; its work runs when the "
                      "graph is replayed",
                      st->capture->g.label);
-    } else if (device_is_lost(dev)) {
-        r = device_lost_error(dev);
     } else {
         /* Submitted, so that a polling loop ends (as salvo_event_query
          * does); a refusal is kept for the stream and reported below.

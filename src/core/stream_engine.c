@@ -615,9 +615,15 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
     s->host_reads = host_reads;
     /* Events recorded among the withdrawn work (now or by an earlier
      * cancel) mark the batch's start: their timestamps go first. */
-    for (size_t o = 0; o < offset && (w = batch_log_at(&st->log, o)); o += w->size)
-        if (w->mark)
-            timing_rewrite_locked(q, batch_entry_mark(w), s);
+    struct timing_mark *start = NULL;
+    for (size_t o = 0; o < offset && (w = batch_log_at(&st->log, o)); o += w->size) {
+        if (!w->mark)
+            continue;
+        if (start)
+            timing_rewrite_same_locked(batch_entry_mark(w), start);
+        else
+            timing_rewrite_locked(q, start = batch_entry_mark(w), s);
+    }
     for (const batch_entry *e; (e = batch_log_at(&st->log, offset)); offset += e->size) {
         if (e->mark) {
             timing_rewrite_locked(q, batch_entry_mark(e), s);
@@ -838,8 +844,9 @@ void stream_engine_destroy(stream_engine *st)
     pthread_mutex_unlock(&q->lock);
 }
 
-/* After a launch or a replay went into s (st's open batch): submit the
- * batch once it is full, and wait for it where batches are of one. */
+/* The one epilogue of every command recorded into a batch: submit it when
+ * full (growing the next towards the full size), and with a batch size of
+ * 1 wait for it, whatever the command. */
 static salvo_status batch_check_locked(stream_engine *st, slot *s)
 {
     if (s->launches < st->batch_limit && st->batch_groups < BATCH_MAX_GROUPS)
@@ -892,9 +899,7 @@ salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t s
     COUNTER_ADD(&q->n, launches_pending, 1);
     COUNTER_ADD(&q->n, transfer_bytes, size);
     *serial = s->serial;
-    if (s->launches >= st->batch_limit)
-        r = stream_submit_locked(st, true);
-    return r;
+    return batch_check_locked(st, s);
 }
 
 salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
@@ -912,9 +917,7 @@ salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t o
     trace_launch_note(q->trace, st->trace, slot_index(st, s), fill_name, t0);
     COUNTER_ADD(&q->n, launches_pending, 1);
     *serial = s->serial;
-    if (s->launches >= st->batch_limit)
-        r = stream_submit_locked(st, true);
-    return r;
+    return batch_check_locked(st, s);
 }
 
 /* Open a batch on st's own queue for work that does not run on the copy
@@ -951,9 +954,7 @@ salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint
     COUNTER_ADD(&q->n, launches_pending, 1);
     COUNTER_ADD(&q->n, transfer_bytes, bytes);
     *serial = s->serial;
-    if (s->launches >= st->batch_limit)
-        r = stream_submit_locked(st, true);
-    return r;
+    return batch_check_locked(st, s);
 }
 
 salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
@@ -982,9 +983,7 @@ salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
     trace_launch_note(q->trace, st->trace, slot_index(st, s), native_name, t0);
     COUNTER_ADD(&q->n, launches_pending, 1);
     *serial = s->serial;
-    if (s->launches >= st->batch_limit)
-        r = stream_submit_locked(st, true);
-    return r;
+    return batch_check_locked(st, s);
 }
 
 salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX])

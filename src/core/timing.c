@@ -10,6 +10,9 @@ typedef struct timing_mark {
     uint64_t serial;          /* the batch it is written in, while pending */
     accel_querypool *pool;
     uint32_t query;
+    /* Not written itself: its time is that of `same` (a mark of the same
+     * batch written at the same point). NULL: its own query. */
+    const struct timing_mark *same;
 } timing_mark;
 
 typedef struct timing_chunk {
@@ -69,6 +72,7 @@ static void let_go(timing_point *p)
 static void write_mark(queue *q, timing_mark *m, slot *s)
 {
     const accel_vtable *vt = q->acc->vt;
+    m->same = NULL;
     vt->cmd_querypool_reset(q->acc->self, q->adev, s->cmd, m->pool, m->query, 1);
     vt->cmd_timestamp(q->acc->self, q->adev, s->cmd, m->pool, m->query, true);
 }
@@ -97,6 +101,12 @@ timing_mark *timing_write_locked(queue *q, timing_point *p, slot *s)
 void timing_rewrite_locked(queue *q, timing_mark *m, slot *s)
 {
     write_mark(q, m, s);
+}
+
+void timing_rewrite_same_locked(timing_mark *m, const timing_mark *as)
+{
+    if (m != as)
+        m->same = as;
 }
 
 void timing_point_lose_locked(timing_point *p, salvo_status why)
@@ -133,8 +143,9 @@ void timing_batch_done_locked(queue *q, uint64_t serial)
         if (m->serial == serial) {
             if (p) {
                 uint64_t ticks = 0;
-                accel_result ar = q->acc->vt->querypool_results(q->acc->self, q->adev, m->pool,
-                                                                m->query, 1, &ticks);
+                const timing_mark *src = m->same ? m->same : m;
+                accel_result ar = q->acc->vt->querypool_results(q->acc->self, q->adev, src->pool,
+                                                                src->query, 1, &ticks);
                 if (ar == ACCEL_SUCCESS) {
                     p->state = TIMING_READY;
                     p->ticks = ticks;

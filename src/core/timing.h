@@ -12,7 +12,8 @@
  * dropped, abandoned) leaves its marks unread, and their points say the
  * time is lost, and why. A batch whose commands are recorded again (an
  * event cancel) writes its marks again (timing_rewrite_locked, from the
- * batch log's mark entries): those of withdrawn work at its start.
+ * batch log's mark entries): those of withdrawn work at its start, as
+ * one write whose time they all take (no time passes between them).
  *
  *   point:  NONE --record--> PENDING --its batch completed--> READY
  *                              |  \--batch did not run--> LOST
@@ -67,6 +68,10 @@ struct timing_mark *timing_write_locked(struct queue *q, timing_point *p, slot *
  * recorded again. The mark stays pending on that batch until it is over,
  * whoever owns it now (none: the write is harmless). */
 void timing_rewrite_locked(struct queue *q, struct timing_mark *m, slot *s);
+/* Mark m, of the same batch as `as`, recorded again at the same point
+ * (marks of withdrawn work, all at the batch's start): it takes as's
+ * time, exactly, and writes nothing of its own. */
+void timing_rewrite_same_locked(struct timing_mark *m, const struct timing_mark *as);
 /* p's latest record has no timestamp: why. Lets go of its mark. */
 void timing_point_lose_locked(timing_point *p, salvo_status why);
 /* The owner of p is going away: its mark (if any) is let go. */

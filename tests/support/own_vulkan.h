@@ -41,21 +41,35 @@ typedef struct own_vk {
     const char *extensions[3];
     uint32_t extension_count;
     bool timeline; /* the feature was enabled */
-    /* Warnings and errors the program's own messenger saw. */
+    /* Validation warnings and errors the program's own messenger saw
+     * (loader notices left out: see own_vk_on_message). */
     unsigned messages;
     char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
 } own_vk;
 
+/* Counts what salvo's own messenger counts (accel_vk_message_classify):
+ * a warning or error of type VALIDATION, whoever sent it (the loader sends
+ * the invalid usage it catches as GENERAL | VALIDATION), or PERFORMANCE
+ * from other than the loader. The rest are notices: the loader's
+ * ("Loader Message": a layer added from VK_INSTANCE_LAYERS, a manifest
+ * it skipped) are about the machine's setup, not the program's calls. */
 static VKAPI_ATTR VkBool32 VKAPI_CALL own_vk_on_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
     const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
 {
-    (void)types;
     own_vk *o = user;
-    if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                    VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)) {
+    const char *text = data && data->pMessage ? data->pMessage : "";
+    const bool loader = data && data->pMessageIdName &&
+                        strcmp(data->pMessageIdName, "Loader Message") == 0;
+    const bool serious = severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                                     VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT);
+    const bool finding = (types & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT) ||
+                         (!loader && (types & VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT));
+    if (serious && finding) {
         o->messages++;
-        fprintf(stderr, "APP VALIDATION: %s\n", data && data->pMessage ? data->pMessage : "");
+        fprintf(stderr, "APP VALIDATION: %s\n", text);
+    } else if (serious) {
+        fprintf(stderr, "app notice (not counted): %s\n", text);
     }
     return VK_FALSE;
 }
