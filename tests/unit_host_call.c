@@ -341,6 +341,103 @@ static void in_gate_poll(void *user)
     poll_hook.raise = salvo_gate_raise(poll_hook.gate, 1);
 }
 
+/* A destroy never blocks, not even on the host-call thread holding the
+ * device lock after a raise (it reaps there, and pumps held batches: the
+ * fake's timeline_value). From inside that section (the hook, on the
+ * host-call thread), another thread destroys a buffer: it must return while the
+ * section still holds the lock. A destroy that waited for the lock
+ * cannot return before the hook does: the timed wait then always
+ * expires, however fast the machine. */
+static struct {
+    salvo_device *dev;
+    salvo_buffer *victim;
+    sem_t done;
+    _Atomic bool armed;
+    bool returned_while_held;
+    pthread_t destroyer, main;
+    bool started;
+} held_section;
+
+static void *destroy_victim(void *arg)
+{
+    (void)arg;
+    salvo_buffer_destroy(held_section.victim);
+    sem_post(&held_section.done);
+    return NULL;
+}
+
+static void in_worker_section(void *user)
+{
+    (void)user;
+    /* On the host-call thread (not the test's), which holds the lock. */
+    if (pthread_equal(pthread_self(), held_section.main) ||
+        !atomic_exchange(&held_section.armed, false))
+        return;
+    if (pthread_create(&held_section.destroyer, NULL, destroy_victim, NULL) != 0)
+        return;
+    held_section.started = true;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    /* A destroy that waits for the lock returns only after this hook: the
+     * test joins it then. */
+    held_section.returned_while_held = sem_timedwait(&held_section.done, &until) == 0;
+}
+
+static void destroy_beside_worker_section(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    salvo_device *dev = open_fake(f);
+    salvo_stream *st = NULL, *other = NULL;
+    salvo_buffer *a = NULL, *b = NULL;
+    /* Two streams on the fake's one queue: the batch behind the call is
+     * held on the host, and the raise pumps it. */
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    assert_int_equal(salvo_stream_create(dev, NULL, &other), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &a), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE,
+                                         &held_section.victim), SALVO_OK);
+    assert_int_equal(sem_init(&held_section.done, 0, 0), 0);
+    held_section.dev = dev;
+    held_section.main = pthread_self();
+    held_section.returned_while_held = false;
+    held_section.started = false;
+    atomic_store(&runs, 0);
+    /* A batch of the other stream held on the host behind a gate: the
+     * section's pump reads the gate's value (the hook). */
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(other, g, 1), SALVO_OK);
+    assert_int_equal(salvo_copy(other, b, 0, a, 0, 4096), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(other), SALVO_OK);
+    atomic_store(&held_section.armed, true);
+    f->timeline_value_hook = in_worker_section;
+    assert_int_equal(salvo_stream_host_call(st, count, NULL), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    f->timeline_value_hook = NULL;
+    if (held_section.started)
+        pthread_join(held_section.destroyer, NULL);
+    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(other), SALVO_OK);
+    salvo_gate_destroy(g);
+    assert_int_equal(wait_runs(1), 1);
+    assert_false(atomic_load(&held_section.armed)); /* the section was met */
+    if (!held_section.returned_while_held)
+        fail_msg("buffer_destroy waited for the host-call thread's lock");
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.live_buffers, 2);
+    assert_int_equal(s.releases_pending, 0);
+    sem_destroy(&held_section.done);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(b);
+    salvo_stream_destroy(st);
+    salvo_stream_destroy(other);
+    close_and_check(f, dev);
+}
+
 /* Two host calls in flight together take two values: the one that waited
  * for a free slot takes its value after that wait. Deterministic: the
  * second call is made from inside the first one's wait (the hook). */
@@ -447,6 +544,7 @@ int main(void)
         cmocka_unit_test(after_device_loss),
         cmocka_unit_test(after_a_waited_event),
         cmocka_unit_test(values_across_a_slot_wait),
+        cmocka_unit_test(destroy_beside_worker_section),
         cmocka_unit_test(read_pending_at_destroy),
         cmocka_unit_test(read_in_place_pending_at_destroy),
     };

@@ -128,7 +128,6 @@ static void worker_unlock(queue *q)
     for (;;) {
         if (atomic_load(&q->retire.incoming))
             queue_reap_locked(q);
-        atomic_store(&q->helper_holds, false);
         pthread_mutex_unlock(&q->lock);
         if (!atomic_load(&q->retire.incoming))
             return;
@@ -254,9 +253,8 @@ static void run_call(host_work *hw, host_call *c)
      * looked at until none is left. */
     pthread_mutex_lock(&q->lock);
     /* From the raise on, the program may go ahead (and destroy things):
-     * this section neither waits nor lets go of the lock, and releases
-     * that meet it wait for it (queue_release). */
-    atomic_store(&q->helper_holds, true);
+     * releases that meet this section stay on the incoming list, which
+     * worker_unlock takes in before it lets go. */
     queue_reap_locked(q);
     worker_unlock(q);
 }
@@ -314,7 +312,6 @@ static salvo_status enqueue_locked(salvo_stream *st, const host_call *what, uint
                             "host call: cannot start the host-call thread");
         }
         hw->started = true;
-        q->helper = hw->thread;
     }
     /* Everything before the call, waits included (other streams' batches
      * too), goes now: the worker waits for that batch. */

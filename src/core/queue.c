@@ -192,13 +192,10 @@ void queue_release(queue *q, retire_entry *e)
 {
     uint64_t tag = atomic_load(&q->next_serial);
     bool locked = pthread_mutex_trylock(&q->lock) == 0;
-    if (!locked && atomic_load(&q->helper_holds) && !pthread_equal(pthread_self(), q->helper)) {
-        /* Held by the host-call thread for a moment: wait for it. */
-        pthread_mutex_lock(&q->lock);
-        locked = true;
-    }
     if (!locked) {
-        /* Held, maybe by this very thread (a log callback): stay queued. */
+        /* Held, by another thread (the host-call thread, which looks at
+         * the list as it lets go) or by this very one (a log callback):
+         * stay queued, never wait. */
         retire_push_incoming(&q->retire, e, tag);
         /* Another thread that let go meanwhile may not have seen it (the
          * host-call thread looks at the list after it lets go): once more. */

@@ -149,12 +149,6 @@ typedef struct queue {
      * reading the timeline. host_timeline [lock], set once. */
     accel_timeline *host_timeline;
     _Atomic uint64_t host_raised;
-    /* The host-call thread (set once, when it starts), and whether it holds
-     * the lock now in a section that neither waits nor lets go of it: a
-     * release that finds the lock busy then waits for it rather than leave
-     * itself on the incoming list for whoever comes next. */
-    pthread_t helper;
-    _Atomic bool helper_holds;
 
     queue_counters n;
 } queue;

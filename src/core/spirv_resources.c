@@ -1,0 +1,303 @@
+/*
+ * The bindings of a used resource variable: buffers (storage or uniform)
+ * with the access their decorations allow, images, samplers and combined
+ * image samplers, alone or in arrays of constant length; aliases merged.
+ * What salvo cannot bind is refused with a reason naming it.
+ */
+#include "core/spirv_internal.h"
+
+#include <string.h>
+
+/* Whether every member of the struct at nd carries member flag mf. */
+static bool all_members(ctx *c, const node *nd, uint32_t mf)
+{
+    uint32_t count = wc_of(c->w[nd->at]) - 2;
+    if (count == 0)
+        return false;
+    for (uint32_t i = 0; i < count; i++) {
+        const member *m = spirv_walk_member_find(c, nd->id, i);
+        if (m == NULL || !(m->flags & mf))
+            return false;
+    }
+    return true;
+}
+
+/* Adds binding b (element 0 and b->count elements, one entry each); a
+ * second declaration of the same binding (an alias, as kernels that view
+ * one buffer as several types have) merges its access into the first. */
+static salvo_status add_binding(ctx *c, reflect_module *out, const reflect_binding *b)
+{
+    uint32_t i = 0;
+    while (i < out->binding_count &&
+           (out->bindings[i].set < b->set ||
+            (out->bindings[i].set == b->set && out->bindings[i].binding < b->binding)))
+        i++;
+    if (i < out->binding_count && out->bindings[i].set == b->set &&
+        out->bindings[i].binding == b->binding) {
+        reflect_binding *first = &out->bindings[i];
+        if (first->kind != b->kind || first->image_type != b->image_type)
+            return spirv_walk_unsupported(
+                c, "binding %u: declared as two different kinds of resource", b->binding);
+        if (first->image_format != b->image_format || first->sampled_class != b->sampled_class)
+            return spirv_walk_unsupported(
+                c, "binding %u: declared as images of two different formats", b->binding);
+        if (first->uniform != b->uniform)
+            return spirv_walk_unsupported(
+                c, "binding %u: declared both as a uniform and as a storage buffer", b->binding);
+        if (first->count != b->count)
+            return spirv_walk_unsupported(c,
+                                          "binding %u: declared as arrays of %u and of %u buffers",
+                                          b->binding, first->count, b->count);
+        for (uint32_t e = 0; e < b->count; e++)
+            first[e].access = (salvo_access)(first[e].access | b->access);
+        return SALVO_OK;
+    }
+    if (b->count > SALVO_MAX_BINDINGS - out->binding_count)
+        return spirv_walk_unsupported(c, "more than %d buffers bound (each array element counts)",
+                                      SALVO_MAX_BINDINGS);
+    memmove(&out->bindings[i + b->count], &out->bindings[i],
+            (out->binding_count - i) * sizeof out->bindings[0]);
+    for (uint32_t e = 0; e < b->count; e++) {
+        out->bindings[i + e] = *b;
+        out->bindings[i + e].element = e;
+    }
+    out->binding_count += b->count;
+    return SALVO_OK;
+}
+
+/* What an opaque type is, in a refusal ("storage images"), or NULL. */
+static const char *opaque_kind(ctx *c, const node *t)
+{
+    const uint32_t *in = &c->w[t->at];
+    switch (t->opcode) {
+    case OP_TYPE_IMAGE: {
+        if (wc_of(in[0]) < 9)
+            return "images";
+        bool storage = in[7] == 2;
+        if (in[3] == DIM_BUFFER)
+            return storage ? "storage texel buffers" : "uniform texel buffers";
+        return storage ? "storage images" : "sampled images";
+    }
+    case OP_TYPE_SAMPLER:
+        return "samplers";
+    case OP_TYPE_SAMPLED_IMAGE:
+        return "combined image samplers";
+    case OP_TYPE_ACCELERATION_STRUCTURE:
+        return "acceleration structures";
+    default:
+        return NULL;
+    }
+}
+
+/* SPIR-V's Image Format operand -> salvo_format; UINT32_MAX where salvo
+ * has no such format (packed and 64-bit ones). */
+static uint32_t image_format_of(uint32_t spv)
+{
+    static const uint8_t map[] = {
+        [0] = SALVO_FORMAT_UNDEFINED,
+        [1] = SALVO_FORMAT_RGBA32_FLOAT, [2] = SALVO_FORMAT_RGBA16_FLOAT,
+        [3] = SALVO_FORMAT_R32_FLOAT, [4] = SALVO_FORMAT_RGBA8_UNORM,
+        [5] = SALVO_FORMAT_RGBA8_SNORM, [6] = SALVO_FORMAT_RG32_FLOAT,
+        [7] = SALVO_FORMAT_RG16_FLOAT, [9] = SALVO_FORMAT_R16_FLOAT,
+        [10] = SALVO_FORMAT_RGBA16_UNORM, [12] = SALVO_FORMAT_RG16_UNORM,
+        [13] = SALVO_FORMAT_RG8_UNORM, [14] = SALVO_FORMAT_R16_UNORM,
+        [15] = SALVO_FORMAT_R8_UNORM, [16] = SALVO_FORMAT_RGBA16_SNORM,
+        [17] = SALVO_FORMAT_RG16_SNORM, [18] = SALVO_FORMAT_RG8_SNORM,
+        [19] = SALVO_FORMAT_R16_SNORM, [20] = SALVO_FORMAT_R8_SNORM,
+        [21] = SALVO_FORMAT_RGBA32_SINT, [22] = SALVO_FORMAT_RGBA16_SINT,
+        [23] = SALVO_FORMAT_RGBA8_SINT, [24] = SALVO_FORMAT_R32_SINT,
+        [25] = SALVO_FORMAT_RG32_SINT, [26] = SALVO_FORMAT_RG16_SINT,
+        [27] = SALVO_FORMAT_RG8_SINT, [28] = SALVO_FORMAT_R16_SINT,
+        [29] = SALVO_FORMAT_R8_SINT, [30] = SALVO_FORMAT_RGBA32_UINT,
+        [31] = SALVO_FORMAT_RGBA16_UINT, [32] = SALVO_FORMAT_RGBA8_UINT,
+        [33] = SALVO_FORMAT_R32_UINT, [35] = SALVO_FORMAT_RG32_UINT,
+        [36] = SALVO_FORMAT_RG16_UINT, [37] = SALVO_FORMAT_RG8_UINT,
+        [38] = SALVO_FORMAT_R16_UINT, [39] = SALVO_FORMAT_R8_UINT,
+    };
+    if (spv == 0)
+        return SALVO_FORMAT_UNDEFINED;
+    if (spv >= sizeof map || map[spv] == SALVO_FORMAT_UNDEFINED)
+        return UINT32_MAX;
+    return map[spv];
+}
+
+/* Dimensionality names for refusals, by SPIR-V Dim. */
+static const char *const dim_names[] = {"1D", "2D", "3D", "cube", "rect", "buffer", "subpass"};
+
+/* A binding of an image, a sampler, or both (elem: the variable's type
+ * after any array): kind, dimensionality, format and access, or a
+ * refusal naming what salvo cannot bind. */
+static salvo_status reflect_image(ctx *c, const node *var, const node *elem, reflect_binding *b)
+{
+    uint32_t binding = var->binding;
+    if (elem->opcode == OP_TYPE_SAMPLER) {
+        b->kind = SALVO_BINDING_SAMPLER;
+        b->access = SALVO_ACCESS_READ;
+        return SALVO_OK;
+    }
+    const node *im = elem;
+    if (elem->opcode == OP_TYPE_SAMPLED_IMAGE) {
+        node *inner = NULL;
+        salvo_status st = spirv_walk_defined(c, c->w[elem->at + 2], &inner);
+        if (st != SALVO_OK)
+            return st;
+        if (inner->opcode != OP_TYPE_IMAGE)
+            return spirv_walk_fail(c, "binding %u: sampled image of a type that is not an image",
+                                   binding);
+        im = inner;
+    }
+    const uint32_t *in = &c->w[im->at];
+    if (wc_of(in[0]) < 9)
+        return spirv_walk_fail(c, "binding %u: OpTypeImage too short", binding);
+    uint32_t dim = in[3], arrayed = in[5], ms = in[6], sampled = in[7];
+    const char *dname = dim < 7 ? dim_names[dim] : "unknown";
+    if (dim == DIM_BUFFER)
+        return spirv_walk_unsupported(c, "binding %u: %s texel buffers are not supported", binding,
+                                      sampled == 2 ? "storage" : "uniform");
+    if (ms)
+        return spirv_walk_unsupported(c, "binding %u: multisampled images are not supported",
+                                      binding);
+    if (dim > 2 || (arrayed && dim != 1))
+        return spirv_walk_unsupported(
+            c,
+            "binding %u: %s%s images are not supported (salvo images are 1D, 2D, "
+            "3D and 2D arrays)",
+            binding, dname, arrayed ? " array" : "");
+    b->image_type = arrayed ? SALVO_IMAGE_2D_ARRAY
+                  : dim == 0 ? SALVO_IMAGE_1D
+                  : dim == 1 ? SALVO_IMAGE_2D
+                             : SALVO_IMAGE_3D;
+    node *st_type = NULL;
+    salvo_status st = spirv_walk_defined(c, in[2], &st_type);
+    if (st != SALVO_OK)
+        return st;
+    if (st_type->opcode == OP_TYPE_FLOAT)
+        b->sampled_class = REFLECT_TEXEL_FLOAT;
+    else if (st_type->opcode == OP_TYPE_INT && wc_of(c->w[st_type->at]) >= 4)
+        b->sampled_class = c->w[st_type->at + 3] ? REFLECT_TEXEL_SINT : REFLECT_TEXEL_UINT;
+    else
+        return spirv_walk_fail(c, "binding %u: image of a sampled type that is not a number",
+                               binding);
+    uint32_t format = image_format_of(in[8]);
+    if (format == UINT32_MAX)
+        return spirv_walk_unsupported(
+            c, "binding %u: image format %u (SPIR-V ImageFormat) has no salvo format", binding,
+            in[8]);
+    b->image_format = format;
+    if (elem->opcode == OP_TYPE_SAMPLED_IMAGE) {
+        b->kind = SALVO_BINDING_IMAGE_SAMPLER;
+        b->access = SALVO_ACCESS_READ;
+    } else if (sampled == 2) {
+        b->kind = SALVO_BINDING_STORAGE_IMAGE;
+        if (var->flags & NF_NON_WRITABLE)
+            b->access = SALVO_ACCESS_READ;
+        else if (var->flags & NF_NON_READABLE)
+            b->access = SALVO_ACCESS_WRITE;
+        else
+            b->access = SALVO_ACCESS_READ_WRITE;
+    } else if (sampled == 1) {
+        b->kind = SALVO_BINDING_SAMPLED_IMAGE;
+        b->access = SALVO_ACCESS_READ;
+    } else {
+        return spirv_walk_unsupported(
+            c,
+            "binding %u: an image that is neither sampled nor storage until run "
+            "time is not supported",
+            binding);
+    }
+    return SALVO_OK;
+}
+
+salvo_status spirv_resources_add(ctx *c, const node *var, reflect_module *out)
+{
+    uint32_t sc = c->w[var->at + 3];
+    bool has_binding = (var->flags & NF_BINDING) != 0;
+    uint32_t binding = var->binding;
+    node *ptr = NULL, *pointee = NULL, *elem = NULL;
+    salvo_status st = spirv_walk_defined(c, c->w[var->at + 1], &ptr);
+    if (st != SALVO_OK)
+        return st;
+    if (ptr->opcode != OP_TYPE_POINTER)
+        return spirv_walk_fail(c, "variable %u: type is not a pointer", var->id);
+    if ((st = spirv_walk_defined(c, c->w[ptr->at + 3], &pointee)) != SALVO_OK)
+        return st;
+    uint32_t count = 1;
+    elem = pointee;
+    if (pointee->opcode == OP_TYPE_ARRAY || pointee->opcode == OP_TYPE_RUNTIME_ARRAY) {
+        if ((st = spirv_walk_defined(c, c->w[pointee->at + 2], &elem)) != SALVO_OK)
+            return st;
+    }
+    reflect_binding img = {0};
+    if (elem->opcode == OP_TYPE_IMAGE || elem->opcode == OP_TYPE_SAMPLED_IMAGE ||
+        elem->opcode == OP_TYPE_SAMPLER) {
+        if ((st = reflect_image(c, var, elem, &img)) != SALVO_OK)
+            return st;
+    }
+    const char *kind = img.kind ? NULL : opaque_kind(c, elem);
+    if (kind && has_binding)
+        return spirv_walk_unsupported(
+            c, "binding %u: %s are not supported (salvo binds buffers and images)", binding, kind);
+    if (kind)
+        return spirv_walk_unsupported(
+            c, "variable %u: %s are not supported (salvo binds buffers and images)", var->id, kind);
+    if (sc == SC_UNIFORM_CONSTANT && !img.kind)
+        return spirv_walk_unsupported(
+            c, "variable %u: resources of type opcode %u are not supported", var->id, elem->opcode);
+    if (!has_binding)
+        return spirv_walk_fail(c, "resource variable %u has no Binding decoration", var->id);
+    if (!(var->flags & NF_SET))
+        return spirv_walk_fail(c, "binding %u: no DescriptorSet decoration", binding);
+    if (pointee->opcode == OP_TYPE_RUNTIME_ARRAY)
+        return spirv_walk_unsupported(
+            c,
+            "binding %u: runtime arrays of %s (descriptor indexing) are not "
+            "supported; give the array a length",
+            binding, img.kind ? "images or samplers" : "buffers");
+    if (pointee->opcode == OP_TYPE_ARRAY) {
+        node *len = NULL;
+        if ((st = spirv_walk_defined(c, c->w[pointee->at + 3], &len)) != SALVO_OK)
+            return st;
+        if (len->opcode == OP_SPEC_CONSTANT || len->opcode == OP_SPEC_CONSTANT_OP)
+            return spirv_walk_unsupported(
+                c,
+                "binding %u: an array of buffers sized by a specialization "
+                "constant is not supported",
+                binding);
+        if (len->opcode != OP_CONSTANT || wc_of(c->w[len->at]) < 4)
+            return spirv_walk_fail(c, "binding %u: array length is not an integer constant",
+                                   binding);
+        bool wide = wc_of(c->w[len->at]) > 4 && c->w[len->at + 4] != 0;
+        count = wide ? UINT32_MAX : c->w[len->at + 3];
+        if (count == 0)
+            return spirv_walk_fail(c, "binding %u: array of 0 buffers", binding);
+    }
+    if (img.kind) {
+        img.set = var->set;
+        img.binding = binding;
+        img.count = count;
+        return add_binding(c, out, &img);
+    }
+    if (elem->opcode != OP_TYPE_STRUCT)
+        return spirv_walk_fail(c, "binding %u: not a buffer block (unsupported resource type)",
+                               binding);
+
+    reflect_binding b = {.set = var->set, .binding = binding, .count = count};
+    if (sc == SC_UNIFORM && (elem->flags & NF_BUFFER_BLOCK)) {
+        b.uniform = false; /* pre-SPIR-V 1.3 storage buffer */
+    } else if (sc == SC_UNIFORM && (elem->flags & NF_BLOCK)) {
+        b.uniform = true;
+    } else if (sc == SC_UNIFORM) {
+        return spirv_walk_fail(c, "binding %u: Uniform struct is neither Block nor BufferBlock",
+                               binding);
+    } else {
+        b.uniform = false;
+    }
+
+    if (b.uniform || (var->flags & NF_NON_WRITABLE) || all_members(c, elem, MF_NON_WRITABLE))
+        b.access = SALVO_ACCESS_READ;
+    else if ((var->flags & NF_NON_READABLE) || all_members(c, elem, MF_NON_READABLE))
+        b.access = SALVO_ACCESS_WRITE;
+    else
+        b.access = SALVO_ACCESS_READ_WRITE;
+    return add_binding(c, out, &b);
+}
