@@ -104,6 +104,35 @@ static void withdraws_what_came_before(void **state)
     assert_int_equal(salvo_event_query(f->ev), SALVO_OK);
 }
 
+/* Inside what a cancel withdrew, an event with no launch before it has
+ * nothing to cancel: refused, like the first event of a batch; one with a
+ * launch before it (withdrawn with the rest) reads cancelled. */
+static void twin_events_inside_a_withdrawn_batch(void **state)
+{
+    fixture *f = *state;
+    salvo_event *e[4] = {NULL};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(salvo_event_create(f->dev, &e[i]), SALVO_OK);
+    assert_int_equal(salvo_event_record(e[0], f->st), SALVO_OK);
+    assert_int_equal(salvo_event_record(e[1], f->st), SALVO_OK); /* no launch between */
+    add(f, f->st, 1, 1);
+    assert_int_equal(salvo_event_record(e[2], f->st), SALVO_OK);
+    add(f, f->st, 1, 10);
+    assert_int_equal(salvo_event_record(f->ev, f->st), SALVO_OK);
+    assert_int_equal(salvo_event_cancel(f->ev), SALVO_OK); /* withdraws both launches */
+    assert_int_equal(salvo_event_cancel(e[0]), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_event_cancel(e[1]), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_event_cancel(e[2]), SALVO_OK); /* its launch was withdrawn */
+    assert_int_equal(salvo_event_query(e[2]), SALVO_CANCELLED);
+    add(f, f->st, 1, 100);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    assert_int_equal(salvo_event_query(e[0]), SALVO_OK);
+    assert_int_equal(salvo_event_query(e[1]), SALVO_OK);
+    expect(f, f->x, 100);
+    for (int i = 0; i < 4; i++)
+        salvo_event_destroy(e[i]);
+}
+
 /* Once the launches were submitted, cancel is refused and changes nothing. */
 static void refused_once_submitted(void **state)
 {
@@ -170,6 +199,7 @@ int main(void)
     lava_require_device();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(withdraws_what_came_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(twin_events_inside_a_withdrawn_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(refused_once_submitted, setup, teardown),
         cmocka_unit_test_setup_teardown(refused_after_a_read_submitted_it, setup, teardown),
         cmocka_unit_test_setup_teardown(copies_and_waiters, setup, teardown),

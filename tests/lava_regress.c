@@ -572,6 +572,55 @@ static void test_loss_outranks_capture(void **state)
     fx_close(&f, false);
 }
 
+static void count_call(void *user)
+{
+    atomic_fetch_add((_Atomic int *)user, 1);
+}
+
+/* A batch refused at its submit never runs: an event marking it says so
+ * (query, wait, synchronize) rather than complete, without taking the
+ * failure from its stream, which reports it once. Also where the batch is
+ * the one a host call submits ahead of itself. */
+static void test_event_of_refused_batch(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    for (int with_call = 0; with_call < 2; with_call++) {
+        fx f;
+        fx_open(&f, (fx_opts){.batch_size = 64, .fault = "cmd_end:1:oom_host"});
+        salvo_event *ev = NULL;
+        assert_int_equal(salvo_event_create(f.dev, &ev), SALVO_OK);
+        _Atomic int calls = 0;
+        if (!with_call)
+            assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
+        if (with_call) {
+            assert_int_equal(salvo_stream_host_call(f.st[0], count_call, (void *)&calls),
+                             SALVO_OK);
+        } else {
+            assert_int_equal(salvo_event_record(ev, f.st[0]), SALVO_OK);
+            assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+        }
+        if (with_call)
+            assert_int_equal(salvo_event_record(ev, f.st[0]), SALVO_OK);
+        salvo_status q = salvo_event_query(ev);
+        if (with_call && q == SALVO_NOT_READY)
+            q = salvo_event_synchronize(ev);
+        assert_int_equal(q, SALVO_ERROR_OUT_OF_HOST_MEMORY);
+        assert_int_equal(salvo_event_synchronize(ev), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+        assert_int_equal(salvo_event_wait(ev, 1000000000ull), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+        assert_non_null(strstr(salvo_last_error(), "refused"));
+        /* The flush returned the failure itself; the host call's submit
+         * kept it for the stream. */
+        assert_int_equal(salvo_stream_synchronize(f.st[0]),
+                         with_call ? SALVO_ERROR_OUT_OF_HOST_MEMORY : SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+        assert_int_equal(atomic_load(&calls), with_call);
+        expect_all(&f, 0, 0); /* the refused launch never ran */
+        salvo_event_destroy(ev);
+        fx_close(&f, true);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* 6: a cancel whose re-recording fails                                */
 /* ------------------------------------------------------------------ */
@@ -713,6 +762,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_loss_where_unchecked_is_absorbed, arm, disarm),
         cmocka_unit_test_setup_teardown(test_loss_wins_over_kept_failure, arm, disarm),
         cmocka_unit_test_setup_teardown(test_loss_outranks_capture, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_event_of_refused_batch, arm, disarm),
         cmocka_unit_test_setup_teardown(test_failed_cancel_withdraws_nothing, arm, disarm),
         cmocka_unit_test_setup_teardown(test_failed_cancel_reports_dropped_launches, arm, disarm),
         cmocka_unit_test_setup_teardown(test_uniform_binding_limits, arm, disarm),

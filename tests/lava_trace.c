@@ -160,6 +160,66 @@ static void two_streams_two_kernels(void **state)
     lava_close(dev);
 }
 
+static void quiet(void *user, salvo_log_level level, const char *file, int line,
+                  const char *message)
+{
+    (void)user;
+    (void)line;
+    if (file && strcmp(file, "validation") == 0)
+        fprintf(stderr, "VALIDATION: %s\n", message);
+    (void)level;
+}
+
+/* While tracing, a launch whose dispatch could not be recorded leaves no
+ * timestamp written: the next launch's, at the same place, writes a query
+ * that was reset (the layer reports a write to one that was not). */
+static void refused_launch_while_tracing(void **state)
+{
+    (void)state;
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/salvo_lava_trace_refused_%ld.json", (long)getpid());
+    salvo_device_desc d = {.batch_size = 8, .fault = "cmd_dispatch:1:oom_host",
+                           .flags = SALVO_DEVICE_VALIDATION, .log = quiet};
+    salvo_device *dev = NULL;
+    assert_int_equal(salvo_device_create(&d, &dev), SALVO_OK);
+    salvo_spec_constant sc = {0, 64};
+    salvo_kernel_desc ad = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
+                            .spec_constants = &sc, .spec_constant_count = 1};
+    salvo_kernel *add = NULL;
+    salvo_stream *st = NULL;
+    salvo_buffer *x = NULL;
+    assert_int_equal(salvo_kernel_create(dev, &ad, &add), SALVO_OK);
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &x), SALVO_OK);
+    assert_int_equal(salvo_fill(st, x, 0, N * 4, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    salvo_status r = salvo_trace_start(dev, path);
+    if (r == SALVO_ERROR_UNSUPPORTED)
+        skip();
+    assert_int_equal(r, SALVO_OK);
+    salvo_binding bx = {.binding = 0, .buffer = x};
+    uint32_t one[2] = {N, 1};
+    assert_int_equal(salvo_launch(st, add, groups, &bx, 1, one, sizeof one),
+                     SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(salvo_launch(st, add, groups, &bx, 1, one, sizeof one), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    expect_all(x, 1);
+    assert_int_equal(salvo_trace_stop(dev), SALVO_OK);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.validation_messages, 0);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(x);
+    salvo_kernel_destroy(add);
+    salvo_device_destroy(dev);
+    tj_trace t;
+    if (!tj_load(path, &t))
+        fail_msg("%s: %s", path, t.error);
+    assert_int_equal(tj_count(&t, "X", GPU_PID, "launch"), 1);
+    tj_free(&t);
+    remove(path);
+}
+
 /* $SALVO_TRACE: on from create, closed (valid, complete) by destroy. */
 static void environment_variable(void **state)
 {
@@ -206,6 +266,7 @@ int main(void)
     lava_require_device();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_streams_two_kernels),
+        cmocka_unit_test(refused_launch_while_tracing),
         cmocka_unit_test(environment_variable),
     };
     return cmocka_run_group_tests_name("lava_trace", tests, NULL, NULL);

@@ -1081,14 +1081,18 @@ SALVO_API salvo_status salvo_event_create(salvo_device *device, salvo_event **ou
 SALVO_API salvo_status salvo_event_record(salvo_event *event, salvo_stream *stream);
 
 /* SALVO_OK when the work up to the mark is complete (or the event was never
- * recorded), SALVO_NOT_READY while it runs, or the failure (device loss).
+ * recorded), SALVO_NOT_READY while it runs, or the failure: device loss,
+ * or that of the batch holding the mark where it was refused at its submit
+ * (it never ran; among the device's last 16 refusals; its stream's next
+ * synchronize still reports it).
  * Never blocks; submits the batch holding the mark if it is still open, so
  * a polling loop ends.
  * Thread safety: any thread. */
 SALVO_API salvo_status salvo_event_query(salvo_event *event);
 
 /* Block until the work up to the mark is complete. A failure of that work
- * is returned here and still reported by its own stream's synchronize.
+ * (as salvo_event_query says) is returned here and still reported by its
+ * own stream's synchronize.
  * Thread safety: any thread. */
 SALVO_API salvo_status salvo_event_synchronize(salvo_event *event);
 

@@ -176,6 +176,17 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
     return r;
 }
 
+salvo_status event_refused_locked(salvo_device *dev, const salvo_event *ev, const char *what)
+{
+    salvo_status why = queue_batch_outcome_locked(&dev->q, ev->serial);
+    if (why == SALVO_OK)
+        return SALVO_OK;
+    return DEV_FAIL(dev, why,
+                    "%s: the event's batch was refused when submitted (%s) and did not run; its "
+                    "stream's next synchronize reports it",
+                    what, salvo_status_string(why));
+}
+
 salvo_status salvo_event_query(salvo_event *ev)
 {
     if (!ev)
@@ -197,6 +208,8 @@ salvo_status salvo_event_query(salvo_event *ev)
         else if (!queue_batch_done_locked(&dev->q, ev->serial))
             r = SALVO_NOT_READY;
     }
+    if (r == SALVO_OK && !ev->capture_id && !ev->cancelled)
+        r = event_refused_locked(dev, ev, "event_query");
     pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
@@ -214,6 +227,8 @@ salvo_status salvo_event_synchronize(salvo_event *ev)
     salvo_status r = ev->capture_id ? captured_event(dev, "event_synchronize")
                      : ev->cancelled ? SALVO_CANCELLED
                                      : queue_wait_batch_locked(&dev->q, ev->serial);
+    if (r == SALVO_OK && !ev->capture_id && !ev->cancelled)
+        r = event_refused_locked(dev, ev, "event_synchronize");
     if (r == SALVO_OK)
         queue_reap_locked(&dev->q);
     pthread_mutex_unlock(&dev->q.lock);
@@ -290,9 +305,9 @@ salvo_status salvo_event_cancel(salvo_event *ev)
     } else if (!owner || s->state != SLOT_RECORDING) {
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "event_cancel: the launches before the event were submitted already");
-    } else if (!owner->log.broken && ev->log_offset > owner->log.start &&
-               !stream_work_before_locked(owner, ev->log_offset)) {
-        /* Only other events' timestamps before it. */
+    } else if (!owner->log.broken && !stream_work_before_locked(owner, ev->log_offset)) {
+        /* Only other events' timestamps before it (pending, or among what
+         * a cancel withdrew). */
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "event_cancel: no launch before the event is waiting to be submitted");
     } else {

@@ -369,9 +369,10 @@ static graph_node *launch_node(salvo_graph *gr, uint32_t n, const char *what)
                  gr->g.label, gr->g.node_count, n);
         return NULL;
     }
-    if (!gr->g.nodes[n].kernel) {
-        DEV_FAIL(gr->dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: node %u of %s is a %s", what, n,
-                 gr->g.label, gr->g.nodes[n].bind_count == 1 ? "fill" : "copy");
+    if (gr->g.nodes[n].kind != COMMAND_DISPATCH) {
+        command c = graph_node_command(&gr->g, &gr->g.nodes[n]);
+        DEV_FAIL(gr->dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: node %u of %s is not a launch: %s",
+                 what, n, gr->g.label, command_name(&c));
         return NULL;
     }
     return &gr->g.nodes[n];

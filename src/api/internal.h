@@ -251,4 +251,9 @@ bool device_trace_stop_locked(salvo_device *dev);
 #define COUNT_ADD(dev, field, v) COUNTER_ADD(&(dev)->q.n, field, v)
 #define COUNT_SUB(dev, field, v) COUNTER_SUB(&(dev)->q.n, field, v)
 
+/* The failure of ev's batch where it was refused at its submit (it never
+ * ran), logged for what; SALVO_OK otherwise. Events report it without
+ * taking it from the batch's stream [q.lock]. */
+salvo_status event_refused_locked(salvo_device *dev, const salvo_event *ev, const char *what);
+
 #endif

@@ -70,6 +70,8 @@ salvo_status salvo_event_wait(salvo_event *ev, uint64_t timeout_ns)
         r = SALVO_CANCELLED;
     else
         r = queue_wait_batch_until_locked(&dev->q, ev->serial, deadline);
+    if (r == SALVO_OK && !ev->capture_id && !ev->cancelled)
+        r = event_refused_locked(dev, ev, "event_wait");
     if (r == SALVO_OK)
         queue_reap_locked(&dev->q);
     pthread_mutex_unlock(&dev->q.lock);

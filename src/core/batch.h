@@ -17,15 +17,15 @@
 #include <string.h>
 
 #include "accel/accel.h"
+#include "core/command.h"
 
+/* One command, as recorded: its kind and object, then its ranges and
+ * payload bytes copied in after the header. */
 typedef struct batch_entry {
-    /* the launch's kernel, NULL for a copy, or (graph) the graph replayed */
-    const void *kernel;
-    bool graph; /* a graph replay: its push bytes hold the command buffers executed */
-    bool native; /* commands of the program's own (batch_native_push in its push bytes) */
-    bool mark;   /* an event's timestamp, no work: its timing mark in the push bytes */
+    command_kind kind;
+    const void *object;
     uint32_t groups[3];
-    uint32_t bind_count; /* a copy: binds[0] source, binds[1] destination */
+    uint32_t bind_count;
     uint32_t push_size;
     uint32_t size; /* bytes of the whole entry, header included */
     /* accel_bind binds[bind_count]; then push_size bytes */
@@ -43,18 +43,9 @@ void batch_log_init(batch_log *log, const salvo_allocator *alloc);
 void batch_log_free(batch_log *log);
 /* Forget every entry (a new batch). */
 void batch_log_clear(batch_log *log);
-/* Append one entry; on failure to grow, mark the log broken. */
-void batch_log_append(batch_log *log, const void *kernel, const uint32_t groups[3],
-                      const accel_bind *binds, uint32_t bind_count, const void *push,
-                      uint32_t push_size);
-/* Append a graph replay: the graph, and the reusable command buffers it
- * executed (count of them). */
-/* Commands the program records itself: the ranges they touch, and the
- * push bytes the stream engine keeps to record them again. */
-void batch_log_append_native(batch_log *log, const accel_bind *ranges, uint32_t count,
-                             const void *push, uint32_t push_size);
-void batch_log_append_graph(batch_log *log, const void *graph, accel_cmd *const *cmds,
-                            uint32_t count);
+/* Append c (its ranges and payload copied); on failure to grow, mark the
+ * log broken. */
+void batch_log_append(batch_log *log, const command *c);
 /* An event's timestamp written here (the timing mark), so that a cancel
  * that records the batch again writes it again. */
 void batch_log_append_mark(batch_log *log, const void *mark);
@@ -68,6 +59,17 @@ static inline const accel_bind *batch_entry_binds(const batch_entry *e)
 static inline const void *batch_entry_push(const batch_entry *e)
 {
     return (const unsigned char *)(batch_entry_binds(e) + e->bind_count);
+}
+/* The command an entry holds (pointing into the entry). */
+static inline command batch_entry_command(const batch_entry *e)
+{
+    return (command){.kind = e->kind,
+                     .object = e->object,
+                     .groups = {e->groups[0], e->groups[1], e->groups[2]},
+                     .binds = batch_entry_binds(e),
+                     .bind_count = e->bind_count,
+                     .push = batch_entry_push(e),
+                     .push_size = e->push_size};
 }
 /* The timing mark of a mark entry. */
 static inline void *batch_entry_mark(const batch_entry *e)

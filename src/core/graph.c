@@ -91,9 +91,20 @@ void graph_fini(engine_graph *g)
     memset(g, 0, sizeof *g);
 }
 
-static salvo_status add_node(engine_graph *g, const engine_kernel *k, const uint32_t groups[3],
-                             const accel_bind *binds, uint32_t bind_count, const void *push,
-                             uint32_t push_size)
+command graph_node_command(const engine_graph *g, const graph_node *n)
+{
+    return (command){.kind = n->kind,
+                     .object = n->kernel,
+                     .groups = {n->groups[0], n->groups[1], n->groups[2]},
+                     .binds = &g->binds[n->bind_at],
+                     .bind_count = n->bind_count,
+                     .push = g->push + n->push_at,
+                     .push_size = n->push_size};
+}
+
+static salvo_status add_node(engine_graph *g, command_kind kind, const engine_kernel *k,
+                             const uint32_t groups[3], const accel_bind *binds,
+                             uint32_t bind_count, const void *push, uint32_t push_size)
 {
     const salvo_allocator *a = g->q->alloc;
     if (g->node_count == UINT32_MAX - 1 ||
@@ -106,7 +117,8 @@ static salvo_status add_node(engine_graph *g, const engine_kernel *k, const uint
                           "capture into %s: out of host memory; the call was not captured",
                           g->label);
     graph_node *n = &g->nodes[g->node_count++];
-    *n = (graph_node){.kernel = k,
+    *n = (graph_node){.kind = kind,
+                      .kernel = k,
                       .groups = {groups[0], groups[1], groups[2]},
                       .bind_count = bind_count,
                       .push_size = push_size,
@@ -124,7 +136,7 @@ salvo_status graph_add_launch(engine_graph *g, const engine_kernel *k, const uin
                               const accel_bind *binds, uint32_t bind_count, const void *push,
                               uint32_t push_size)
 {
-    return add_node(g, k, groups, binds, bind_count, push, push_size);
+    return add_node(g, COMMAND_DISPATCH, k, groups, binds, bind_count, push, push_size);
 }
 
 salvo_status graph_add_copy(engine_graph *g, accel_buffer *src, uint64_t so, accel_buffer *dst,
@@ -133,7 +145,7 @@ salvo_status graph_add_copy(engine_graph *g, accel_buffer *src, uint64_t so, acc
     static const uint32_t none[3] = {0, 0, 0};
     accel_bind ends[2] = {{.buffer = src, .offset = so, .size = size},
                           {.buffer = dst, .offset = dof, .size = size}};
-    return add_node(g, NULL, none, ends, 2, NULL, 0);
+    return add_node(g, COMMAND_COPY, NULL, none, ends, 2, NULL, 0);
 }
 
 salvo_status graph_add_fill(engine_graph *g, accel_buffer *dst, uint64_t offset, uint64_t size,
@@ -141,23 +153,21 @@ salvo_status graph_add_fill(engine_graph *g, accel_buffer *dst, uint64_t offset,
 {
     static const uint32_t none[3] = {0, 0, 0};
     accel_bind end = {.buffer = dst, .offset = offset, .size = size};
-    return add_node(g, NULL, none, &end, 1, &value, sizeof value);
+    return add_node(g, COMMAND_FILL, NULL, none, &end, 1, &value, sizeof value);
 }
 
 salvo_status graph_add_image_copy(engine_graph *g, const accel_bind ends[2],
                                   const accel_image_region *region)
 {
     static const uint32_t none[3] = {0, 0, 0};
-    return add_node(g, NULL, none, ends, 2, region, sizeof *region);
+    return add_node(g, COMMAND_IMAGE_COPY, NULL, none, ends, 2, region, sizeof *region);
 }
 
 /* How node n touches its i-th bound range. */
 static salvo_access node_access(const engine_graph *g, const graph_node *n, uint32_t i)
 {
-    if (!n->kernel) /* a copy reads its first range; a fill has only one */
-        return i == 0 && n->bind_count == 2 ? SALVO_ACCESS_READ : SALVO_ACCESS_WRITE;
-    const accel_bind *b = &g->binds[n->bind_at + i];
-    return b->uniform ? SALVO_ACCESS_READ : n->kernel->refl.bindings[i].access;
+    command c = graph_node_command(g, n);
+    return command_access(&c, i);
 }
 
 /* ------------------------------------------------------------------ */
@@ -296,7 +306,8 @@ static salvo_status compute_levels(engine_graph *g, tracks *t)
     for (uint32_t j = 0; j < g->node_count; j++) {
         graph_node *n = &g->nodes[j];
         const accel_bind *b = &g->binds[n->bind_at];
-        bool addresses = n->kernel && n->kernel->refl.buffer_addresses;
+        command cmd = graph_node_command(g, n);
+        bool addresses = command_touches_any(&cmd);
         uint32_t level = addresses ? g->levels : floor;
         if (addresses) {
             floor = level + 1;
@@ -370,7 +381,7 @@ static salvo_status plan(engine_graph *g)
     uint64_t groups = 0;
     for (uint32_t j = 0; j < n; j++) {
         const graph_node *nd = &g->nodes[j];
-        if (!nd->kernel) {
+        if (nd->kind != COMMAND_DISPATCH) {
             has_copy = true;
             continue;
         }
@@ -467,7 +478,7 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
     uint32_t sets = 0, descriptors = 0;
     for (uint32_t p = c->first; p < c->first + c->count; p++) {
         const graph_node *n = &g->nodes[g->order[p]];
-        if (n->kernel) {
+        if (n->kind == COMMAND_DISPATCH) {
             sets++;
             descriptors += n->bind_count;
         }
@@ -482,34 +493,12 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
     const char *what = "could not be begun";
     for (uint32_t p = c->first; ar == ACCEL_SUCCESS && p < c->first + c->count; p++) {
         const graph_node *n = &g->nodes[g->order[p]];
-        const accel_bind *b = &g->binds[n->bind_at];
         if (g->barrier[p]) {
             VT(q)->cmd_barrier(SELF(q), q->adev, rec->cmd, kind);
             COUNTER_ADD(&q->n, barriers_emitted, 1);
         }
-        if (!n->kernel && n->bind_count == 1) {
-            uint32_t value;
-            memcpy(&value, g->push + n->push_at, sizeof value);
-            VT(q)->cmd_fill(SELF(q), q->adev, rec->cmd, b[0].buffer, b[0].offset, b[0].size,
-                            value);
-            continue;
-        }
-        if (!n->kernel && n->push_size == sizeof(accel_image_region)) {
-            accel_image_region region;
-            memcpy(&region, g->push + n->push_at, sizeof region);
-            bool to_image = b[1].image != NULL;
-            const accel_bind *buf = to_image ? &b[0] : &b[1];
-            VT(q)->cmd_copy_image(SELF(q), q->adev, rec->cmd, buf->buffer, buf->offset,
-                                  to_image ? b[1].image : b[0].image, &region, to_image);
-            continue;
-        }
-        if (!n->kernel) {
-            VT(q)->cmd_copy(SELF(q), q->adev, rec->cmd, b[0].buffer, b[0].offset, b[1].buffer,
-                            b[1].offset, b[0].size);
-            continue;
-        }
-        ar = VT(q)->cmd_dispatch(SELF(q), q->adev, rec->cmd, n->kernel->pipe, rec->pool, b,
-                                 n->bind_count, n->groups, g->push + n->push_at, n->push_size);
+        command cmd = graph_node_command(g, n);
+        ar = command_record(q->acc, q->adev, rec->cmd, rec->pool, &cmd);
         what = "launch could not be recorded";
     }
     if (ar == ACCEL_SUCCESS) {

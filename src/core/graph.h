@@ -42,11 +42,12 @@ enum {
     GRAPH_CHUNK_NODES = SALVO_GRAPH_CHUNK_NODES
 };
 
+/* A node: one command (a dispatch, copy, fill or image copy; see
+ * core/command.h for what binds and push hold for each), its binds and
+ * push bytes kept in the graph's arrays. */
 typedef struct graph_node {
-    /* NULL: a copy (binds[0] source, binds[1] destination; with an
-     * accel_image_region as push data, between a buffer and an image), or
-     * a fill (one bind, the value as push data) */
-    const engine_kernel *kernel;
+    command_kind kind;
+    const engine_kernel *kernel; /* a dispatch's, else NULL */
     uint32_t groups[3];
     uint32_t bind_count;
     uint32_t push_size;
@@ -123,6 +124,9 @@ void graph_init(engine_graph *g, queue *q, uint32_t number);
 /* Free what the graph holds: its recordings at once (the caller knows no
  * batch executes them any more) and its memory. */
 void graph_fini(engine_graph *g);
+
+/* The command node n holds (pointing into the graph's arrays). */
+command graph_node_command(const engine_graph *g, const graph_node *n);
 
 /* Append a node (capture). Out of host memory: the call is not captured
  * (and says so); the capture goes on. */

@@ -150,6 +150,21 @@ salvo_status queue_loss_wins_locked(queue *q, salvo_status first, char msg[SALVO
     return first;
 }
 
+void queue_note_refused_locked(queue *q, uint64_t serial, salvo_status why)
+{
+    q->refused[q->refused_next].serial = serial;
+    q->refused[q->refused_next].why = why;
+    q->refused_next = (q->refused_next + 1) % QUEUE_REFUSED_KEPT;
+}
+
+salvo_status queue_batch_outcome_locked(const queue *q, uint64_t serial)
+{
+    for (uint32_t i = 0; serial && i < QUEUE_REFUSED_KEPT; i++)
+        if (q->refused[i].serial == serial)
+            return q->refused[i].why;
+    return SALVO_OK;
+}
+
 bool queue_is_lost(const queue *q)
 {
     return atomic_load_explicit(&q->lost, memory_order_acquire);
@@ -347,8 +362,11 @@ void queue_pump_locked(queue *q)
             if (r == SALVO_OK)
                 continue;
             /* Refused or lost: the stream's next synchronize hears of it. */
-            if (!slot_active(s))
+            if (!slot_active(s)) {
                 COUNTER_SUB(&q->n, launches_pending, n);
+                if (s->state == SLOT_IDLE)
+                    queue_note_refused_locked(q, s->serial, r);
+            }
             if (r == SALVO_ERROR_DEVICE_LOST)
                 queue_mark_lost_locked(q);
             stream_defer_locked(st, r);

@@ -84,6 +84,8 @@ typedef struct queue_pin {
     struct queue_pin *next;
 } queue_pin;
 
+enum { QUEUE_REFUSED_KEPT = 16 };
+
 typedef struct queue {
     const accel *acc;
     accel_device *adev;
@@ -150,6 +152,16 @@ typedef struct queue {
     accel_timeline *host_timeline;
     _Atomic uint64_t host_raised;
 
+    /* [lock] The last batches refused at their submit (back to IDLE, never
+     * run), for the events that mark them: their stream keeps the failure
+     * too, an event's wait reports it without taking it. A ring: older
+     * refusals read as complete. */
+    struct {
+        uint64_t serial;
+        salvo_status why;
+    } refused[QUEUE_REFUSED_KEPT];
+    uint32_t refused_next;
+
     queue_counters n;
 } queue;
 
@@ -168,6 +180,13 @@ void queue_settle_for_destroy_locked(queue *q);
 void queue_release_all_locked(queue *q);
 void queue_fini_locked(queue *q);
 void queue_destroy_lock(queue *q);
+
+/* Batch serial was refused at its submit (refused, with why): note it for
+ * the events that mark it. */
+void queue_note_refused_locked(queue *q, uint64_t serial, salvo_status why);
+/* How batch serial, done (queue_batch_done_locked), ended: SALVO_OK, or
+ * the failure that refused it (among the last QUEUE_REFUSED_KEPT). */
+salvo_status queue_batch_outcome_locked(const queue *q, uint64_t serial);
 
 bool queue_is_lost(const queue *q);
 salvo_status queue_lost_error(queue *q);

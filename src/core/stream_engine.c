@@ -91,9 +91,8 @@ static void note_buffers(stream_engine *st, slot *s)
         /* A graph's buffers are not listed; a kernel using buffer
          * addresses, or commands of the program's declaring nothing, may
          * touch any: any. */
-        if (e->graph || (e->native && e->bind_count == 0) ||
-            (!e->native && e->kernel &&
-             ((const engine_kernel *)e->kernel)->refl.buffer_addresses)) {
+        command c = batch_entry_command(e);
+        if (e->kind == COMMAND_GRAPH || command_touches_any(&c)) {
             s->noted_count = SLOT_MAX_NOTED_BUFFERS + 1;
             break;
         }
@@ -150,8 +149,11 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
         st->cur = (st->cur + 1) % STREAM_SLOTS;
         return SALVO_OK;
     }
-    if (!slot_active(s))
+    if (!slot_active(s)) {
         COUNTER_SUB(&q->n, launches_pending, n);
+        if (s->state == SLOT_IDLE)
+            queue_note_refused_locked(q, s->serial, r);
+    }
     if (r == SALVO_ERROR_DEVICE_LOST)
         queue_mark_lost_locked(q);
     if (!report)
@@ -378,71 +380,28 @@ static void order_work_locked(stream_engine *st, const access *a, uint32_t n, bo
     }
 }
 
-static void order_launch_locked(stream_engine *st, const engine_kernel *k, const accel_bind *binds)
+/* Order c after what it depends on in st's open batch (see
+ * order_work_locked): the ranges it declares, as command_access says. */
+static void order_command_locked(stream_engine *st, const command *c)
 {
     access a[SALVO_MAX_BINDINGS];
-    uint32_t n = k->refl.binding_count;
-    for (uint32_t i = 0; i < n; i++)
-        a[i] = (access){accel_bind_target(&binds[i]), binds[i].offset,
-                        binds[i].offset + binds[i].size,
-                        binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access};
-    order_work_locked(st, a, n, false, k->refl.buffer_addresses);
+    for (uint32_t i = 0; i < c->bind_count; i++)
+        a[i] = (access){accel_bind_target(&c->binds[i]), c->binds[i].offset,
+                        c->binds[i].offset + c->binds[i].size, command_access(c, i)};
+    order_work_locked(st, a, c->bind_count, c->kind != COMMAND_DISPATCH,
+                      command_touches_any(c));
 }
 
-/* Record one dispatch into the open slot, submitting first when its
- * descriptor pool is full. */
-static salvo_status record_locked(stream_engine *st, const engine_kernel *k, const uint32_t groups[3],
-                                  const accel_bind *binds, const void *push, uint32_t push_size)
-{
-    queue *q = st->q;
-    /* Kernels do not run on the copy queue: a batch of copies open there
-     * goes now, and the launch opens the next one on the stream's queue. */
-    if (st->open && st->open->queue == q->copy_queue) {
-        salvo_status r = stream_submit_locked(st, true);
-        if (r != SALVO_OK)
-            return r;
-    }
-    for (int attempt = 0;; attempt++) {
-        salvo_status r = stream_open_locked(st);
-        if (r != SALVO_OK)
-            return r;
-        slot *s = st->open;
-        order_launch_locked(st, k, binds);
-        trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-        accel_result ar = VT(q)->cmd_dispatch(SELF(q), q->adev, s->cmd, k->pipe, s->pool,
-                                                binds, k->refl.binding_count, groups, push,
-                                                push_size);
-        if (ar == ACCEL_SUCCESS) {
-            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
-            batch_log_append(&st->log, k, groups, binds, k->refl.binding_count, push, push_size);
-            return SALVO_OK;
-        }
-        if (ar == ACCEL_ERROR_OUT_OF_POOL_MEMORY && attempt == 0 && s->launches > 0) {
-            r = stream_submit_locked(st, true);
-            if (r != SALVO_OK)
-                return r;
-            continue;
-        }
-        if (ar == ACCEL_ERROR_DEVICE_LOST)
-            queue_mark_lost_locked(q);
-        return QUEUE_FAIL(q, salvo_status_from_accel(ar), "launch of kernel '%s': not recorded (%s)",
-                        k->name, accel_result_name(ar));
-    }
-}
-
-static const char copy_name[] = "(copy)";
-static const char fill_name[] = "(fill)";
-
-/* Record the execution of graph g's recordings (cmds) into st's open
- * batch: a barrier first if g touches what the batch's earlier work
- * wrote, or writes what it read (as for a launch, with g's touches); then
- * what g touches joins the batch's hazards. Names and counts its nodes in
- * the slot. */
-static void record_graph_locked(stream_engine *st, const engine_graph *g, accel_cmd *const *cmds,
-                                uint32_t count)
+/* Record the execution of graph c->object's recordings (c->push) into
+ * st's open batch: a barrier first if the graph touches what the batch's
+ * earlier work wrote, or writes what it read (as for a launch, with the
+ * graph's touches); then what it touches joins the batch's hazards.
+ * Names and counts its nodes in the slot. */
+static void record_graph_locked(stream_engine *st, const command *c)
 {
     queue *q = st->q;
     slot *s = st->open;
+    const engine_graph *g = c->object;
     bool copy = g->has_copy;
     bool fence = g->addresses || st->address_fence;
     bool conflict = fence || (copy && st->compute_overflow);
@@ -466,8 +425,7 @@ static void record_graph_locked(stream_engine *st, const engine_graph *g, accel_
         }
     }
     trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-    if (count)
-        VT(q)->cmd_execute(SELF(q), q->adev, s->cmd, cmds, count);
+    command_record(q->acc, q->adev, s->cmd, s->pool, c);
     trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
     for (uint32_t i = 0; i < g->touch_count; i++) {
         const graph_touch *t = &g->touch[i];
@@ -492,92 +450,74 @@ static void record_graph_locked(stream_engine *st, const engine_graph *g, accel_
     COUNTER_ADD(&q->n, launches_pending, g->node_count);
 }
 
-/* Record a copy (a[0] its source range, a[1] its destination) and log it. */
-static void record_copy_locked(stream_engine *st, const access a[2])
+/* Record c (not a mark) into st's open batch, the one path of every
+ * command: ordered, recorded, counted and named in the slot, and logged
+ * when log is set (a cancel's re-record reads the log it keeps). A
+ * failure (a dispatch the driver refused) leaves the batch as it was
+ * but for its trace mark. */
+static accel_result record_command_locked(stream_engine *st, const command *c, bool log)
 {
     queue *q = st->q;
     slot *s = st->open;
-    order_work_locked(st, a, 2, true, false);
-    uint64_t size = a[0].end - a[0].begin;
-    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-    VT(q)->cmd_copy(SELF(q), q->adev, s->cmd, (accel_buffer *)a[0].buffer, a[0].begin,
-                      (accel_buffer *)a[1].buffer, a[1].begin, size);
-    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
-    slot_note_launch(s, copy_name);
-    accel_bind ends[2] = {{.buffer = (accel_buffer *)a[0].buffer, .offset = a[0].begin, .size = size},
-                          {.buffer = (accel_buffer *)a[1].buffer, .offset = a[1].begin, .size = size}};
-    static const uint32_t none[3] = {0, 0, 0};
-    batch_log_append(&st->log, NULL, none, ends, 2, NULL, 0);
-}
-
-/* Record a fill of range a (a write) with value, and log it: a copy-like
- * entry with one range and the value as its push data. */
-static void record_fill_locked(stream_engine *st, const access *a, uint32_t value)
-{
-    queue *q = st->q;
-    slot *s = st->open;
-    order_work_locked(st, a, 1, true, false);
-    uint64_t size = a->end - a->begin;
-    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-    VT(q)->cmd_fill(SELF(q), q->adev, s->cmd, (accel_buffer *)a->buffer, a->begin, size, value);
-    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
-    slot_note_launch(s, fill_name);
-    accel_bind end = {.buffer = (accel_buffer *)a->buffer, .offset = a->begin, .size = size};
-    static const uint32_t none[3] = {0, 0, 0};
-    batch_log_append(&st->log, NULL, none, &end, 1, &value, sizeof value);
-}
-
-static const char image_copy_name[] = "(image copy)";
-
-/* Record a copy between a buffer and an image (a[0] the source, a[1] the
- * destination; the image's end is its identity, range [0, 1)) and log it,
- * the region as its push data. */
-static void record_image_copy_locked(stream_engine *st, const access a[2], accel_buffer *buf,
-                                     uint64_t offset, accel_image *img,
-                                     const accel_image_region *region, bool to_image)
-{
-    queue *q = st->q;
-    slot *s = st->open;
-    order_work_locked(st, a, 2, true, false);
-    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-    VT(q)->cmd_copy_image(SELF(q), q->adev, s->cmd, buf, offset, img, region, to_image);
-    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
-    slot_note_launch(s, image_copy_name);
-    accel_bind ends[2];
-    for (int i = 0; i < 2; i++) {
-        bool image_end = (i == 1) == to_image;
-        ends[i] = image_end ? (accel_bind){.image = img, .offset = 0, .size = 1}
-                            : (accel_bind){.buffer = buf, .offset = a[i].begin,
-                                           .size = a[i].end - a[i].begin};
+    if (c->kind == COMMAND_GRAPH) {
+        record_graph_locked(st, c);
+    } else {
+        order_command_locked(st, c);
+        trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+        accel_result ar = command_record(q->acc, q->adev, s->cmd, s->pool, c);
+        if (ar != ACCEL_SUCCESS) {
+            trace_launch_unmark(st->trace, slot_index(st, s), &q->env, s->cmd);
+            return ar;
+        }
+        trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
+        /* Commands that declared nothing: ordered after everything later
+         * in the batch too. */
+        if (command_touches_any(c) && c->kind == COMMAND_NATIVE)
+            st->address_fence = true;
+        slot_note_launch(s, command_name(c));
+        COUNTER_ADD(&q->n, launches_pending, 1);
     }
-    static const uint32_t none[3] = {0, 0, 0};
-    batch_log_append(&st->log, NULL, none, ends, 2, region, sizeof *region);
+    if (c->kind == COMMAND_DISPATCH)
+        st->batch_groups += (uint64_t)c->groups[0] * c->groups[1] * c->groups[2];
+    else if (c->kind == COMMAND_GRAPH)
+        st->batch_groups += ((const engine_graph *)c->object)->groups_total;
+    if (log)
+        batch_log_append(&st->log, c);
+    return ACCEL_SUCCESS;
 }
 
-/* What a native entry keeps to record its commands again. */
-typedef struct native_push {
-    stream_native_fn fn;
-    void (*record)(void);
-    void *user;
-    uint8_t how[SALVO_MAX_BINDINGS]; /* salvo_access of each range */
-} native_push;
-
-static const char native_name[] = "(vulkan)";
-
-/* Order the program's commands by the ranges they declared (as a copy:
- * any stage), then let it record them. */
-static void record_native_locked(stream_engine *st, const access *a, uint32_t n,
-                                 const native_push *np)
+/* Record a dispatch into the open slot, submitting first when its
+ * descriptor pool is full. */
+static salvo_status record_dispatch_locked(stream_engine *st, const command *c)
 {
     queue *q = st->q;
-    slot *s = st->open;
-    /* Nothing declared: ordered after everything earlier in the batch. */
-    order_work_locked(st, a, n, true, n == 0);
-    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-    np->fn(VT(q)->cmd_native(SELF(q), q->adev, s->cmd), np->record, np->user);
-    trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
-    st->address_fence |= n == 0;
-    slot_note_launch(s, native_name);
+    const engine_kernel *k = c->object;
+    /* Kernels do not run on the copy queue: a batch of copies open there
+     * goes now, and the launch opens the next one on the stream's queue. */
+    if (st->open && st->open->queue == q->copy_queue) {
+        salvo_status r = stream_submit_locked(st, true);
+        if (r != SALVO_OK)
+            return r;
+    }
+    for (int attempt = 0;; attempt++) {
+        salvo_status r = stream_open_locked(st);
+        if (r != SALVO_OK)
+            return r;
+        slot *s = st->open;
+        accel_result ar = record_command_locked(st, c, true);
+        if (ar == ACCEL_SUCCESS)
+            return SALVO_OK;
+        if (ar == ACCEL_ERROR_OUT_OF_POOL_MEMORY && attempt == 0 && s->launches > 0) {
+            r = stream_submit_locked(st, true);
+            if (r != SALVO_OK)
+                return r;
+            continue;
+        }
+        if (ar == ACCEL_ERROR_DEVICE_LOST)
+            queue_mark_lost_locked(q);
+        return QUEUE_FAIL(q, salvo_status_from_accel(ar), "launch of kernel '%s': not recorded (%s)",
+                        k->name, accel_result_name(ar));
+    }
 }
 
 /* Record st's open batch again from scratch, with the log's entries from
@@ -597,7 +537,7 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
     uint32_t withdrawn = 0;
     const batch_entry *w;
     for (size_t o = st->log.start; o < offset && (w = batch_log_at(&st->log, o)); o += w->size)
-        withdrawn += !w->mark;
+        withdrawn += w->kind != COMMAND_MARK;
     COUNTER_SUB(&q->n, launches_pending, s->launches);
     slot_discard(s, &q->env);
     st->open = NULL;
@@ -617,7 +557,7 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
      * cancel) mark the batch's start: their timestamps go first. */
     struct timing_mark *start = NULL;
     for (size_t o = 0; o < offset && (w = batch_log_at(&st->log, o)); o += w->size) {
-        if (!w->mark)
+        if (w->kind != COMMAND_MARK)
             continue;
         if (start)
             timing_rewrite_same_locked(batch_entry_mark(w), start);
@@ -625,87 +565,31 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
             timing_rewrite_locked(q, start = batch_entry_mark(w), s);
     }
     for (const batch_entry *e; (e = batch_log_at(&st->log, offset)); offset += e->size) {
-        if (e->mark) {
+        if (e->kind == COMMAND_MARK) {
             timing_rewrite_locked(q, batch_entry_mark(e), s);
             continue;
         }
-        const accel_bind *b = batch_entry_binds(e);
-        const char *name = e->bind_count == 1 && !e->kernel ? fill_name : copy_name;
-        if (e->graph) {
-            const engine_graph *g = e->kernel;
-            /* Entries are 8-byte aligned, the pointers right after the header. */
-            accel_cmd *const *cmds = (accel_cmd *const *)batch_entry_push(e);
-            record_graph_locked(st, g, cmds, e->push_size / (uint32_t)sizeof *cmds);
-            trace_launch_note(q->trace, st->trace, slot_index(st, s), g->label, 0);
-            st->batch_groups += g->groups_total;
-            continue;
-        }
-        if (e->native) {
-            native_push np;
-            memcpy(&np, batch_entry_push(e), sizeof np);
-            access a[SALVO_MAX_BINDINGS];
-            for (uint32_t i = 0; i < e->bind_count; i++)
-                a[i] = (access){accel_bind_target(&b[i]), b[i].offset, b[i].offset + b[i].size,
-                                np.how[i]};
-            record_native_locked(st, a, e->bind_count, &np);
-            trace_launch_note(q->trace, st->trace, slot_index(st, s), native_name, 0);
-            COUNTER_ADD(&q->n, launches_pending, 1);
-            continue;
-        }
-        if (!e->kernel && e->push_size == sizeof(accel_image_region)) {
-            accel_image_region region;
-            memcpy(&region, batch_entry_push(e), sizeof region);
-            bool to_image = b[1].image != NULL;
-            const accel_bind *buf = to_image ? &b[0] : &b[1];
-            access a[2] = {
-                {accel_bind_target(&b[0]), b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_READ},
-                {accel_bind_target(&b[1]), b[1].offset, b[1].offset + b[1].size, SALVO_ACCESS_WRITE}};
-            order_work_locked(st, a, 2, true, false);
-            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-            VT(q)->cmd_copy_image(SELF(q), q->adev, s->cmd, buf->buffer, buf->offset,
-                                  to_image ? b[1].image : b[0].image, &region, to_image);
-            name = image_copy_name;
-        } else if (!e->kernel && e->bind_count == 1) {
-            access a = {b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_WRITE};
-            uint32_t value;
-            memcpy(&value, batch_entry_push(e), sizeof value);
-            order_work_locked(st, &a, 1, true, false);
-            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-            VT(q)->cmd_fill(SELF(q), q->adev, s->cmd, b[0].buffer, b[0].offset, b[0].size, value);
-        } else if (!e->kernel) {
-            access a[2] = {{b[0].buffer, b[0].offset, b[0].offset + b[0].size, SALVO_ACCESS_READ},
-                           {b[1].buffer, b[1].offset, b[1].offset + b[1].size, SALVO_ACCESS_WRITE}};
-            order_work_locked(st, a, 2, true, false);
-            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-            VT(q)->cmd_copy(SELF(q), q->adev, s->cmd, b[0].buffer, b[0].offset, b[1].buffer,
-                              b[1].offset, b[0].size);
-        } else {
-            const engine_kernel *k = e->kernel;
-            name = k->name;
-            order_launch_locked(st, k, b);
-            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-            accel_result ar = VT(q)->cmd_dispatch(SELF(q), q->adev, s->cmd, k->pipe, s->pool,
-                                                    b, e->bind_count, e->groups,
-                                                    batch_entry_push(e), e->push_size);
-            if (ar != ACCEL_SUCCESS)
-                return QUEUE_FAIL(q, salvo_status_from_accel(ar),
-                                "cancel: launch of kernel '%s' could not be recorded again (%s)",
-                                k->name, accel_result_name(ar));
-            st->batch_groups += (uint64_t)e->groups[0] * e->groups[1] * e->groups[2];
-        }
-        trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
-        slot_note_launch(s, name);
-        trace_launch_note(q->trace, st->trace, slot_index(st, s), name, 0);
-        COUNTER_ADD(&q->n, launches_pending, 1);
+        command c = batch_entry_command(e);
+        accel_result ar = record_command_locked(st, &c, false);
+        if (ar != ACCEL_SUCCESS)
+            return QUEUE_FAIL(q, salvo_status_from_accel(ar),
+                              "cancel: launch of kernel '%s' could not be recorded again (%s)",
+                              command_name(&c), accel_result_name(ar));
+        trace_launch_note(q->trace, st->trace, slot_index(st, s),
+                          c.kind == COMMAND_GRAPH ? ((const engine_graph *)c.object)->label
+                                                  : command_name(&c),
+                          0);
     }
     return SALVO_OK;
 }
 
 bool stream_work_before_locked(const stream_engine *st, size_t offset)
 {
+    /* A point inside what a cancel withdrew looks at that work. */
+    size_t from = offset > st->log.start ? st->log.start : 0;
     const batch_entry *e;
-    for (size_t o = st->log.start; o < offset && (e = batch_log_at(&st->log, o)); o += e->size)
-        if (!e->mark)
+    for (size_t o = from; o < offset && (e = batch_log_at(&st->log, o)); o += e->size)
+        if (e->kind != COMMAND_MARK)
             return true;
     return false;
 }
@@ -859,65 +743,43 @@ static salvo_status batch_check_locked(stream_engine *st, slot *s)
     return r;
 }
 
+/* What traces call c's work. */
+static const char *trace_name(const command *c)
+{
+    return c->kind == COMMAND_GRAPH ? ((const engine_graph *)c->object)->label : command_name(c);
+}
+
+/* After c went into st's open batch s: its trace note, then the batch
+ * policy (the one epilogue). */
+static salvo_status command_done_locked(stream_engine *st, slot *s, const command *c,
+                                        uint64_t t0, uint64_t *serial)
+{
+    queue *q = st->q;
+    trace_launch_note(q->trace, st->trace, slot_index(st, s), trace_name(c), t0);
+    *serial = s->serial;
+    return batch_check_locked(st, s);
+}
+
+static uint64_t trace_start(const stream_engine *st)
+{
+    return st->trace && st->q->trace ? trace_now_ns() : 0;
+}
+
 salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
                                     const uint32_t groups[3], const accel_bind *binds,
                                     const void *push, uint32_t push_size, uint64_t *serial)
 {
     queue *q = st->q;
-    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
+    uint64_t t0 = trace_start(st);
     queue_relieve_locked(q);
-    salvo_status r = record_locked(st, k, groups, binds, push, push_size);
+    command c = {.kind = COMMAND_DISPATCH, .object = k, .groups = {groups[0], groups[1], groups[2]},
+                 .binds = binds, .bind_count = k->refl.binding_count, .push = push,
+                 .push_size = push_size};
+    salvo_status r = record_dispatch_locked(st, &c);
     if (r != SALVO_OK)
         return r;
-    slot *s = st->open;
-    slot_note_launch(s, k->name);
-    trace_launch_note(q->trace, st->trace, slot_index(st, s), k->name, t0);
-    COUNTER_ADD(&q->n, launches_pending, 1);
     COUNTER_ADD(&q->n, launches_total, 1);
-    *serial = s->serial;
-    st->batch_groups += (uint64_t)groups[0] * groups[1] * groups[2];
-    return batch_check_locked(st, s);
-}
-
-salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
-                                accel_buffer *dst, uint64_t dof, uint64_t size, bool host_side,
-                                uint64_t *serial)
-{
-    queue *q = st->q;
-    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
-    queue_relieve_locked(q);
-    /* Host memory to or from the device: the copy engine's work, beside
-     * kernels. Not while tracing (a copy queue cannot reset the trace's
-     * queries). */
-    salvo_status r = stream_open_on_locked(st, host_side && !q->trace);
-    if (r != SALVO_OK)
-        return r;
-    slot *s = st->open;
-    access a[2] = {{src, so, so + size, SALVO_ACCESS_READ}, {dst, dof, dof + size, SALVO_ACCESS_WRITE}};
-    record_copy_locked(st, a);
-    trace_launch_note(q->trace, st->trace, slot_index(st, s), copy_name, t0);
-    COUNTER_ADD(&q->n, launches_pending, 1);
-    COUNTER_ADD(&q->n, transfer_bytes, size);
-    *serial = s->serial;
-    return batch_check_locked(st, s);
-}
-
-salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
-                                uint64_t size, uint32_t value, bool host_side, uint64_t *serial)
-{
-    queue *q = st->q;
-    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
-    queue_relieve_locked(q);
-    salvo_status r = stream_open_on_locked(st, host_side && !q->trace);
-    if (r != SALVO_OK)
-        return r;
-    slot *s = st->open;
-    access a = {dst, offset, offset + size, SALVO_ACCESS_WRITE};
-    record_fill_locked(st, &a, value);
-    trace_launch_note(q->trace, st->trace, slot_index(st, s), fill_name, t0);
-    COUNTER_ADD(&q->n, launches_pending, 1);
-    *serial = s->serial;
-    return batch_check_locked(st, s);
+    return command_done_locked(st, st->open, &c, t0, serial);
 }
 
 /* Open a batch on st's own queue for work that does not run on the copy
@@ -933,57 +795,81 @@ static salvo_status open_on_compute_locked(stream_engine *st)
     return stream_open_locked(st);
 }
 
+/* Where a command that is not a dispatch goes. */
+typedef enum batch_place {
+    PLACE_ANY,        /* the open batch, whatever its queue (copies, fills) */
+    PLACE_COPY_QUEUE, /* as PLACE_ANY; a new batch on the copy queue */
+    PLACE_COMPUTE     /* a batch on the stream's own queue */
+} batch_place;
+
+/* Record c (a copy, fill, image copy or the program's own commands) into
+ * st's open batch, opened where place says. */
+static salvo_status record_transfer_locked(stream_engine *st, const command *c, batch_place place,
+                                           uint64_t bytes, uint64_t *serial)
+{
+    uint64_t t0 = trace_start(st);
+    queue_relieve_locked(st->q);
+    salvo_status r = place == PLACE_COMPUTE ? open_on_compute_locked(st)
+                                            : stream_open_on_locked(st, place == PLACE_COPY_QUEUE);
+    if (r != SALVO_OK)
+        return r;
+    slot *s = st->open;
+    record_command_locked(st, c, true); /* cannot fail: only a dispatch can */
+    COUNTER_ADD(&st->q->n, transfer_bytes, bytes);
+    return command_done_locked(st, s, c, t0, serial);
+}
+
+salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
+                                accel_buffer *dst, uint64_t dof, uint64_t size, bool host_side,
+                                uint64_t *serial)
+{
+    accel_bind ends[2] = {{.buffer = src, .offset = so, .size = size},
+                          {.buffer = dst, .offset = dof, .size = size}};
+    command c = {.kind = COMMAND_COPY, .binds = ends, .bind_count = 2};
+    /* Host memory to or from the device: the copy engine's work, beside
+     * kernels. Not while tracing (a copy queue cannot reset the trace's
+     * queries). */
+    return record_transfer_locked(st, &c, host_side && !st->q->trace ? PLACE_COPY_QUEUE : PLACE_ANY,
+                                  size, serial);
+}
+
+salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
+                                uint64_t size, uint32_t value, bool host_side, uint64_t *serial)
+{
+    accel_bind end = {.buffer = dst, .offset = offset, .size = size};
+    command c = {.kind = COMMAND_FILL, .binds = &end, .bind_count = 1, .push = &value,
+                 .push_size = sizeof value};
+    return record_transfer_locked(st, &c, host_side && !st->q->trace ? PLACE_COPY_QUEUE : PLACE_ANY,
+                                  0, serial);
+}
+
 salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint64_t offset,
                                       uint64_t bytes, accel_image *img,
                                       const accel_image_region *region, bool to_image,
                                       uint64_t *serial)
 {
-    queue *q = st->q;
-    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
-    queue_relieve_locked(q);
+    accel_bind buffer_end = {.buffer = buf, .offset = offset, .size = bytes};
+    accel_bind image_end = {.image = img, .offset = 0, .size = 1};
+    accel_bind ends[2] = {to_image ? buffer_end : image_end, to_image ? image_end : buffer_end};
+    command c = {.kind = COMMAND_IMAGE_COPY, .binds = ends, .bind_count = 2, .push = region,
+                 .push_size = sizeof *region};
     /* Images live on the streams' queue family only: never the copy queue. */
-    salvo_status r = open_on_compute_locked(st);
-    if (r != SALVO_OK)
-        return r;
-    slot *s = st->open;
-    access buffer_end = {buf, offset, offset + bytes, to_image ? SALVO_ACCESS_READ : SALVO_ACCESS_WRITE};
-    access image_end = {img, 0, 1, to_image ? SALVO_ACCESS_WRITE : SALVO_ACCESS_READ};
-    access a[2] = {to_image ? buffer_end : image_end, to_image ? image_end : buffer_end};
-    record_image_copy_locked(st, a, buf, offset, img, region, to_image);
-    trace_launch_note(q->trace, st->trace, slot_index(st, s), image_copy_name, t0);
-    COUNTER_ADD(&q->n, launches_pending, 1);
-    COUNTER_ADD(&q->n, transfer_bytes, bytes);
-    *serial = s->serial;
-    return batch_check_locked(st, s);
+    return record_transfer_locked(st, &c, PLACE_COMPUTE, bytes, serial);
 }
 
 salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
                                   const salvo_access *how, uint32_t n, stream_native_fn fn,
                                   void (*record)(void), void *user, uint64_t *serial)
 {
-    queue *q = st->q;
     if (n > SALVO_MAX_BINDINGS)
-        return QUEUE_FAIL(q, SALVO_ERROR_INVALID_ARGUMENT, "more than %d buffer uses",
+        return QUEUE_FAIL(st->q, SALVO_ERROR_INVALID_ARGUMENT, "more than %d buffer uses",
                           SALVO_MAX_BINDINGS);
-    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
-    queue_relieve_locked(q);
-    salvo_status r = open_on_compute_locked(st);
-    if (r != SALVO_OK)
-        return r;
-    slot *s = st->open;
-    access a[SALVO_MAX_BINDINGS];
-    native_push np = {.fn = fn, .record = record, .user = user};
-    for (uint32_t i = 0; i < n; i++) {
-        a[i] = (access){ranges[i].buffer, ranges[i].offset, ranges[i].offset + ranges[i].size,
-                        how[i]};
+    command_native np = {.fn = fn, .record = record, .user = user};
+    for (uint32_t i = 0; i < n; i++)
         np.how[i] = (uint8_t)how[i];
-    }
-    record_native_locked(st, a, n, &np);
-    batch_log_append_native(&st->log, ranges, n, &np, sizeof np);
-    trace_launch_note(q->trace, st->trace, slot_index(st, s), native_name, t0);
-    COUNTER_ADD(&q->n, launches_pending, 1);
-    *serial = s->serial;
-    return batch_check_locked(st, s);
+    command c = {.kind = COMMAND_NATIVE, .binds = ranges, .bind_count = n, .push = &np,
+                 .push_size = sizeof np};
+    return record_transfer_locked(st, &c, PLACE_COMPUTE, 0, serial);
 }
 
 salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX])
@@ -1079,9 +965,9 @@ salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *s
     *serial = 0;
     if (g->node_count == 0)
         return SALVO_OK; /* nothing to run, nothing to order */
-    uint64_t t0 = st->trace && q->trace ? trace_now_ns() : 0;
+    uint64_t t0 = trace_start(st);
     queue_relieve_locked(q);
-    /* Kernels do not run on the copy queue (see record_locked). */
+    /* Kernels do not run on the copy queue (see record_dispatch_locked). */
     if (st->open && st->open->queue == q->copy_queue) {
         salvo_status r = stream_submit_locked(st, true);
         if (r != SALVO_OK)
@@ -1096,12 +982,10 @@ salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *s
     if (r != SALVO_OK)
         return r;
     slot *s = st->open;
-    record_graph_locked(st, g, g->cmds, g->chunk_count);
-    batch_log_append_graph(&st->log, g, g->cmds, g->chunk_count);
-    trace_launch_note(q->trace, st->trace, slot_index(st, s), g->label, t0);
+    command c = {.kind = COMMAND_GRAPH, .object = g, .push = g->cmds,
+                 .push_size = g->chunk_count * (uint32_t)sizeof *g->cmds};
+    record_command_locked(st, &c, true);
     COUNTER_ADD(&q->n, launches_total, g->node_count);
     graph_note_replay_locked(g, st->number, s->serial);
-    *serial = s->serial;
-    st->batch_groups += g->groups_total;
-    return batch_check_locked(st, s);
+    return command_done_locked(st, s, &c, t0, serial);
 }

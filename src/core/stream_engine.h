@@ -18,18 +18,11 @@
 #define SALVO_CORE_STREAM_ENGINE_H
 
 #include "core/batch.h"
+#include "core/command.h"
 #include "core/hazard.h"
 #include "core/queue.h"
 #include "core/reflect.h"
 
-/* A kernel as the engine records it: the pipeline, what it binds, and the
- * name failures and traces give. It outlives every batch that holds it
- * (its release waits for them). */
-typedef struct engine_kernel {
-    accel_pipeline *pipe;
-    reflect_module refl;
-    char *name;
-} engine_kernel;
 
 struct stream_engine {
     queue *q;
@@ -137,7 +130,8 @@ salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, u
  * failure for the stream). */
 salvo_status stream_withdraw_locked(stream_engine *st, size_t offset);
 /* Whether st's open batch logs work (not only event timestamps) between
- * the last withdrawal and offset. */
+ * the last withdrawal and offset; for an offset inside what was withdrawn,
+ * before it among that. */
 bool stream_work_before_locked(const stream_engine *st, size_t offset);
 /* Keep err (and this thread's message) as st's deferred error, first wins. */
 void stream_defer_locked(stream_engine *st, salvo_status err);
@@ -170,7 +164,7 @@ salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint
  * lock, and again should the batch be recorded again (a cancel). ranges
  * (n, at most SALVO_MAX_BINDINGS) are what they touch, how[i] the access;
  * none declared orders them after and before everything in the batch. */
-typedef void (*stream_native_fn)(void *native_cmd, void (*record)(void), void *user);
+typedef command_native_fn stream_native_fn;
 salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
                                   const salvo_access *how, uint32_t n, stream_native_fn fn,
                                   void (*record)(void), void *user, uint64_t *serial);

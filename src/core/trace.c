@@ -421,6 +421,15 @@ void trace_launch_mark(trace_stream *t, uint32_t slot, const slot_env *env, acce
                                 end);
 }
 
+void trace_launch_unmark(trace_stream *t, uint32_t slot, const slot_env *env, accel_cmd *cmd)
+{
+    trace_batch *b = traced_batch(t, slot);
+    if (!b || !b->pool || b->launches >= t->cap)
+        return;
+    env->acc->vt->cmd_querypool_reset(env->acc->self, env->dev, cmd, b->pool,
+                                      2 + 2 * b->launches, 1);
+}
+
 void trace_launch_note(trace_session *ses, trace_stream *t, uint32_t slot, const char *name,
                        uint64_t t0_ns)
 {

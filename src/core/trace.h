@@ -190,6 +190,9 @@ void trace_batch_reopen(trace_stream *t, uint32_t slot, uint32_t withdrawn, cons
 /* Around each dispatch or copy: end false just before, true just after. */
 void trace_launch_mark(trace_stream *t, uint32_t slot, const slot_env *env, accel_cmd *cmd,
                        bool end);
+/* The launch whose start was just marked was not recorded after all:
+ * reset that query, so the next launch's start writes one that is. */
+void trace_launch_unmark(trace_stream *t, uint32_t slot, const slot_env *env, accel_cmd *cmd);
 /* A launch of kernel `name` was recorded; its call had the lock at t0_ns
  * (0: a re-recorded launch keeps its first record). A launch past the cap
  * is written now, to ses (NULL: tracing stopped, dropped). */

@@ -2,11 +2,13 @@
 #define _POSIX_C_SOURCE 200809L /* pthread mutexes */
 #include "support/fake_accel.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------ */
 /* Names: operations (the vtable's fields) and illegal uses            */
@@ -119,6 +121,10 @@ typedef struct fake_pipe {
     uint32_t binding_count;
     accel_pipeline_binding bindings[SALVO_MAX_BINDINGS];
     uint32_t push_size;
+    /* For dispatch_hook: the module and its specialization. */
+    uint64_t module_hash;
+    uint32_t spec_count;
+    salvo_spec_constant spec[FAKE_MAX_SPEC];
 } fake_pipe;
 
 typedef struct fake_pool {
@@ -165,6 +171,22 @@ typedef enum rec_kind {
 
 typedef struct fake_cmd fake_cmd;
 
+/* What a dispatch recorded, kept only while dispatch_hook is set: its
+ * groups, push constants and binds (each with the index of its buffer or
+ * image in the record's res, -1 none). */
+typedef struct fake_dispatch_rec {
+    uint32_t groups[3];
+    uint32_t push_size;
+    uint32_t push[32]; /* push constants are at most 128 bytes here */
+    uint32_t bind_count;
+    struct {
+        uint32_t binding, element;
+        uint8_t kind;
+        uint64_t offset, size;
+        int res;
+    } binds[SALVO_MAX_BINDINGS];
+} fake_dispatch_rec;
+
 /* What a command buffer recorded; handles a record names are nulled when
  * destroyed, so completion never touches freed memory. */
 typedef struct fake_rec {
@@ -188,6 +210,8 @@ typedef struct fake_rec {
     uint32_t q_first, q_count;
     /* execute */
     fake_cmd *exec;
+    /* dispatch, with dispatch_hook set (owned) */
+    fake_dispatch_rec *dx;
 } fake_rec;
 
 typedef struct fake_sub fake_sub;
@@ -247,6 +271,9 @@ enum {
 
 struct fake_state {
     pthread_mutex_t lock;
+    /* Broadcast whenever a submission completes, a timeline is signalled
+     * or the device is lost: what blocking_waits wait on (with lock). */
+    pthread_cond_t progressed;
     fake_accel *owner; /* for its configuration */
     bool destroyed;
     bool lost;
@@ -317,6 +344,10 @@ static void obj_unlink(fake_state *s, fake_obj *o)
 
 static void cmd_clear(fake_cmd *c)
 {
+    for (size_t i = 0; i < c->rec_count; i++) {
+        free(c->recs[i].dx);
+        c->recs[i].dx = NULL;
+    }
     c->rec_count = 0;
     c->invalidated = false;
 }
@@ -340,6 +371,7 @@ static void obj_free(fake_state *s, fake_obj *o)
         break;
     }
     case FAKE_CMD:
+        cmd_clear((fake_cmd *)o);
         free(((fake_cmd *)o)->recs);
         break;
     case FAKE_QUERYPOOL:
@@ -529,6 +561,47 @@ static void run_image_copy(fake_state *s, const fake_rec *r)
     s->copy_bytes += r->size;
 }
 
+/* The dispatch r as the hook sees it, then the hook (the kernel). */
+static void run_dispatch_hook(fake_state *s, const fake_rec *r)
+{
+    const fake_dispatch_rec *x = r->dx;
+    fake_dispatch d;
+    memset(&d, 0, sizeof d);
+    d.module_hash = r->pipe->module_hash;
+    d.spec_count = r->pipe->spec_count;
+    memcpy(d.spec, r->pipe->spec, sizeof d.spec);
+    memcpy(d.groups, x->groups, sizeof d.groups);
+    d.push = x->push;
+    d.push_size = x->push_size;
+    d.res_count = x->bind_count;
+    for (uint32_t i = 0; i < x->bind_count; i++) {
+        fake_dispatch_res *o = &d.res[i];
+        o->binding = x->binds[i].binding;
+        o->element = x->binds[i].element;
+        o->kind = x->binds[i].kind;
+        const fake_obj *h = x->binds[i].res >= 0 ? r->res[x->binds[i].res] : NULL;
+        if (h && h->kind == FAKE_BUFFER) {
+            const fake_buf *b = (const fake_buf *)h;
+            if (x->binds[i].offset < b->size) {
+                o->mem = b->mem + x->binds[i].offset;
+                o->size = x->binds[i].size < b->size - x->binds[i].offset
+                              ? x->binds[i].size
+                              : b->size - x->binds[i].offset;
+            }
+        } else if (h && h->kind == FAKE_IMAGE) {
+            const fake_image *img = (const fake_image *)h;
+            o->mem = img->mem;
+            o->size = img->bytes;
+            o->width = img->desc.width;
+            o->height = img->desc.height;
+            o->depth = img->desc.depth;
+            o->layers = img->desc.layers;
+            o->texel = img->texel;
+        }
+    }
+    s->owner->dispatch_hook(s->owner->dispatch_user, &d);
+}
+
 /* What the device does with recorded commands, in order. */
 static void run_recs(fake_state *s, fake_rec *recs, size_t count)
 {
@@ -548,6 +621,8 @@ static void run_recs(fake_state *s, fake_rec *recs, size_t count)
                     note_illegal(s, IL_image_not_initialized, "submit",
                                  "a dispatch binds an image no cmd_image_init has run for");
             }
+            if (r->dx && r->pipe && s->owner->dispatch_hook)
+                run_dispatch_hook(s, r);
             s->dispatches_completed++;
             s->clock += FAKE_DISPATCH_TICKS;
         } else if (r->kind == REC_IMAGE_INIT) {
@@ -615,6 +690,7 @@ static void execute(fake_state *s, fake_sub *prev, fake_sub *sub)
         sub->fence->sub = NULL;
     }
     sub_free(sub);
+    pthread_cond_broadcast(&s->progressed);
 }
 
 /* The oldest submission that is first on its queue (queue: any, or only
@@ -661,6 +737,7 @@ static void lose(fake_state *s)
     if (s->lost)
         return;
     s->lost = true;
+    pthread_cond_broadcast(&s->progressed);
     while (s->head) {
         fake_sub *sub = pop_head(s);
         if (sub->cmd) {
@@ -905,6 +982,14 @@ static accel_result f_queue_wait_idle(void *self, accel_device *dev)
     if (s->lost)
         return unlock_return(s, ACCEL_ERROR_DEVICE_LOST);
     complete_all_locked(s);
+    /* blocking_waits: as a driver's, until work held by a timeline wait
+     * can run (another thread signals it) and has. */
+    while (f->blocking_waits && s->head && !s->lost) {
+        pthread_cond_wait(&s->progressed, &s->lock);
+        complete_all_locked(s);
+    }
+    if (s->lost)
+        return unlock_return(s, ACCEL_ERROR_DEVICE_LOST);
     if (s->head) {
         note_illegal(s, IL_wait_idle_deadlock, "queue_wait_idle",
                      "the oldest submission waits for a timeline value never signalled");
@@ -1016,6 +1101,11 @@ static accel_result f_pipeline_create(void *self, accel_device *dev,
     if (desc->binding_count)
         memcpy(p->bindings, desc->bindings, desc->binding_count * sizeof *desc->bindings);
     p->push_size = desc->push_constant_size;
+    p->module_hash = fake_module_hash(desc->spirv, desc->spirv_size);
+    p->spec_count = desc->spec_constant_count < FAKE_MAX_SPEC ? desc->spec_constant_count
+                                                              : FAKE_MAX_SPEC;
+    if (p->spec_count)
+        memcpy(p->spec, desc->spec_constants, p->spec_count * sizeof *p->spec);
     *out = (accel_pipeline *)p;
     return unlock_return(s, ACCEL_SUCCESS);
 }
@@ -1418,6 +1508,26 @@ static accel_result f_cmd_dispatch(void *self, accel_device *dev, accel_cmd *cmd
     r->kind = REC_DISPATCH;
     r->pipe = p;
     r->pool = pl;
+    /* For dispatch_hook: what the dispatch needs to run (a record with
+     * no room for it runs nothing). */
+    fake_dispatch_rec *x = NULL;
+    if (s->owner->dispatch_hook && groups && (push || !push_size) && push_size <= sizeof x->push &&
+        (bind_count == 0 || binds) && (x = calloc(1, sizeof *x))) {
+        memcpy(x->groups, groups, sizeof x->groups);
+        x->push_size = push_size;
+        if (push_size)
+            memcpy(x->push, push, push_size);
+        x->bind_count = bind_count;
+        for (uint32_t i = 0; i < bind_count; i++) {
+            x->binds[i].binding = binds[i].binding;
+            x->binds[i].element = binds[i].element;
+            x->binds[i].kind = binds[i].kind;
+            x->binds[i].offset = binds[i].offset;
+            x->binds[i].size = binds[i].size;
+            x->binds[i].res = -1;
+        }
+        r->dx = x;
+    }
     /* What is live is remembered, so that destroying it is tracked as for
      * any handle a command buffer uses. */
     for (uint32_t i = 0; i < bind_count; i++) {
@@ -1429,6 +1539,8 @@ static accel_result f_cmd_dispatch(void *self, accel_device *dev, accel_cmd *cmd
             fake_obj *o = (fake_obj *)hs[k];
             if (!o || o->magic != FAKE_MAGIC || o->kind != kinds[k])
                 continue;
+            if (x && k == 0)
+                x->binds[i].res = (int)r->res_count;
             r->res[r->res_count++] = o;
             if (o->kind == FAKE_IMAGE && !((fake_image *)o)->has_view)
                 note_illegal(s, IL_image_no_view, "cmd_dispatch",
@@ -1624,6 +1736,25 @@ static accel_result f_fence_reset(void *self, accel_device *dev, accel_fence *fe
     return unlock_return(s, ACCEL_SUCCESS);
 }
 
+/* blocking_waits: the monotonic time timeout_ns from now (UINT64_MAX:
+ * none), and one wait for progress until then; false once it passed. */
+static void deadline(struct timespec *end, uint64_t timeout_ns)
+{
+    clock_gettime(CLOCK_MONOTONIC, end);
+    if (timeout_ns == UINT64_MAX)
+        return;
+    uint64_t ns = (uint64_t)end->tv_nsec + timeout_ns % 1000000000ull;
+    end->tv_sec += (time_t)(timeout_ns / 1000000000ull + ns / 1000000000ull);
+    end->tv_nsec = (long)(ns % 1000000000ull);
+}
+
+static bool block(fake_state *s, const struct timespec *end, uint64_t timeout_ns)
+{
+    if (timeout_ns == UINT64_MAX)
+        return pthread_cond_wait(&s->progressed, &s->lock) == 0;
+    return pthread_cond_timedwait(&s->progressed, &s->lock, end) != ETIMEDOUT;
+}
+
 static accel_result f_fence_status(void *self, accel_device *dev, accel_fence *fence)
 {
     fake_accel *f = FAKE(self);
@@ -1656,6 +1787,17 @@ static accel_result f_fence_wait(void *self, accel_device *dev, accel_fence *fen
     if (!fe->sub && timeout_ns > 0)
         note_illegal(s, IL_wait_unsubmitted, "fence_wait",
                      "no submission will ever signal this fence");
+    else if (f->blocking_waits && timeout_ns > 0) {
+        /* As a driver's wait: until it is signalled, or the bound. */
+        struct timespec end;
+        deadline(&end, timeout_ns);
+        while (!fe->signalled && !s->lost && block(s, &end, timeout_ns))
+            ;
+        if (fe->signalled)
+            return unlock_return(s, ACCEL_SUCCESS);
+        if (s->lost)
+            return unlock_return(s, ACCEL_ERROR_DEVICE_LOST);
+    }
     return unlock_return(s, ACCEL_TIMEOUT);
 }
 
@@ -1833,6 +1975,7 @@ static accel_result f_timeline_signal(void *self, accel_device *dev, accel_timel
     }
     tl->value = value;
     progress(f);
+    pthread_cond_broadcast(&s->progressed);
     return unlock_return(s, ACCEL_SUCCESS);
 }
 
@@ -1859,7 +2002,7 @@ static accel_result f_timeline_value(void *self, accel_device *dev, accel_timeli
 static accel_result f_timeline_wait(void *self, accel_device *dev, accel_timeline *timeline,
                                     uint64_t value, uint64_t timeout_ns)
 {
-    (void)timeout_ns; /* never blocks: an unmet wait is a timeout at once */
+    /* Unless blocking_waits, never blocks: an unmet wait is a timeout at once. */
     fake_accel *f = FAKE(self);
     fake_state *s = f->state;
     pthread_mutex_lock(&s->lock);
@@ -1870,6 +2013,14 @@ static accel_result f_timeline_wait(void *self, accel_device *dev, accel_timelin
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     if (tl->value >= value)
         return unlock_return(s, ACCEL_SUCCESS);
+    if (f->blocking_waits && timeout_ns > 0 && !s->lost) {
+        struct timespec end;
+        deadline(&end, timeout_ns);
+        while (tl->value < value && !s->lost && block(s, &end, timeout_ns))
+            ;
+        if (tl->value >= value)
+            return unlock_return(s, ACCEL_SUCCESS);
+    }
     return unlock_return(s, s->lost ? ACCEL_ERROR_DEVICE_LOST : ACCEL_TIMEOUT);
 }
 
@@ -2372,7 +2523,16 @@ fake_accel *fake_create(void)
 {
     fake_accel *f = calloc(1, sizeof *f);
     fake_state *s = calloc(1, sizeof *s);
-    if (!f || !s || pthread_mutex_init(&s->lock, NULL) != 0) {
+    pthread_condattr_t ca;
+    bool cv = false;
+    if (f && s && pthread_condattr_init(&ca) == 0) {
+        cv = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+             pthread_cond_init(&s->progressed, &ca) == 0;
+        pthread_condattr_destroy(&ca);
+    }
+    if (!f || !s || !cv || pthread_mutex_init(&s->lock, NULL) != 0) {
+        if (cv)
+            pthread_cond_destroy(&s->progressed);
         free(f);
         free(s);
         return NULL;
@@ -2446,6 +2606,7 @@ void fake_free(fake_accel *f)
         obj_free(s, o);
     }
     pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->progressed);
     free(s);
     free(f);
 }
@@ -2536,6 +2697,65 @@ void fake_set_result(fake_accel *f, const char *op, int nth, accel_result r)
         .result = r,
     };
     pthread_mutex_unlock(&s->lock);
+}
+
+void fake_set_result_from(fake_accel *f, const char *op, int nth, accel_result r)
+{
+    op_id id = op_by_name(op);
+    if (!op_table[id].fallible || nth < 1) {
+        fprintf(stderr, "fake_accel: cannot script calls %d on of '%s'\n", nth, op);
+        abort();
+    }
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    if (s->script_count == MAX_SCRIPTS) {
+        fprintf(stderr, "fake_accel: more than %d scripted results\n", MAX_SCRIPTS);
+        abort();
+    }
+    /* An "always" script fires on every call past base. */
+    s->scripts[s->script_count++] = (fake_script){
+        .op = id,
+        .always = true,
+        .base = s->calls[id] + (uint64_t)nth - 1,
+        .target = 0,
+        .result = r,
+    };
+    pthread_mutex_unlock(&s->lock);
+}
+
+uint64_t fake_module_hash(const uint32_t *spirv, size_t size)
+{
+    const unsigned char *p = (const unsigned char *)spirv;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; p && i < size; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+bool fake_record_fill(fake_accel *f, void *native_cmd, uint64_t device_address, uint64_t offset,
+                      uint64_t size, uint32_t value)
+{
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    fake_cmd *c = native_cmd ? check(s, native_cmd, FAKE_CMD, NULL, "record_fill") : NULL;
+    fake_buf *b = NULL;
+    for (fake_obj *o = s->objs; o && !b && device_address; o = o->next)
+        if (o->kind == FAKE_BUFFER && (uint64_t)(uintptr_t)((fake_buf *)o)->mem == device_address)
+            b = (fake_buf *)o;
+    bool ok = c && b && c->state == FAKE_CMD_RECORDING && !c->transfer && size && size % 4 == 0 &&
+              offset % 4 == 0 && offset <= b->size && size <= b->size - offset;
+    fake_rec *r = ok ? add_rec(c) : NULL;
+    if (r) {
+        r->kind = REC_FILL;
+        r->dst = b;
+        r->dst_offset = offset;
+        r->size = size;
+        r->fill_value = value;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return r != NULL;
 }
 
 void fake_clear_results(fake_accel *f)

@@ -23,12 +23,14 @@
  *    earlier one on its queue, and only once its timeline waits are met;
  *    queues (queue_count) complete independently. Completing a
  *    submission runs its copies (so staged transfers really move bytes),
- *    counts its dispatches (which compute nothing), applies its timeline
- *    signals and signals its fence.
+ *    counts its dispatches (which compute nothing, unless a test gives
+ *    the kernels' semantics: dispatch_hook), applies its timeline signals
+ *    and signals its fence.
  *  - In FAKE_COMPLETE_AUTO mode whatever can complete does so as soon as
  *    the fake is called. In FAKE_COMPLETE_MANUAL mode submissions stay
  *    pending until fake_complete_next / fake_complete_all. The fake never
- *    blocks: a wait that a real device would sit in returns ACCEL_TIMEOUT.
+ *    blocks (unless blocking_waits): a wait that a real device would sit
+ *    in returns ACCEL_TIMEOUT.
  *    queue_wait_idle means "the device finished": it completes everything
  *    that can complete, in either mode.
  *  - Images hold their texels in host memory, x fastest, then y, z and
@@ -64,7 +66,8 @@
 
 enum {
     FAKE_MAX_DEVICES = 8,
-    FAKE_DISPATCH_TICKS = 10
+    FAKE_DISPATCH_TICKS = 10,
+    FAKE_MAX_SPEC = 8 /* specialization constants a dispatch_hook sees */
 };
 
 typedef enum fake_complete_mode {
@@ -94,6 +97,32 @@ typedef enum fake_cmd_state {
 } fake_cmd_state;
 
 typedef struct fake_state fake_state;
+
+/* One dispatch as the fake runs it, handed to fake_accel.dispatch_hook:
+ * the kernel (fake_module_hash of the SPIR-V it was made from, and its
+ * specialization constants), the groups and push constants recorded, and
+ * what each bind names when the dispatch runs. */
+typedef struct fake_dispatch_res {
+    uint32_t binding, element;
+    uint8_t kind; /* salvo_binding_kind */
+    /* BUFFER: the bound range (mem from the bound offset, size bytes);
+     * images: every texel (x fastest, then y, z and layer), size bytes.
+     * mem NULL: the buffer or image is gone (or none was bound). */
+    unsigned char *mem;
+    uint64_t size;
+    uint32_t width, height, depth, layers, texel; /* images; texel in bytes */
+} fake_dispatch_res;
+
+typedef struct fake_dispatch {
+    uint64_t module_hash;
+    uint32_t spec_count; /* the first FAKE_MAX_SPEC of them */
+    salvo_spec_constant spec[FAKE_MAX_SPEC];
+    uint32_t groups[3];
+    const void *push;
+    uint32_t push_size;
+    uint32_t res_count; /* one per bind, in the order recorded */
+    fake_dispatch_res res[SALVO_MAX_BINDINGS];
+} fake_dispatch;
 
 typedef struct fake_accel {
     /* Configuration. fake_create sets the defaults shown; change them
@@ -139,6 +168,24 @@ typedef struct fake_accel {
     /* false; true: fake_accel_get hands out a table whose image operations
      * are NULL, as an accelerator without images. Read by fake_accel_get. */
     bool no_images;
+    /* NULL: dispatches compute nothing. Else each dispatch, when a
+     * completing submission runs it (in the order the device runs them),
+     * calls dispatch_hook(dispatch_user, d) with the fake's lock held: the
+     * hook is the kernel, reading and writing the memory d names (a
+     * model-based test runs its kernels' semantics there). It must not
+     * call the fake. Set before the library opens a device (only
+     * dispatches recorded while it is set run it). */
+    void (*dispatch_hook)(void *user, const fake_dispatch *d);
+    void *dispatch_user;
+    /* false: the fake never blocks (above). true: fence_wait and
+     * timeline_wait with a timeout above 0 block, as a driver's do, until
+     * the fence is signalled or the timeline reaches the value (a
+     * submission completing, in AUTO mode at a gate's raise; in MANUAL
+     * mode fake_complete_* from another thread), the device is lost, or
+     * the timeout passes (UINT64_MAX: none); queue_wait_idle blocks
+     * likewise until all the work has run. For tests where other threads
+     * make the progress. */
+    bool blocking_waits;
 
     fake_state *state; /* everything else: read it through the functions below */
 } fake_accel;
@@ -235,8 +282,21 @@ const char *fake_illegal_last(fake_accel *f);
  * scripted ACCEL_ERROR_DEVICE_LOST also loses the device (see above).
  * Operations that return void cannot be scripted (aborts). */
 void fake_set_result(fake_accel *f, const char *op, int nth, accel_result r);
+/* As fake_set_result, for the nth call of op (nth >= 1, counted from
+ * now) and every later one. */
+void fake_set_result_from(fake_accel *f, const char *op, int nth, accel_result r);
 /* Forget every script. */
 void fake_clear_results(fake_accel *f);
+
+/* The hash dispatch_hook's module_hash is: FNV-1a (64-bit) of the bytes. */
+uint64_t fake_module_hash(const uint32_t *spirv, size_t size);
+/* Record into the command buffer the library hands a program's recorder
+ * (cmd_native: salvo_vk_stream_record's VkCommandBuffer on the fake) a
+ * fill of the buffer whose device address (salvo_buffer_address) is
+ * device_address, as cmd_fill. False, recording nothing, when native is
+ * not a command buffer that records or no live buffer has that address. */
+bool fake_record_fill(fake_accel *f, void *native_cmd, uint64_t device_address, uint64_t offset,
+                      uint64_t size, uint32_t value);
 
 /* Complete the oldest pending submission. False when there is none, the
  * device is lost, or it waits for a timeline value not reached yet. */

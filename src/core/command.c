@@ -1,0 +1,105 @@
+/* The command: one tagged value for every kind of stream work, and the
+ * one function that records it. See command.h. */
+#include "core/command.h"
+
+#include <string.h>
+
+const char *command_name(const command *c)
+{
+    switch (c->kind) {
+    case COMMAND_DISPATCH:
+        return ((const engine_kernel *)c->object)->name;
+    case COMMAND_COPY:
+        return "(copy)";
+    case COMMAND_FILL:
+        return "(fill)";
+    case COMMAND_IMAGE_COPY:
+        return "(image copy)";
+    case COMMAND_NATIVE:
+        return "(vulkan)";
+    case COMMAND_GRAPH:
+        return "(graph)";
+    case COMMAND_MARK:
+        break;
+    }
+    return "(mark)";
+}
+
+salvo_access command_access(const command *c, uint32_t i)
+{
+    switch (c->kind) {
+    case COMMAND_DISPATCH: {
+        const engine_kernel *k = c->object;
+        return c->binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access;
+    }
+    case COMMAND_COPY:
+    case COMMAND_IMAGE_COPY:
+        return i == 0 ? SALVO_ACCESS_READ : SALVO_ACCESS_WRITE;
+    case COMMAND_FILL:
+        return SALVO_ACCESS_WRITE;
+    case COMMAND_NATIVE: {
+        command_native np;
+        memcpy(&np, c->push, sizeof np);
+        return (salvo_access)np.how[i];
+    }
+    case COMMAND_GRAPH:
+    case COMMAND_MARK:
+        break;
+    }
+    return SALVO_ACCESS_READ_WRITE;
+}
+
+bool command_touches_any(const command *c)
+{
+    if (c->kind == COMMAND_DISPATCH)
+        return ((const engine_kernel *)c->object)->refl.buffer_addresses;
+    return c->kind == COMMAND_NATIVE && c->bind_count == 0;
+}
+
+accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
+                            accel_descpool *pool, const command *c)
+{
+    const accel_vtable *vt = acc->vt;
+    const accel_bind *b = c->binds;
+    switch (c->kind) {
+    case COMMAND_DISPATCH: {
+        const engine_kernel *k = c->object;
+        return vt->cmd_dispatch(acc->self, dev, cmd, k->pipe, pool, b, c->bind_count, c->groups,
+                                c->push, c->push_size);
+    }
+    case COMMAND_COPY:
+        vt->cmd_copy(acc->self, dev, cmd, b[0].buffer, b[0].offset, b[1].buffer, b[1].offset,
+                     b[0].size);
+        return ACCEL_SUCCESS;
+    case COMMAND_FILL: {
+        uint32_t value;
+        memcpy(&value, c->push, sizeof value);
+        vt->cmd_fill(acc->self, dev, cmd, b[0].buffer, b[0].offset, b[0].size, value);
+        return ACCEL_SUCCESS;
+    }
+    case COMMAND_IMAGE_COPY: {
+        accel_image_region region;
+        memcpy(&region, c->push, sizeof region);
+        bool to_image = b[1].image != NULL;
+        const accel_bind *buf = to_image ? &b[0] : &b[1];
+        vt->cmd_copy_image(acc->self, dev, cmd, buf->buffer, buf->offset,
+                           to_image ? b[1].image : b[0].image, &region, to_image);
+        return ACCEL_SUCCESS;
+    }
+    case COMMAND_NATIVE: {
+        command_native np;
+        memcpy(&np, c->push, sizeof np);
+        np.fn(vt->cmd_native(acc->self, dev, cmd), np.record, np.user);
+        return ACCEL_SUCCESS;
+    }
+    case COMMAND_GRAPH: {
+        uint32_t count = c->push_size / (uint32_t)sizeof(accel_cmd *);
+        if (count)
+            vt->cmd_execute(acc->self, dev, cmd, (accel_cmd *const *)c->push, count);
+        return ACCEL_SUCCESS;
+    }
+    case COMMAND_MARK:
+        break;
+    }
+    return ACCEL_SUCCESS;
+}

@@ -1,0 +1,86 @@
+/*
+ * The command: everything a stream can ask of the device, as one tagged
+ * value. A command names its kind; its payload is read by kind only,
+ * never told apart by which fields happen to be set.
+ *
+ * command_record puts a command onto an accelerator command buffer. The
+ * live batch, the batch recorded again after a cancel (from the batch
+ * log, which keeps commands) and graph parts all record through it, so a
+ * new kind of command is written here once. command_access says how a
+ * command touches each of its ranges, for the stream's hazards and the
+ * graph's levels alike.
+ *
+ * Plain data over the accelerator: no lock, no queue, no stream.
+ */
+#ifndef SALVO_CORE_COMMAND_H
+#define SALVO_CORE_COMMAND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "accel/accel.h"
+#include "core/reflect.h"
+
+/* A kernel as the engine records it: the pipeline, what it binds, and the
+ * name failures and traces give. It outlives every batch that holds it
+ * (its release waits for them). */
+typedef struct engine_kernel {
+    accel_pipeline *pipe;
+    reflect_module refl;
+    char *name;
+} engine_kernel;
+
+typedef enum command_kind {
+    /* object: the engine_kernel; binds: one per binding the kernel
+     * declares; push: its push constants */
+    COMMAND_DISPATCH,
+    /* binds[0] the source range, binds[1] the destination (same size) */
+    COMMAND_COPY,
+    /* binds[0] the range written; push: the 32-bit value */
+    COMMAND_FILL,
+    /* binds[0] the source, binds[1] the destination: the image's end
+     * names the image, range [0, 1); push: the accel_image_region */
+    COMMAND_IMAGE_COPY,
+    /* the program's own commands; binds: the ranges it declared (none:
+     * it may touch anything); push: a command_native */
+    COMMAND_NATIVE,
+    /* a graph replay; object: the engine_graph; push: the reusable
+     * command buffers executed */
+    COMMAND_GRAPH,
+    /* an event's timestamp, no work; push: its timing mark */
+    COMMAND_MARK
+} command_kind;
+
+typedef struct command {
+    command_kind kind;
+    const void *object;
+    uint32_t groups[3]; /* DISPATCH */
+    const accel_bind *binds;
+    uint32_t bind_count;
+    const void *push;
+    uint32_t push_size;
+} command;
+
+/* The program records its commands itself: fn(native command buffer,
+ * record, user), now and again should the batch be recorded again. */
+typedef void (*command_native_fn)(void *native_cmd, void (*record)(void), void *user);
+typedef struct command_native {
+    command_native_fn fn;
+    void (*record)(void);
+    void *user;
+    uint8_t how[SALVO_MAX_BINDINGS]; /* salvo_access of each declared range */
+} command_native;
+
+/* What failures and traces call it: the kernel's name, "(copy)", ... */
+const char *command_name(const command *c);
+/* How c touches its range i (DISPATCH, COPY, FILL, IMAGE_COPY, NATIVE). */
+salvo_access command_access(const command *c, uint32_t i);
+/* Whether c may touch memory beyond its ranges (buffer addresses, or
+ * native commands that declared none). */
+bool command_touches_any(const command *c);
+/* Record c onto cmd; a dispatch's descriptor sets come from pool. A
+ * MARK records nothing here (its timestamp is the timing module's). */
+accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
+                            accel_descpool *pool, const command *c);
+
+#endif
