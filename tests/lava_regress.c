@@ -621,6 +621,38 @@ static void test_event_of_refused_batch(void **state)
     }
 }
 
+/* Every fence wait times out (a driver that keeps refusing them), with no
+ * fence timeout of the device's: the host-call thread still sees the
+ * batch before its call over (by looking at the fence), runs the call,
+ * and an event after the call completes. A thread that only waited would
+ * hang here (the watchdog names the test). */
+static void test_host_call_when_waits_time_out(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.batch_size = 16, .fault = "fence_wait:1:timeout:always"});
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(f.dev, &ev), SALVO_OK);
+    _Atomic int calls = 0;
+    assert_int_equal(add(&f, 0, 3, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_host_call(f.st[0], count_call, (void *)&calls), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, f.st[0]), SALVO_OK);
+    /* Its own wait times out too (SALVO_TIMEOUT: the work goes on), once
+     * the call has run and let the event's batch go; a query then looks
+     * at the fences. */
+    assert_int_equal(salvo_event_synchronize(ev), SALVO_TIMEOUT);
+    salvo_status r;
+    while ((r = salvo_event_query(ev)) == SALVO_NOT_READY)
+        sleep_ms(1);
+    assert_int_equal(r, SALVO_OK);
+    assert_int_equal(atomic_load(&calls), 1);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    assert_int_equal(peek_host(&f), 1);
+    salvo_event_destroy(ev);
+    fx_close(&f, true);
+}
+
 /* ------------------------------------------------------------------ */
 /* 6: a cancel whose re-recording fails                                */
 /* ------------------------------------------------------------------ */
@@ -763,6 +795,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_loss_wins_over_kept_failure, arm, disarm),
         cmocka_unit_test_setup_teardown(test_loss_outranks_capture, arm, disarm),
         cmocka_unit_test_setup_teardown(test_event_of_refused_batch, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_host_call_when_waits_time_out, arm, disarm),
         cmocka_unit_test_setup_teardown(test_failed_cancel_withdraws_nothing, arm, disarm),
         cmocka_unit_test_setup_teardown(test_failed_cancel_reports_dropped_launches, arm, disarm),
         cmocka_unit_test_setup_teardown(test_uniform_binding_limits, arm, disarm),

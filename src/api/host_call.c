@@ -160,6 +160,11 @@ static bool wait_batch_locked(host_work *hw, uint64_t serial)
             r = queue_wait_slot_locked(q, owner, s, false);
             if (r == SALVO_OK || queue_is_lost(q))
                 continue;
+            /* A wait the driver keeps failing (timing out): a look at the
+             * fence, as a reap takes, may still see the batch over. */
+            queue_reap_locked(q);
+            if (queue_is_lost(q) || !queue_batch_owner_locked(q, serial, NULL))
+                continue;
         } else {
             /* Held on the host behind a gate: polled here, not through the
              * queue's held wait, which keeps releases back (a pin) while it

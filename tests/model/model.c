@@ -311,7 +311,8 @@ static bool g_avoid_call_value;
  * the destroy's wait for idle. Stepped around when MODEL_AVOID names it:
  * no stream reads where a fence timeout is configured. */
 static bool g_avoid_read_timeout;
-/* worker_wait (open; avoided unless MODEL_EXPOSE=worker_wait): with every
+/* worker_wait (fixed: the host-call thread looks at the fence when its
+ * waits fail; avoided when MODEL_AVOID names it): with every
  * fence wait timing out (fault fence_wait:N:timeout:always) and no fence
  * timeout, the host-call worker waits for the batch before a call with
  * fence waits alone and never polls the fence, so the call never runs;
@@ -6443,9 +6444,9 @@ int main(int argc, char **argv)
     g_avoid_cancel_twin = avoid && strstr(avoid, "cancel_twin");
     g_avoid_trace_failed_launch = avoid && strstr(avoid, "trace_failed_launch");
     g_avoid_call_failed_batch = avoid && strstr(avoid, "call_failed_batch");
+    g_avoid_worker_wait = avoid && strstr(avoid, "worker_wait");
     /* Open bugs: stepped around unless MODEL_EXPOSE names them. */
     const char *expose = getenv("MODEL_EXPOSE");
-    g_avoid_worker_wait = !(expose && strstr(expose, "worker_wait"));
     g_avoid_trace_copy_queue = !(expose && strstr(expose, "trace_copy_queue"));
     signal(SIGALRM, fatal_signal);
     if (!MODEL_SANITIZED) { /* sanitizers print their own reports */
