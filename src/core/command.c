@@ -49,13 +49,6 @@ salvo_access command_access(const command *c, uint32_t i)
     return SALVO_ACCESS_READ_WRITE;
 }
 
-bool command_touches_any(const command *c)
-{
-    if (c->kind == COMMAND_DISPATCH)
-        return ((const engine_kernel *)c->object)->refl.buffer_addresses;
-    return c->kind == COMMAND_NATIVE && c->bind_count == 0;
-}
-
 accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
                             accel_descpool *pool, const command *c)
 {

@@ -76,8 +76,13 @@ const char *command_name(const command *c);
 /* How c touches its range i (DISPATCH, COPY, FILL, IMAGE_COPY, NATIVE). */
 salvo_access command_access(const command *c, uint32_t i);
 /* Whether c may touch memory beyond its ranges (buffer addresses, or
- * native commands that declared none). */
-bool command_touches_any(const command *c);
+ * native commands that declared none). Inline: on every launch's path. */
+static inline bool command_touches_any(const command *c)
+{
+    if (c->kind == COMMAND_DISPATCH)
+        return ((const engine_kernel *)c->object)->refl.buffer_addresses;
+    return c->kind == COMMAND_NATIVE && c->bind_count == 0;
+}
 /* Record c onto cmd; a dispatch's descriptor sets come from pool. A
  * MARK records nothing here (its timestamp is the timing module's). */
 accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,

@@ -21,38 +21,16 @@ static void recording_free(queue *q, graph_recording *rec)
         return;
     VT(q)->cmd_destroy(SELF(q), q->adev, rec->cmd);
     VT(q)->descpool_destroy(SELF(q), q->adev, rec->pool);
-    salvo_mem_free(q->alloc, rec->uses);
     salvo_mem_free(q->alloc, rec);
 }
 
 /* No batch that has not completed executes rec. */
-static bool recording_idle_locked(queue *q, const graph_recording *rec)
+static bool recording_idle_locked(const engine_graph *g, const graph_recording *rec)
 {
-    for (uint32_t i = 0; i < rec->use_count; i++)
-        if (!queue_batch_done_locked(q, rec->uses[i].serial))
+    for (uint32_t i = 0; i < g->use_count; i++)
+        if (g->uses[i].replay >= rec->born && !queue_batch_done_locked(g->q, g->uses[i].serial))
             return false;
     return true;
-}
-
-/* Room in rec's uses for a replay on `stream`: its own entry, else one
- * freed by dropping the uses that are over, else a larger array. */
-static salvo_status recording_reserve_locked(queue *q, graph_recording *rec, uint32_t stream)
-{
-    for (uint32_t i = 0; i < rec->use_count; i++)
-        if (rec->uses[i].stream == stream)
-            return SALVO_OK;
-    uint32_t kept = 0;
-    for (uint32_t i = 0; i < rec->use_count; i++)
-        if (!queue_batch_done_locked(q, rec->uses[i].serial))
-            rec->uses[kept++] = rec->uses[i];
-    rec->use_count = kept;
-    if (kept < rec->use_cap)
-        return SALVO_OK;
-    size_t cap = rec->use_cap;
-    if (!salvo_mem_grow(q->alloc, (void **)&rec->uses, &cap, (size_t)kept + 1, sizeof *rec->uses))
-        return SALVO_ERROR_OUT_OF_HOST_MEMORY;
-    rec->use_cap = (uint32_t)cap;
-    return SALVO_OK;
 }
 
 static void recording_release(retire_entry *e, bool abandoned)
@@ -85,6 +63,7 @@ void graph_fini(engine_graph *g)
     salvo_mem_free(a, g->chunks);
     salvo_mem_free(a, g->cmds);
     plan_free(g);
+    salvo_mem_free(a, g->uses);
     salvo_mem_free(a, g->nodes);
     salvo_mem_free(a, g->binds);
     salvo_mem_free(a, g->push);
@@ -433,11 +412,11 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
 {
     queue *q = g->q;
     graph_recording *rec = c->rec;
-    if (rec && recording_idle_locked(q, rec)) {
+    if (rec && recording_idle_locked(g, rec)) {
         if (rec->pool_sets >= sets && rec->pool_per_set >= per_set) {
             /* Cannot fail (Vulkan's reset returns success): as a slot's. */
             VT(q)->descpool_reset(SELF(q), q->adev, rec->pool);
-            rec->use_count = 0;
+            rec->born = g->replays + 1;
             return SALVO_OK;
         }
         /* Too small for the chunk now: a fresh one below. */
@@ -449,6 +428,7 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
     fresh->release.fn = recording_release;
     fresh->pool_sets = sets;
     fresh->pool_per_set = per_set;
+    fresh->born = g->replays + 1;
     accel_result ar = VT(q)->cmd_create_reusable(SELF(q), q->adev, 0, &fresh->cmd);
     if (ar == ACCEL_SUCCESS)
         ar = VT(q)->descpool_create(SELF(q), q->adev, sets, per_set, &fresh->pool);
@@ -463,7 +443,7 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
                           accel_result_name(ar), names);
     }
     if (rec) {
-        if (!recording_idle_locked(q, rec))
+        if (!recording_idle_locked(g, rec))
             retire_push(&q->retire, &rec->release, atomic_load(&q->next_serial));
         else
             recording_free(q, rec);
@@ -537,25 +517,34 @@ static salvo_status record_stale_locked(engine_graph *g)
 salvo_status graph_prepare_locked(engine_graph *g, uint32_t stream)
 {
     salvo_status r = record_stale_locked(g);
-    for (uint32_t i = 0; r == SALVO_OK && i < g->chunk_count; i++)
-        if (recording_reserve_locked(g->q, g->chunks[i].rec, stream) != SALVO_OK)
-            r = QUEUE_FAIL(g->q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
-                           "replay of %s: out of host memory", g->label);
-    return r;
+    if (r != SALVO_OK)
+        return r;
+    for (uint32_t i = 0; i < g->use_count; i++)
+        if (g->uses[i].stream == stream)
+            return SALVO_OK;
+    /* A stream new to the graph: drop the uses that are over, then room
+     * for one more. */
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < g->use_count; i++)
+        if (!queue_batch_done_locked(g->q, g->uses[i].serial))
+            g->uses[kept++] = g->uses[i];
+    g->use_count = kept;
+    if (!salvo_mem_grow(g->q->alloc, (void **)&g->uses, &g->use_cap, (size_t)kept + 1,
+                        sizeof *g->uses))
+        return QUEUE_FAIL(g->q, SALVO_ERROR_OUT_OF_HOST_MEMORY, "replay of %s: out of host memory",
+                          g->label);
+    return SALVO_OK;
 }
 
 void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial)
 {
-    for (uint32_t i = 0; i < g->chunk_count; i++) {
-        graph_recording *rec = g->chunks[i].rec;
-        uint32_t u = 0;
-        while (u < rec->use_count && rec->uses[u].stream != stream)
-            u++;
-        /* Reserved by graph_prepare_locked: u < use_cap. */
-        if (u == rec->use_count)
-            rec->use_count++;
-        rec->uses[u] = (graph_use){.stream = stream, .serial = serial};
-    }
+    uint32_t u = 0;
+    while (u < g->use_count && g->uses[u].stream != stream)
+        u++;
+    /* Room made by graph_prepare_locked: u < use_cap. */
+    if (u == g->use_count)
+        g->use_count++;
+    g->uses[u] = (graph_use){.stream = stream, .replay = ++g->replays, .serial = serial};
 }
 
 salvo_status graph_compile_locked(engine_graph *g)

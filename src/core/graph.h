@@ -57,12 +57,15 @@ typedef struct graph_node {
     uint32_t pos; /* where it is in the recorded order */
 } graph_node;
 
-/* A stream's last batch that executes a recording. A stream's batches
- * complete in order, those of different streams in any order: a
- * recording is free once the last batch of every stream that replayed it
- * is done, whatever their serials say. */
+/* A stream's last replay of a graph: its number (the graph counts its
+ * replays) and the batch it went into. A stream's batches complete in
+ * order, those of different streams in any order: a recording is free
+ * once, for every stream whose last replay came after the recording was
+ * made (and so executes it, or a later one of the stream does), that
+ * replay's batch is done, whatever the serials say. */
 typedef struct graph_use {
     uint32_t stream; /* the stream's number */
+    uint64_t replay;
     uint64_t serial;
 } graph_use;
 
@@ -74,8 +77,7 @@ typedef struct graph_recording {
     accel_cmd *cmd;
     accel_descpool *pool;
     uint32_t pool_sets, pool_per_set; /* what the pool was made for */
-    graph_use *uses; /* one per stream that replayed it since it was recorded */
-    uint32_t use_count, use_cap;
+    uint64_t born; /* the first replay (number) that executes it */
 } graph_recording;
 
 typedef struct graph_chunk {
@@ -114,6 +116,11 @@ typedef struct engine_graph {
     uint32_t touch_count;
     uint64_t groups_total;
     uint32_t launch_count;
+    /* Each stream's last replay [lock]; replays so far. */
+    graph_use *uses;
+    uint32_t use_count;
+    size_t use_cap;
+    uint64_t replays;
     /* Distinct kernel names, for failures. */
     const char **names;
     uint32_t name_count;
@@ -150,11 +157,11 @@ salvo_status graph_add_image_copy(engine_graph *g, const accel_bind ends[2],
 salvo_status graph_compile_locked(engine_graph *g);
 
 /* Before a replay on the stream numbered `stream`: record the stale
- * chunks again and make room to note the replay's batch on every
- * recording (graph_note_replay_locked then cannot fail). On failure the
+ * chunks again and make room to note the replay
+ * (graph_note_replay_locked then cannot fail). On failure the
  * stale chunks stay stale and nothing else changed. */
 salvo_status graph_prepare_locked(engine_graph *g, uint32_t stream);
-/* Note that batch `serial` of stream `stream` executes every recording. */
+/* Note the replay on stream `stream` in its batch `serial`. */
 void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial);
 
 /* Updates of launch node n (checked by the caller: a launch, the right

@@ -385,9 +385,18 @@ static void order_work_locked(stream_engine *st, const access *a, uint32_t n, bo
 static void order_command_locked(stream_engine *st, const command *c)
 {
     access a[SALVO_MAX_BINDINGS];
-    for (uint32_t i = 0; i < c->bind_count; i++)
-        a[i] = (access){accel_bind_target(&c->binds[i]), c->binds[i].offset,
-                        c->binds[i].offset + c->binds[i].size, command_access(c, i)};
+    const accel_bind *b = c->binds;
+    if (c->kind == COMMAND_DISPATCH) {
+        /* Every launch's path: the kernel's reflection read directly. */
+        const engine_kernel *k = c->object;
+        for (uint32_t i = 0; i < c->bind_count; i++)
+            a[i] = (access){accel_bind_target(&b[i]), b[i].offset, b[i].offset + b[i].size,
+                            b[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access};
+    } else {
+        for (uint32_t i = 0; i < c->bind_count; i++)
+            a[i] = (access){accel_bind_target(&b[i]), b[i].offset, b[i].offset + b[i].size,
+                            command_access(c, i)};
+    }
     order_work_locked(st, a, c->bind_count, c->kind != COMMAND_DISPATCH,
                       command_touches_any(c));
 }
@@ -474,7 +483,9 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
          * in the batch too. */
         if (command_touches_any(c) && c->kind == COMMAND_NATIVE)
             st->address_fence = true;
-        slot_note_launch(s, command_name(c));
+        slot_note_launch(s, c->kind == COMMAND_DISPATCH
+                                ? ((const engine_kernel *)c->object)->name
+                                : command_name(c));
         COUNTER_ADD(&q->n, launches_pending, 1);
     }
     if (c->kind == COMMAND_DISPATCH)
@@ -755,7 +766,8 @@ static salvo_status command_done_locked(stream_engine *st, slot *s, const comman
                                         uint64_t t0, uint64_t *serial)
 {
     queue *q = st->q;
-    trace_launch_note(q->trace, st->trace, slot_index(st, s), trace_name(c), t0);
+    if (st->trace)
+        trace_launch_note(q->trace, st->trace, slot_index(st, s), trace_name(c), t0);
     *serial = s->serial;
     return batch_check_locked(st, s);
 }
