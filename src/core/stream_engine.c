@@ -497,21 +497,27 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
     return ACCEL_SUCCESS;
 }
 
+/* Open a batch on st's own queue for work that does not run on the copy
+ * queue (kernels, images, the program's own commands): a batch of copies
+ * open there goes first. */
+static salvo_status open_on_compute_locked(stream_engine *st)
+{
+    if (st->open && st->open->queue == st->q->copy_queue) {
+        salvo_status r = stream_submit_locked(st, true);
+        if (r != SALVO_OK)
+            return r;
+    }
+    return stream_open_locked(st);
+}
+
 /* Record a dispatch into the open slot, submitting first when its
  * descriptor pool is full. */
 static salvo_status record_dispatch_locked(stream_engine *st, const command *c)
 {
     queue *q = st->q;
     const engine_kernel *k = c->object;
-    /* Kernels do not run on the copy queue: a batch of copies open there
-     * goes now, and the launch opens the next one on the stream's queue. */
-    if (st->open && st->open->queue == q->copy_queue) {
-        salvo_status r = stream_submit_locked(st, true);
-        if (r != SALVO_OK)
-            return r;
-    }
     for (int attempt = 0;; attempt++) {
-        salvo_status r = stream_open_locked(st);
+        salvo_status r = open_on_compute_locked(st);
         if (r != SALVO_OK)
             return r;
         slot *s = st->open;
@@ -794,19 +800,6 @@ salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
     return command_done_locked(st, st->open, &c, t0, serial);
 }
 
-/* Open a batch on st's own queue for work that does not run on the copy
- * queue (kernels, images, the program's own commands): a batch of copies
- * open there goes first. */
-static salvo_status open_on_compute_locked(stream_engine *st)
-{
-    if (st->open && st->open->queue == st->q->copy_queue) {
-        salvo_status r = stream_submit_locked(st, true);
-        if (r != SALVO_OK)
-            return r;
-    }
-    return stream_open_locked(st);
-}
-
 /* Where a command that is not a dispatch goes. */
 typedef enum batch_place {
     PLACE_ANY,        /* the open batch, whatever its queue (copies, fills) */
@@ -979,13 +972,7 @@ salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *s
         return SALVO_OK; /* nothing to run, nothing to order */
     uint64_t t0 = trace_start(st);
     queue_relieve_locked(q);
-    /* Kernels do not run on the copy queue (see record_dispatch_locked). */
-    if (st->open && st->open->queue == q->copy_queue) {
-        salvo_status r = stream_submit_locked(st, true);
-        if (r != SALVO_OK)
-            return r;
-    }
-    salvo_status r = stream_open_locked(st);
+    salvo_status r = open_on_compute_locked(st);
     if (r != SALVO_OK)
         return r;
     /* After the open, which may drop the lock: what is executed is what
