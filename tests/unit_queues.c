@@ -13,7 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -383,6 +385,75 @@ static void expect_contents(salvo_buffer *b, uint32_t seed)
     assert_int_equal(salvo_buffer_read(b, 0, got, sizeof got), SALVO_OK);
     for (uint32_t i = 0; i < 256; i++)
         assert_int_equal(got[i], seed + i * 7);
+}
+
+/* A copy of HOST memory picks the copy queue when the device is not
+ * tracing, but may first wait for a batch slot with the lock dropped: a
+ * trace started meanwhile by another thread must find the batch the copy
+ * then opens on the stream's own queue (the trace stamps each batch's
+ * start with a query reset, which a copy-only queue cannot run; the fake
+ * counts that as illegal). Deterministic: the other thread starts the
+ * trace, then raises the gate the copy's slot wait is held behind. */
+static struct {
+    salvo_device *dev;
+    salvo_gate *gate;
+    pthread_t thread;
+    bool started;
+    _Atomic bool armed;
+    char path[96];
+    salvo_status traced, raised;
+} tracer;
+
+static void *trace_then_raise(void *arg)
+{
+    (void)arg;
+    tracer.traced = salvo_trace_start(tracer.dev, tracer.path);
+    tracer.raised = salvo_gate_raise(tracer.gate, 1);
+    return NULL;
+}
+
+static void start_tracer(void *user)
+{
+    (void)user;
+    if (atomic_exchange(&tracer.armed, false))
+        tracer.started = pthread_create(&tracer.thread, NULL, trace_then_raise, NULL) == 0;
+}
+
+static void test_trace_started_during_copy_slot_wait(void **state)
+{
+    (void)state;
+    env e;
+    open_env_copy(&e, 1, FAKE_COMPLETE_AUTO, true);
+    salvo_buffer *h = host_buffer(&e, 9);
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+    for (int i = 0; i < 3; i++) { /* the ring's three slots, held behind the gate */
+        assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    }
+    tracer.dev = e.dev;
+    tracer.gate = g;
+    tracer.started = false;
+    snprintf(tracer.path, sizeof tracer.path, "/tmp/salvo_unit_queues_trace_%ld.json",
+             (long)getpid());
+    atomic_store(&tracer.armed, true);
+    e.f->timeline_value_hook = start_tracer;
+    assert_int_equal(salvo_copy(e.st[0], h, 0, e.buf[1], 0, 1024), SALVO_OK);
+    e.f->timeline_value_hook = NULL;
+    assert_true(tracer.started);
+    pthread_join(tracer.thread, NULL);
+    assert_int_equal(tracer.traced, SALVO_OK);
+    assert_int_equal(tracer.raised, SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_trace_stop(e.dev), SALVO_OK);
+    expect_contents(e.buf[1], 9);
+    if (fake_illegal_total(e.f))
+        fail_msg("illegal use of the fake: %s", fake_illegal_last(e.f));
+    remove(tracer.path);
+    salvo_gate_destroy(g);
+    salvo_buffer_destroy(h);
+    close_env(&e);
 }
 
 /* A copy to or from a HOST buffer that starts a batch goes to the copy
@@ -939,6 +1010,7 @@ int main(void)
         cmocka_unit_test(test_cancelled_batch_still_signals),
         cmocka_unit_test(test_loss_abandons_every_queue),
         cmocka_unit_test(test_batches_grow_after_any_command),
+        cmocka_unit_test(test_trace_started_during_copy_slot_wait),
         cmocka_unit_test(test_host_copies_on_copy_queue),
         cmocka_unit_test(test_copy_queue_keeps_stream_order),
         cmocka_unit_test(test_event_after_copy_on_shared_queue),

@@ -250,7 +250,10 @@ salvo_status stream_open_on_locked(stream_engine *st, bool copy)
         return queue_lost_error(q);
     /* Without a command buffer for the copy queue (out of memory) the
      * batch stays on the stream's own: slower, as correct. */
-    bool on_copy = copy && q->copy_queue != NO_COPY_QUEUE && st->timeline &&
+    /* Decided here, after any wait for the slot (the lock was dropped): a
+     * trace started meanwhile stamps every batch's start with a query
+     * reset, which the copy queue cannot run. */
+    bool on_copy = copy && !q->trace && q->copy_queue != NO_COPY_QUEUE && st->timeline &&
                    slot_use_queue(s, &q->env, q->copy_queue) == SALVO_OK;
     if (!on_copy)
         slot_use_queue(s, &q->env, st->hwq); /* its own: made, cannot fail */
@@ -832,10 +835,8 @@ salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t s
                           {.buffer = dst, .offset = dof, .size = size}};
     command c = {.kind = COMMAND_COPY, .binds = ends, .bind_count = 2};
     /* Host memory to or from the device: the copy engine's work, beside
-     * kernels. Not while tracing (a copy queue cannot reset the trace's
-     * queries). */
-    return record_transfer_locked(st, &c, host_side && !st->q->trace ? PLACE_COPY_QUEUE : PLACE_ANY,
-                                  size, serial);
+     * kernels (not while tracing: see stream_open_on_locked). */
+    return record_transfer_locked(st, &c, host_side ? PLACE_COPY_QUEUE : PLACE_ANY, size, serial);
 }
 
 salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
@@ -844,8 +845,7 @@ salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t o
     accel_bind end = {.buffer = dst, .offset = offset, .size = size};
     command c = {.kind = COMMAND_FILL, .binds = &end, .bind_count = 1, .push = &value,
                  .push_size = sizeof value};
-    return record_transfer_locked(st, &c, host_side && !st->q->trace ? PLACE_COPY_QUEUE : PLACE_ANY,
-                                  0, serial);
+    return record_transfer_locked(st, &c, host_side ? PLACE_COPY_QUEUE : PLACE_ANY, 0, serial);
 }
 
 salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint64_t offset,

@@ -31,8 +31,7 @@
  * Environment: MODEL_SEEDS, MODEL_THREAD_SEEDS, MODEL_OPS, MODEL_SECONDS
  * (the default run's size), MODEL_SYNC=1 (as --sync), MODEL_WATCHDOG
  * (seconds per seed before the watchdog aborts, default 120), MODEL_AVOID
- * (README: what to step around), MODEL_EXPOSE (open bugs not to step
- * around), MODEL_FAKE_QUEUES (as --fake-queues).
+ * (README: what to step around), MODEL_FAKE_QUEUES (as --fake-queues).
  *
  * Every SALVO_API function is called here (ctest model_vocabulary checks
  * it against the headers and README's coverage table).
@@ -351,7 +350,8 @@ static bool g_avoid_trace_failed_launch;
  * succeed; the model then takes the stream's unsubmitted writes as
  * unknown. */
 static bool g_avoid_cancel_twin;
-/* trace_copy_queue (open; threaded runs on a device with a copy queue,
+/* trace_copy_queue (fixed: the queue is chosen after the slot wait;
+ * avoided when MODEL_AVOID names it; threaded runs on a device with a copy queue,
  * the fake): salvo_copy and salvo_fill choose the copy queue for a batch
  * when the device is not tracing (stream_engine.c: host_side &&
  * !q->trace), then open it (stream_open_on_locked), which may wait for a
@@ -6445,9 +6445,7 @@ int main(int argc, char **argv)
     g_avoid_trace_failed_launch = avoid && strstr(avoid, "trace_failed_launch");
     g_avoid_call_failed_batch = avoid && strstr(avoid, "call_failed_batch");
     g_avoid_worker_wait = avoid && strstr(avoid, "worker_wait");
-    /* Open bugs: stepped around unless MODEL_EXPOSE names them. */
-    const char *expose = getenv("MODEL_EXPOSE");
-    g_avoid_trace_copy_queue = !(expose && strstr(expose, "trace_copy_queue"));
+    g_avoid_trace_copy_queue = avoid && strstr(avoid, "trace_copy_queue");
     signal(SIGALRM, fatal_signal);
     if (!MODEL_SANITIZED) { /* sanitizers print their own reports */
         signal(SIGSEGV, fatal_signal);
