@@ -25,6 +25,7 @@ typedef struct fixture {
     accel_device *dev;
     salvo_log_sink sink;
     slot_env env;
+    slot_table table;
     slot s;
     /* One real dispatch per batch, so pool resets can be observed. */
     accel_buffer *buf;
@@ -73,7 +74,8 @@ static int setup(void **state)
     assert_int_equal(fx->acc.vt->pipeline_create(fx->acc.self, fx->dev, &pd, &fx->pipe),
                      ACCEL_SUCCESS);
     fx->sink = (salvo_log_sink){on_log, fx};
-    fx->env = (slot_env){&fx->acc, fx->dev, &fx->sink};
+    fx->env = (slot_env){&fx->acc, fx->dev, &fx->sink, &fx->table};
+    assert_int_equal(slot_table_reserve(&fx->table, NULL, 8), SALVO_OK);
     assert_int_equal(slot_init(&fx->s, &fx->env, 4, 8), SALVO_OK);
     *state = fx;
     return 0;
@@ -83,6 +85,9 @@ static int teardown(void **state)
 {
     fixture *fx = *state;
     slot_destroy(&fx->s, &fx->env);
+    /* Every batch that left the active states left the table. */
+    assert_int_equal(fx->table.count, 0);
+    slot_table_free(&fx->table, NULL);
     fx->acc.vt->pipeline_destroy(fx->acc.self, fx->dev, fx->pipe);
     fx->acc.vt->buffer_destroy(fx->acc.self, fx->dev, fx->buf);
     fx->acc.vt->device_close(fx->acc.self, fx->dev);
@@ -121,6 +126,13 @@ static void to_recording(fixture *fx)
     slot_note_launch(&fx->s, BETA);
     slot_note_launch(&fx->s, ALPHA);
     assert_int_equal(fx->s.state, SLOT_RECORDING);
+}
+
+static void to_held(fixture *fx)
+{
+    to_recording(fx);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, true), SALVO_OK);
+    assert_int_equal(fx->s.state, SLOT_HELD);
 }
 
 static void to_in_flight(fixture *fx)
@@ -473,13 +485,16 @@ static void reach(fixture *fx, slot_state st)
     case SLOT_RECORDING:
         to_recording(fx);
         break;
+    case SLOT_HELD:
+        to_held(fx);
+        break;
     case SLOT_IN_FLIGHT:
         to_in_flight(fx);
         break;
     case SLOT_ABANDONED:
         to_in_flight(fx);
         fake_lose_device(fx->f);
-        slot_abandon(&fx->s);
+        slot_abandon(&fx->s, &fx->env);
         break;
     }
     assert_int_equal(fx->s.state, st);
@@ -487,7 +502,8 @@ static void reach(fixture *fx, slot_state st)
 
 static void test_abandon_from_every_state(void **state)
 {
-    static const slot_state from[] = {SLOT_IDLE, SLOT_RECORDING, SLOT_IN_FLIGHT, SLOT_ABANDONED};
+    static const slot_state from[] = {SLOT_IDLE, SLOT_RECORDING, SLOT_HELD, SLOT_IN_FLIGHT,
+                                      SLOT_ABANDONED};
     for (size_t i = 0; i < sizeof from / sizeof from[0]; i++) {
         fixture *fx = NULL;
         assert_int_equal(setup((void **)&fx), 0);
@@ -495,7 +511,7 @@ static void test_abandon_from_every_state(void **state)
         /* Abandon is what a lost device does to in-flight work. */
         if (from[i] == SLOT_IN_FLIGHT)
             fake_lose_device(fx->f);
-        slot_abandon(&fx->s);
+        slot_abandon(&fx->s, &fx->env);
         assert_int_equal(fx->s.state, SLOT_ABANDONED);
         assert_false(slot_active(&fx->s));
         /* Terminal: nothing leads out of it. */
@@ -515,11 +531,12 @@ typedef enum slot_op {
     OP_WAIT,
     OP_DISCARD,
     OP_ADD_WAIT,
+    OP_SEND_HELD,
     OP_COUNT
 } slot_op;
 
-static const char *const op_names[OP_COUNT] = {"begin", "submit",  "complete", "poll",
-                                               "wait",  "discard", "add_wait"};
+static const char *const op_names[OP_COUNT] = {"begin",   "submit",   "complete", "poll",
+                                               "wait",    "discard",  "add_wait", "send_held"};
 
 static salvo_status apply(fixture *fx, slot_op op)
 {
@@ -532,6 +549,7 @@ static salvo_status apply(fixture *fx, slot_op op)
     case OP_WAIT: return slot_wait(&fx->s, &fx->env, UINT64_MAX);
     case OP_DISCARD: return slot_discard(&fx->s, &fx->env);
     case OP_ADD_WAIT: return slot_add_wait(&fx->s, &fx->env, &dep);
+    case OP_SEND_HELD: return slot_send_held(&fx->s, &fx->env);
     case OP_COUNT: break;
     }
     return SALVO_ERROR_UNKNOWN;
@@ -542,6 +560,8 @@ static bool legal(slot_state st, slot_op op)
     switch (st) {
     case SLOT_IDLE: return op == OP_BEGIN;
     case SLOT_RECORDING: return op == OP_SUBMIT || op == OP_DISCARD || op == OP_ADD_WAIT;
+    /* A held batch is polled (not ready: not on the device) and sent. */
+    case SLOT_HELD: return op == OP_POLL || op == OP_SEND_HELD;
     case SLOT_IN_FLIGHT: return op == OP_COMPLETE || op == OP_POLL || op == OP_WAIT;
     case SLOT_ABANDONED: return false;
     }
@@ -550,7 +570,7 @@ static bool legal(slot_state st, slot_op op)
 
 static void test_illegal_transitions_change_nothing(void **state)
 {
-    static const slot_state states[] = {SLOT_IDLE, SLOT_RECORDING, SLOT_IN_FLIGHT,
+    static const slot_state states[] = {SLOT_IDLE, SLOT_RECORDING, SLOT_HELD, SLOT_IN_FLIGHT,
                                         SLOT_ABANDONED};
     int checked = 0;
     for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
@@ -570,9 +590,11 @@ static void test_illegal_transitions_change_nothing(void **state)
             assert_memory_equal(&fx->s, &before, sizeof before);
             assert_int_equal(fake_calls_total(fx->f), calls);
             expect_error_contains(slot_state_name(states[i]));
-            if (states[i] == SLOT_IN_FLIGHT)
+            if (states[i] == SLOT_HELD)
+                assert_int_equal(slot_send_held(&fx->s, &fx->env), SALVO_OK);
+            if (states[i] == SLOT_IN_FLIGHT || states[i] == SLOT_HELD)
                 fake_complete_all(fx->f);
-            if (states[i] == SLOT_IN_FLIGHT)
+            if (states[i] == SLOT_IN_FLIGHT || states[i] == SLOT_HELD)
                 assert_int_equal(slot_wait(&fx->s, &fx->env, 0), SALVO_OK);
             if (states[i] == SLOT_RECORDING)
                 assert_int_equal(slot_discard(&fx->s, &fx->env), SALVO_OK);
@@ -580,8 +602,9 @@ static void test_illegal_transitions_change_nothing(void **state)
             checked++;
         }
     }
-    /* 6 refusals from IDLE, 4 from RECORDING, 4 from IN_FLIGHT, 7 from ABANDONED. */
-    assert_int_equal(checked, 21);
+    /* 7 refusals from IDLE, 5 from RECORDING, 6 from HELD, 5 from
+     * IN_FLIGHT, 8 from ABANDONED. */
+    assert_int_equal(checked, 31);
     (void)state;
 }
 
@@ -741,6 +764,85 @@ static void test_retire_forgets_names(void **state)
     expect_error_contains("1 launch ");
 }
 
+/* ------------------------------------------------------------------ */
+/* The table of active batches by serial                               */
+/* ------------------------------------------------------------------ */
+
+/* A batch is in the table from begin until it is done (or dropped), in
+ * every active state, HELD included. */
+static void test_table_follows_the_batch(void **state)
+{
+    fixture *fx = *state;
+    assert_null(slot_table_find(&fx->table, 7));
+    to_recording(fx);
+    assert_ptr_equal(slot_table_find(&fx->table, 7), &fx->s);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, true), SALVO_OK);
+    assert_int_equal(fx->s.state, SLOT_HELD);
+    assert_ptr_equal(slot_table_find(&fx->table, 7), &fx->s);
+    assert_int_equal(slot_send_held(&fx->s, &fx->env), SALVO_OK);
+    assert_ptr_equal(slot_table_find(&fx->table, 7), &fx->s);
+    fake_complete_all(fx->f);
+    assert_int_equal(slot_wait(&fx->s, &fx->env, 0), SALVO_OK);
+    assert_null(slot_table_find(&fx->table, 7));
+    assert_int_equal(fx->table.count, 0);
+    /* A refused batch leaves it too, and a discarded one. */
+    to_recording(fx);
+    fake_set_result(fx->f, "submit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_null(slot_table_find(&fx->table, 7));
+    to_recording(fx);
+    assert_int_equal(slot_discard(&fx->s, &fx->env), SALVO_OK);
+    assert_null(slot_table_find(&fx->table, 7));
+    assert_int_equal(fx->table.count, 0);
+}
+
+/* Many batches at once, begun and retired out of serial order (as on
+ * several queues): each found while active and only then, whatever the
+ * collisions and removals in between; growing keeps them all. */
+static void test_table_many_batches_out_of_order(void **state)
+{
+    fixture *fx = *state;
+    enum { N = 24 };
+    slot *s = calloc(N, sizeof *s);
+    assert_non_null(s);
+    slot_table t = {0};
+    assert_int_equal(slot_table_reserve(&t, NULL, 4), SALVO_OK);
+    slot_env env = fx->env;
+    env.table = &t;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(slot_init(&s[i], &env, 4, 8), SALVO_OK);
+        /* Room before the batch begins, as a stream's creation makes it. */
+        assert_int_equal(slot_table_reserve(&t, NULL, (uint32_t)i + 1), SALVO_OK);
+        /* Serials with gaps and a shared low part: they collide. */
+        assert_int_equal(slot_begin(&s[i], &env, 1000 + 64 * (uint64_t)i, NO_SIGNAL), SALVO_OK);
+        assert_int_equal(slot_submit(&s[i], &env, i % 3 == 0), SALVO_OK);
+    }
+    assert_int_equal(t.count, N);
+    /* Done in a scrambled order; after each, exactly the others found. */
+    bool done[N] = {0};
+    for (int k = 0; k < N; k++) {
+        int i = (k * 7) % N;
+        if (s[i].state == SLOT_HELD)
+            assert_int_equal(slot_send_held(&s[i], &env), SALVO_OK);
+        fake_complete_all(fx->f);
+        assert_int_equal(slot_complete(&s[i], &env, ACCEL_SUCCESS), SALVO_OK);
+        done[i] = true;
+        for (int j = 0; j < N; j++) {
+            slot *found = slot_table_find(&t, 1000 + 64 * (uint64_t)j);
+            if (done[j])
+                assert_null(found);
+            else
+                assert_ptr_equal(found, &s[j]);
+        }
+        assert_null(slot_table_find(&t, 999));
+    }
+    assert_int_equal(t.count, 0);
+    for (int i = 0; i < N; i++)
+        slot_destroy(&s[i], &env);
+    slot_table_free(&t, NULL);
+    free(s);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -773,6 +875,8 @@ int main(void)
         T(test_kernel_list_counts_kernels_not_launches),
         T(test_kernel_list_truncates_safely),
         T(test_retire_forgets_names),
+        T(test_table_follows_the_batch),
+        T(test_table_many_batches_out_of_order),
     };
 #undef T
     return cmocka_run_group_tests_name("slot", tests, NULL, NULL);

@@ -45,11 +45,11 @@ static salvo_status record_open_locked(salvo_device *dev, stream_engine *e)
         /* The oldest batch holds the slot: wait for it as a launch would,
          * its failure kept for the stream. */
         slot *s = &e->slots[e->cur];
-        if (s->state == SLOT_IN_FLIGHT) {
+        if (slot_submitted(s)) {
             salvo_status r = queue_wait_slot_locked(q, e, s, false);
             if (device_is_lost(dev))
                 return device_lost_error(dev);
-            if (s->state == SLOT_IN_FLIGHT)
+            if (slot_submitted(s))
                 return r == SALVO_TIMEOUT
                            ? DEV_FAIL(dev, SALVO_ERROR_TIMEOUT,
                                       "event_record: no free batch slot: the stream's oldest "

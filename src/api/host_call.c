@@ -155,7 +155,7 @@ static bool wait_batch_locked(host_work *hw, uint64_t serial)
             queue_submit_batch_locked(q, serial);
             continue;
         }
-        if (!s->held) {
+        if (s->state != SLOT_HELD) {
             nap = 20 * 1000;
             r = queue_wait_slot_locked(q, owner, s, false);
             if (r == SALVO_OK || queue_is_lost(q))
@@ -171,7 +171,7 @@ static bool wait_batch_locked(host_work *hw, uint64_t serial)
              * runs: the worker must never be what a lost device's releases
              * wait for. */
             queue_pump_locked(q);
-            if (!s->held || s->state != SLOT_IN_FLIGHT)
+            if (s->state != SLOT_HELD)
                 continue;
         }
         /* A driver that keeps refusing the wait (or, once the device is

@@ -12,7 +12,7 @@
 
 salvo_status queue_init(queue *q)
 {
-    q->env = (slot_env){q->acc, q->adev, q->log};
+    q->env = (slot_env){q->acc, q->adev, q->log, &q->batches};
     if (pthread_mutex_init(&q->lock, NULL) != 0)
         return SALVO_FAIL(q->log, SALVO_ERROR_OUT_OF_HOST_MEMORY, "cannot create the device lock");
     if (pthread_cond_init(&q->slot_cv, NULL) != 0) {
@@ -40,9 +40,12 @@ void queue_settle_for_destroy_locked(queue *q)
         return;
     }
     for (stream_engine *s = q->streams; s; s = s->next)
-        for (int i = 0; i < STREAM_SLOTS; i++)
+        for (int i = 0; i < STREAM_SLOTS; i++) {
             if (s->slots[i].state == SLOT_IN_FLIGHT)
                 slot_complete(&s->slots[i], &q->env, ACCEL_SUCCESS);
+            else if (s->slots[i].state == SLOT_HELD)
+                slot_abandon(&s->slots[i], &q->env); /* never given to the device */
+        }
 }
 
 void queue_release_all_locked(queue *q)
@@ -61,6 +64,7 @@ void queue_release_all_locked(queue *q)
 void queue_fini_locked(queue *q)
 {
     retire_close(&q->retire);
+    slot_table_free(&q->batches, q->alloc);
     timing_free_locked(q);
     transfer_free_locked(q);
 }
@@ -78,14 +82,12 @@ bool queue_batch_done_locked(queue *q, uint64_t serial)
 
 stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out)
 {
-    for (stream_engine *st = q->streams; st; st = st->next)
-        for (int i = 0; i < STREAM_SLOTS; i++)
-            if (slot_active(&st->slots[i]) && st->slots[i].serial == serial) {
-                if (out)
-                    *out = &st->slots[i];
-                return st;
-            }
-    return NULL;
+    slot *s = slot_table_find(&q->batches, serial);
+    if (!s)
+        return NULL;
+    if (out)
+        *out = s;
+    return s->owner;
 }
 
 void queue_submit_batch_locked(queue *q, uint64_t serial)
@@ -245,7 +247,7 @@ void queue_mark_lost_locked(queue *q)
             slot *s = &st->slots[i];
             if (slot_active(s))
                 COUNTER_SUB(&q->n, launches_pending, s->launches);
-            slot_abandon(s);
+            slot_abandon(s, &q->env);
         }
         st->open = NULL;
     }
@@ -310,7 +312,7 @@ bool queue_must_hold_locked(queue *q, stream_engine *st, const slot *s)
     /* Behind an earlier held batch of its own stream: in order. */
     for (int i = 0; i < STREAM_SLOTS; i++) {
         const slot *o = &st->slots[i];
-        if (o != s && o->held && o->state == SLOT_IN_FLIGHT && o->serial < s->serial)
+        if (o != s && o->state == SLOT_HELD && o->serial < s->serial)
             return true;
     }
     int shared = -1; /* not looked at yet */
@@ -319,7 +321,7 @@ bool queue_must_hold_locked(queue *q, stream_engine *st, const slot *s)
         if (d->serial) {
             /* Another batch: held, it has not been submitted yet. */
             slot *o = NULL;
-            if (queue_batch_owner_locked(q, d->serial, &o) && o->held)
+            if (queue_batch_owner_locked(q, d->serial, &o) && o->state == SLOT_HELD)
                 return true;
         } else if (d->op.timeline) {
             if (shared < 0)
@@ -338,7 +340,7 @@ static slot *next_held_locked(queue *q, uint64_t after, stream_engine **owner)
     for (stream_engine *st = q->streams; st; st = st->next)
         for (int i = 0; i < STREAM_SLOTS; i++) {
             slot *s = &st->slots[i];
-            if (s->held && s->state == SLOT_IN_FLIGHT && s->serial > after &&
+            if (s->state == SLOT_HELD && s->serial > after &&
                 (!best || s->serial < best->serial)) {
                 best = s;
                 *owner = st;
@@ -389,7 +391,7 @@ static const slot_dep *blocking_gate_locked(queue *q, stream_engine *st, const s
     for (int i = 0; i < STREAM_SLOTS; i++) {
         const slot *o = &st->slots[i];
         const slot_dep *g = NULL;
-        if (o != s && o->held && o->state == SLOT_IN_FLIGHT && o->serial < s->serial &&
+        if (o != s && o->state == SLOT_HELD && o->serial < s->serial &&
             (g = blocking_gate_locked(q, st, o, depth + 1)))
             return g;
     }
@@ -399,7 +401,7 @@ static const slot_dep *blocking_gate_locked(queue *q, stream_engine *st, const s
                                    ? queue_batch_owner_locked(q, s->waits[w].serial, &o)
                                    : NULL;
         const slot_dep *g = NULL;
-        if (owner && o->held && (g = blocking_gate_locked(q, owner, o, depth + 1)))
+        if (owner && o->state == SLOT_HELD && (g = blocking_gate_locked(q, owner, o, depth + 1)))
             return g;
     }
     return NULL;
@@ -456,7 +458,7 @@ static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s)
         queue_advance_locked(q);
         if (queue_is_lost(q))
             return queue_lost_error(q);
-        if (r == ACCEL_TIMEOUT && s->state == SLOT_IN_FLIGHT && s->serial == serial && s->held)
+        if (r == ACCEL_TIMEOUT && s->state == SLOT_HELD && s->serial == serial)
             return QUEUE_FAIL(q, SALVO_TIMEOUT,
                               "batch of %u launches held by a gate not raised within the fence "
                               "timeout",
@@ -468,7 +470,7 @@ static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s)
 
 salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool report)
 {
-    if (s->state != SLOT_IN_FLIGHT)
+    if (!slot_submitted(s))
         return SALVO_OK;
     /* Seen lost elsewhere (a gate raise, another stream): the work is over,
      * and a fence wait could block on work that will never run. */
@@ -476,9 +478,9 @@ salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool r
         queue_mark_lost_locked(q);
         return queue_lost_error(q);
     }
-    if (s->held)
+    if (s->state == SLOT_HELD)
         queue_pump_locked(q);
-    for (uint64_t serial = s->serial; s->state == SLOT_IN_FLIGHT && s->serial == serial && s->held;) {
+    for (uint64_t serial = s->serial; s->state == SLOT_HELD && s->serial == serial;) {
         salvo_status r = wait_held_locked(q, st, s);
         if (r != SALVO_OK)
             return r;
@@ -534,7 +536,7 @@ void queue_reap_locked(queue *q)
         for (int i = 0; i < STREAM_SLOTS && !queue_is_lost(q); i++) {
             slot *s = &st->slots[i];
             if (s->state != SLOT_IN_FLIGHT)
-                continue;
+                continue; /* held: pumped above, not on the device */
             uint32_t n = s->launches;
             salvo_status r = slot_poll(s, &q->env);
             if (!slot_active(s))
@@ -599,7 +601,7 @@ salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buff
                 stream_submit_locked(st, false);
             for (int i = 0; i < STREAM_SLOTS; i++) {
                 slot *s = &st->slots[i];
-                if (s->state == SLOT_IN_FLIGHT && s->serial <= limit &&
+                if (slot_submitted(s) && s->serial <= limit &&
                     !(ab && s->buffers_noted && !noted_uses(s, ab)) &&
                     (!ws || s->serial < ws->serial)) {
                     ws = s;
@@ -614,7 +616,7 @@ salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buff
         salvo_status r = queue_wait_slot_locked(q, wst, ws, false);
         if (r == SALVO_ERROR_DEVICE_LOST || r == SALVO_TIMEOUT)
             return r;
-        if (r < 0 && ws->state == SLOT_IN_FLIGHT)
+        if (r < 0 && slot_submitted(ws))
             return r; /* the wait itself keeps failing: no progress possible */
     }
 }
@@ -625,7 +627,7 @@ salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buff
  * this very thread. */
 static bool slot_gated_locked(queue *q, const slot *s, bool on_device)
 {
-    if (s->state != SLOT_IN_FLIGHT || (on_device && s->held))
+    if (on_device ? s->state != SLOT_IN_FLIGHT : !slot_submitted(s))
         return false;
     for (uint32_t w = 0; w < s->wait_count; w++) {
         const slot_dep *d = &s->waits[w];
@@ -669,7 +671,7 @@ salvo_status queue_wait_ungated_locked(queue *q)
         salvo_status r = queue_wait_slot_locked(q, wst, ws, false);
         if (r == SALVO_ERROR_DEVICE_LOST || r == SALVO_TIMEOUT)
             return r;
-        if (r < 0 && ws->state == SLOT_IN_FLIGHT)
+        if (r < 0 && slot_submitted(ws))
             return r;
     }
 }
@@ -762,7 +764,7 @@ salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t d
                               "it goes on",
                               (unsigned long long)serial);
         uint64_t left = deadline_ns - now;
-        if (s->held) {
+        if (s->state == SLOT_HELD) {
             /* Kept on the host for a gate: look again after a nap, the lock
              * dropped (the next look pumps it once the gate is up). */
             uint64_t d = nap < left ? nap : left;

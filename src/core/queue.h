@@ -90,6 +90,9 @@ typedef struct queue {
     const accel *acc;
     accel_device *adev;
     slot_env env;
+    /* [lock] Every active batch by serial (core/slot.h), room for every
+     * slot of every stream. */
+    slot_table batches;
     const salvo_log_sink *log;
     const salvo_allocator *alloc;
 
@@ -203,9 +206,11 @@ void queue_advance_locked(queue *q);
 /* Queue or run a release: the free path. Never blocks. */
 void queue_release(queue *q, retire_entry *e);
 
-/* Whether the batch with this serial is over (not recording, not in flight). */
+/* Whether the batch with this serial is over (not recording, held or in
+ * flight): asked of the batch table, never of serial order. */
 bool queue_batch_done_locked(queue *q, uint64_t serial);
-/* The stream whose open or in-flight slot has this serial, or NULL. */
+/* The stream whose active batch has this serial (and the batch, in
+ * *out), or NULL: the batch table's answer. */
 stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out);
 
 /* If the batch with this serial is still being recorded, submit it: it

@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/check.h"
+
 salvo_status salvo_status_from_accel(accel_result r)
 {
     switch (r) {
@@ -27,6 +30,7 @@ const char *slot_state_name(slot_state st)
     switch (st) {
     case SLOT_IDLE: return "IDLE";
     case SLOT_RECORDING: return "RECORDING";
+    case SLOT_HELD: return "HELD";
     case SLOT_IN_FLIGHT: return "IN_FLIGHT";
     case SLOT_ABANDONED: return "ABANDONED";
     }
@@ -35,6 +39,123 @@ const char *slot_state_name(slot_state st)
 
 #define VT(env) ((env)->acc->vt)
 #define SELF(env) ((env)->acc->self)
+
+/* The table by serial. Hashing a serial: consecutive serials spread over
+ * the cells; an empty cell ends a probe (removal shifts back). */
+static uint32_t cell_of(const slot_table *t, uint64_t serial)
+{
+    return (uint32_t)((serial * 0x9E3779B97F4A7C15ull) >> 32) & t->mask;
+}
+
+static void table_put(slot_table *t, slot *s)
+{
+    uint32_t i = cell_of(t, s->serial);
+    while (t->cells[i])
+        i = (i + 1) & t->mask;
+    t->cells[i] = s;
+    t->count++;
+}
+
+salvo_status slot_table_reserve(slot_table *t, const salvo_allocator *alloc, uint32_t needed)
+{
+    uint32_t cells = 16;
+    while (cells < 2 * needed)
+        cells *= 2;
+    if (t->cells && cells <= t->mask + 1)
+        return SALVO_OK;
+    slot **fresh = salvo_mem_calloc(alloc, cells, sizeof *fresh);
+    if (!fresh)
+        return SALVO_ERROR_OUT_OF_HOST_MEMORY;
+    slot_table old = *t;
+    t->cells = fresh;
+    t->mask = cells - 1;
+    t->count = 0;
+    for (uint32_t i = 0; old.cells && i <= old.mask; i++)
+        if (old.cells[i])
+            table_put(t, old.cells[i]);
+    salvo_mem_free(alloc, old.cells);
+    return SALVO_OK;
+}
+
+void slot_table_free(slot_table *t, const salvo_allocator *alloc)
+{
+    salvo_mem_free(alloc, t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+slot *slot_table_find(const slot_table *t, uint64_t serial)
+{
+    if (!t->cells || serial == 0)
+        return NULL;
+    for (uint32_t i = cell_of(t, serial);; i = (i + 1) & t->mask) {
+        slot *s = t->cells[i];
+        if (!s || s->serial == serial)
+            return s;
+    }
+}
+
+static void table_remove(slot_table *t, const slot *s)
+{
+    uint32_t i = cell_of(t, s->serial);
+    while (t->cells[i] != s) {
+        SALVO_CHECK(t->cells[i], "batch %llu missing from the table",
+                    (unsigned long long)s->serial);
+        if (!t->cells[i])
+            return;
+        i = (i + 1) & t->mask;
+    }
+    t->cells[i] = NULL;
+    t->count--;
+    /* Close the gap: later cells of the run that would be found through
+     * it move back. */
+    for (uint32_t j = (i + 1) & t->mask; t->cells[j]; j = (j + 1) & t->mask) {
+        uint32_t home = cell_of(t, t->cells[j]->serial);
+        /* Movable to i when home lies cyclically outside (i, j]. */
+        bool outside = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+        if (outside) {
+            t->cells[i] = t->cells[j];
+            t->cells[j] = NULL;
+            i = j;
+        }
+    }
+}
+
+#ifdef SALVO_CHECKS
+/* Whether the diagram in slot.h has the edge from -> to. */
+static bool edge(slot_state from, slot_state to)
+{
+    if (to == SLOT_ABANDONED)
+        return true;
+    switch (from) {
+    case SLOT_IDLE: return to == SLOT_RECORDING;
+    case SLOT_RECORDING: return to == SLOT_IDLE || to == SLOT_HELD || to == SLOT_IN_FLIGHT;
+    case SLOT_HELD: return to == SLOT_IN_FLIGHT || to == SLOT_IDLE;
+    case SLOT_IN_FLIGHT: return to == SLOT_IDLE;
+    case SLOT_ABANDONED: return false;
+    }
+    return false;
+}
+#endif
+
+/* The one place a slot's state changes: checked against the diagram, and
+ * the device's table kept to the active batches. */
+static void slot_move(slot *s, const slot_env *env, slot_state to)
+{
+    SALVO_CHECK(edge(s->state, to), "batch %llu: %s -> %s is not a transition",
+                (unsigned long long)s->serial, slot_state_name(s->state), slot_state_name(to));
+    bool was = slot_active(s);
+    s->state = to;
+    bool is = slot_active(s);
+    if (env && env->table && was != is) {
+        if (is)
+            table_put(env->table, s);
+        else
+            table_remove(env->table, s);
+    }
+    SALVO_CHECK(!env || !env->table || env->table->count <= env->table->mask / 2 + 1,
+                "batch table over its reserve (%u of %u cells)", env->table->count,
+                env->table->mask + 1);
+}
 
 static salvo_status refuse(const slot *s, const slot_env *env, const char *op)
 {
@@ -48,8 +169,7 @@ static salvo_status refuse(const slot *s, const slot_env *env, const char *op)
 static void to_idle(slot *s, const slot_env *env)
 {
     VT(env)->descpool_reset(SELF(env), env->dev, s->pool);
-    s->state = SLOT_IDLE;
-    s->held = false;
+    slot_move(s, env, SLOT_IDLE);
     s->launches = 0;
     s->name_count = 0;
     s->names_dropped = 0;
@@ -97,6 +217,8 @@ salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t
 
 void slot_destroy(slot *s, const slot_env *env)
 {
+    if (slot_active(s))
+        slot_move(s, env, SLOT_ABANDONED); /* out of the table */
     VT(env)->cmd_destroy(SELF(env), env->dev, s->alt_cmd);
     VT(env)->descpool_destroy(SELF(env), env->dev, s->pool);
     VT(env)->fence_destroy(SELF(env), env->dev, s->fence);
@@ -147,9 +269,9 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
         return SALVO_FAIL(env->log, salvo_status_from_accel(r), "slot: begin failed (%s)",
                           accel_result_name(r));
     }
-    s->state = SLOT_RECORDING;
+    s->serial = serial; /* first: the table files the batch under it */
+    slot_move(s, env, SLOT_RECORDING);
     s->buffers_noted = false;
-    s->serial = serial;
     s->signal = signal;
     s->wait_count = 0;
     s->host_read = NULL;
@@ -261,7 +383,7 @@ static salvo_status send_failed(slot *s, const slot_env *env, accel_result r, co
 {
     if (r == ACCEL_ERROR_DEVICE_LOST) {
         salvo_status st = batch_error(s, env, SALVO_ERROR_DEVICE_LOST, r, "lost with the device");
-        slot_abandon(s);
+        slot_abandon(s, env);
         return st;
     }
     /* The queue refused the batch: none of it ran. Back to a clean IDLE so
@@ -274,11 +396,11 @@ static salvo_status send_failed(slot *s, const slot_env *env, accel_result r, co
 
 salvo_status slot_send_held(slot *s, const slot_env *env)
 {
-    if (s->state != SLOT_IN_FLIGHT || !s->held)
+    if (s->state != SLOT_HELD)
         return refuse(s, env, "send_held");
     accel_result r = send(s, env);
     if (r == ACCEL_SUCCESS) {
-        s->held = false;
+        slot_move(s, env, SLOT_IN_FLIGHT);
         return SALVO_OK;
     }
     return send_failed(s, env, r, "could not be submitted");
@@ -297,8 +419,7 @@ salvo_status slot_submit(slot *s, const slot_env *env, bool hold)
     if (r == ACCEL_SUCCESS && !hold)
         r = send(s, env);
     if (r == ACCEL_SUCCESS) {
-        s->state = SLOT_IN_FLIGHT;
-        s->held = hold;
+        slot_move(s, env, hold ? SLOT_HELD : SLOT_IN_FLIGHT);
         return SALVO_OK;
     }
     return send_failed(s, env, r, what);
@@ -328,7 +449,7 @@ salvo_status slot_complete(slot *s, const slot_env *env, accel_result observed)
                           "batch of %u launches still running after the fence timeout", s->launches);
     case ACCEL_ERROR_DEVICE_LOST: {
         salvo_status st = batch_error(s, env, SALVO_ERROR_DEVICE_LOST, observed, "failed");
-        slot_abandon(s);
+        slot_abandon(s, env);
         return st;
     }
     default:
@@ -340,22 +461,21 @@ salvo_status slot_complete(slot *s, const slot_env *env, accel_result observed)
 
 salvo_status slot_poll(slot *s, const slot_env *env)
 {
+    if (s->state == SLOT_HELD)
+        return SALVO_NOT_READY; /* not on the device yet */
     if (s->state != SLOT_IN_FLIGHT)
         return refuse(s, env, "poll");
-    if (s->held)
-        return SALVO_NOT_READY; /* not on the device yet */
     return slot_complete(s, env, VT(env)->fence_status(SELF(env), env->dev, s->fence));
 }
 
 salvo_status slot_wait(slot *s, const slot_env *env, uint64_t timeout_ns)
 {
-    if (s->state != SLOT_IN_FLIGHT || s->held)
+    if (s->state != SLOT_IN_FLIGHT)
         return refuse(s, env, "wait");
     return slot_complete(s, env, VT(env)->fence_wait(SELF(env), env->dev, s->fence, timeout_ns));
 }
 
-void slot_abandon(slot *s)
+void slot_abandon(slot *s, const slot_env *env)
 {
-    s->state = SLOT_ABANDONED;
-    s->held = false;
+    slot_move(s, env, SLOT_ABANDONED);
 }

@@ -1,26 +1,41 @@
 /*
- * The slot and fence state machine.
+ * The batch: the slot and fence state machine.
  *
- * A slot is one command buffer, its fence, the descriptor pool its launches
- * allocate from, and the names of the kernels recorded in it. A stream owns
- * a small ring of them so that recording the next batch overlaps the
- * execution of the previous one.
+ * A slot is one batch of a stream: its command buffer, its fence, the
+ * descriptor pool its launches allocate from, the names of the kernels
+ * recorded in it, what it waits for and signals. A stream owns a small
+ * ring of them so that recording the next batch overlaps the execution of
+ * the previous one. Its state changes here only, each change checked
+ * against the diagram below (slot_move: an assertion in checked builds).
  *
- *            begin                 submit
- *   IDLE ------------> RECORDING -----------> IN_FLIGHT
- *    ^  ^                  |                     |
- *    |  +-- discard -------+  (refused, not      | fence seen signalled
- *    |      or refused        device loss)       | (complete/poll/wait)
- *    +-------------------------------------------+  = retire
+ *            begin               submit
+ *   IDLE ------------> RECORDING ---------------------------> IN_FLIGHT
+ *    ^  ^                 |    \  submit, held      send_held  ^    |
+ *    |  |                 |     `-----------> HELD -------------'    |
+ *    |  +--- discard -----+                     |                    |
+ *    |  +--- refused (submit or send, not lost) +                    |
+ *    +--------------------------------------------- fence seen ------+
+ *                                                   signalled = done
  *
  *   any state --abandon (device lost)--> ABANDONED   (terminal: the work is
  *                                                     over, nothing more
  *                                                     will be observed)
  *
+ * HELD: ended, its fence reset, kept on the host because it waits on a
+ * host gate that is down and its queue is shared (core/queue.c decides);
+ * it has not been given to the device, so its fence is neither waited on
+ * nor polled. IN_FLIGHT: given to the device.
+ *
+ * Every active batch (RECORDING, HELD, IN_FLIGHT) is in its device's
+ * table by serial (slot_env.table): which batch a serial names, and
+ * whether it is done, is asked of that table and of the batch itself,
+ * never worked out by comparing serials (batches on different hardware
+ * queues complete in any order).
+ *
  * Invariants:
- *  - Only IDLE may begin, only RECORDING may record or submit, only
- *    IN_FLIGHT may complete; any other call returns
- *    SALVO_ERROR_INVALID_STATE and changes nothing.
+ *  - Only IDLE may begin, only RECORDING may record or submit, only HELD
+ *    may be sent, only IN_FLIGHT may complete or be waited for; any other
+ *    call returns SALVO_ERROR_INVALID_STATE and changes nothing.
  *  - A wait that fails for any reason but device loss (timeout, out of
  *    memory) leaves the slot IN_FLIGHT: the next wait tries again.
  *  - Going back to IDLE (retire) allocates nothing and cannot fail. A
@@ -49,15 +64,29 @@
 typedef enum slot_state {
     SLOT_IDLE = 0,
     SLOT_RECORDING,
+    SLOT_HELD,
     SLOT_IN_FLIGHT,
     SLOT_ABANDONED
 } slot_state;
 
-/* What a slot needs of its device. */
+typedef struct slot slot;
+
+/* The device's active batches by serial: open addressing, room kept for
+ * every slot of every stream (slot_table_reserve at stream creation), so
+ * that entering a batch never allocates. */
+typedef struct slot_table {
+    slot **cells;
+    uint32_t mask; /* cells - 1; 0 with no cells */
+    uint32_t count;
+} slot_table;
+
+/* What a slot needs of its device. table NULL: no table kept (a slot
+ * tested alone). */
 typedef struct slot_env {
     const accel *acc;
     accel_device *dev;
     const salvo_log_sink *log;
+    slot_table *table;
 } slot_env;
 
 enum {
@@ -78,8 +107,9 @@ typedef struct slot_dep {
     void *owner;     /* the stream whose batch signals it, or NULL */
 } slot_dep;
 
-typedef struct slot {
+struct slot {
     slot_state state;
+    void *owner; /* the stream whose ring it is in (set by the stream) */
     accel_cmd *cmd;
     bool cmd_unreset; /* a reset was refused: the next begin resets first */
     accel_fence *fence;
@@ -103,11 +133,6 @@ typedef struct slot {
     slot_dep waits[SLOT_MAX_WAITS];
     accel_sem_op signal;
     uint32_t queue; /* the hardware queue it is submitted to (cmd was made for it) */
-    /* IN_FLIGHT for the stream, but kept on the host: ended and its fence
-     * reset, not yet given to the device (its gate is down on a queue that
-     * other work shares; see queue_pump_locked). Its fence is not waited
-     * on, nor polled, until slot_send_held has sent it. */
-    bool held;
     /* For a batch that waits on a gate (held or not): the buffers it binds
      * (noted_count past SLOT_MAX_NOTED_BUFFERS: not known, any), so that a
      * host transfer of another buffer need not wait for the gate. */
@@ -125,7 +150,14 @@ typedef struct slot {
     accel_cmd *alt_cmd;
     bool alt_unreset;
     uint32_t alt_queue;
-} slot;
+};
+
+/* Make room in t for needed active batches (never shrinks).
+ * SALVO_ERROR_OUT_OF_HOST_MEMORY leaves t as it was. */
+salvo_status slot_table_reserve(slot_table *t, const salvo_allocator *alloc, uint32_t needed);
+void slot_table_free(slot_table *t, const salvo_allocator *alloc);
+/* The active batch with this serial, or NULL (serial 0: NULL). */
+slot *slot_table_find(const slot_table *t, uint64_t serial);
 
 /* Create the slot's handles; IDLE on success. On failure nothing is left
  * allocated and the slot is zeroed. */
@@ -153,11 +185,11 @@ void slot_note_name(slot *s, const char *name);
 salvo_status slot_add_wait(slot *s, const slot_env *env, const slot_dep *w);
 /* RECORDING -> IN_FLIGHT (end, fence reset, submit with the slot's
  * timeline waits and signal; ordering-only waits are the caller's). hold:
- * stop before the submit, held (slot_send_held submits later).
+ * stop before the submit: RECORDING -> HELD (slot_send_held submits later).
  * Refused (not device loss): -> IDLE with the command buffer reset, returns
  * the error naming the batch's kernels. Device lost: -> ABANDONED. */
 salvo_status slot_submit(slot *s, const slot_env *env, bool hold);
-/* Submit a held slot: no longer held on success; a refusal or loss as for
+/* HELD -> IN_FLIGHT: submit a held slot; on success it is on the device; a refusal or loss as for
  * slot_submit. */
 salvo_status slot_send_held(slot *s, const slot_env *env);
 /* RECORDING -> IDLE, dropping what was recorded (nothing was submitted). */
@@ -169,18 +201,24 @@ salvo_status slot_discard(slot *s, const slot_env *env);
  *   DEVICE_LOST -> ABANDONED, returns SALVO_ERROR_DEVICE_LOST naming the kernels;
  *   other errors -> stays, returns the error naming the kernels. */
 salvo_status slot_complete(slot *s, const slot_env *env, accel_result observed);
-/* Query the fence without blocking, then slot_complete (a held slot:
+/* Query the fence without blocking, then slot_complete (HELD:
  * SALVO_NOT_READY, its fence untouched). */
 salvo_status slot_poll(slot *s, const slot_env *env);
 /* Wait up to timeout_ns, then slot_complete. Refused for a held slot. */
 salvo_status slot_wait(slot *s, const slot_env *env, uint64_t timeout_ns);
 /* Any state -> ABANDONED. */
-void slot_abandon(slot *s);
+void slot_abandon(slot *s, const slot_env *env);
 
-/* True for RECORDING and IN_FLIGHT: work that may still reference resources. */
+/* RECORDING, HELD or IN_FLIGHT: work that may still reference resources
+ * (the batch is not done). */
 static inline bool slot_active(const slot *s)
 {
-    return s->state == SLOT_RECORDING || s->state == SLOT_IN_FLIGHT;
+    return s->state == SLOT_RECORDING || s->state == SLOT_HELD || s->state == SLOT_IN_FLIGHT;
+}
+/* HELD or IN_FLIGHT: ended, not done (a wait for it may block). */
+static inline bool slot_submitted(const slot *s)
+{
+    return s->state == SLOT_HELD || s->state == SLOT_IN_FLIGHT;
 }
 
 /* "add, saxpy (+2 more)" into buf. */

@@ -179,7 +179,7 @@ void stream_submit_covering_nowait_locked(stream_engine *st)
      * for the slot's batch (in flight: st is not idle anyway), or for a
      * thread still inside a wait on the slot's fence. */
     const slot *s = &st->slots[st->cur];
-    if (!st->queue_ordered || s->state == SLOT_IN_FLIGHT || s->waiters)
+    if (!st->queue_ordered || slot_submitted(s) || s->waiters)
         return;
     salvo_status r = stream_open_locked(st);
     if (r == SALVO_OK)
@@ -230,7 +230,7 @@ salvo_status stream_open_on_locked(stream_engine *st, bool copy)
     if (st->open)
         return SALVO_OK;
     slot *s = &st->slots[st->cur];
-    if (s->state == SLOT_IN_FLIGHT) {
+    if (slot_submitted(s)) {
         salvo_status r = queue_wait_slot_locked(q, st, s, true);
         /* Without a free slot nothing can be recorded: the caller's work
          * did not happen, which a positive status would not say. */
@@ -308,7 +308,7 @@ salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, u
      * wait, even on the same queue: st's next batch may be a copy on the
      * copy queue. */
     if (!owner->timeline || (s->queue == st->hwq && q->copy_queue == NO_COPY_QUEUE)) {
-        if (!s->held) {
+        if (s->state != SLOT_HELD) {
             /* Nothing of st's says so: what waits on the host for st's
              * batches must look further (stream_submit_covering_locked). */
             st->queue_ordered = true;
@@ -707,6 +707,21 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
         }
     }
     pthread_mutex_lock(&q->lock);
+    /* Room in the batch table for every slot of every stream, this one's
+     * included: a batch never allocates as it begins. */
+    uint32_t streams = 1;
+    for (const stream_engine *o = q->streams; o; o = o->next)
+        streams++;
+    if (slot_table_reserve(&q->batches, q->alloc, streams * STREAM_SLOTS) != SALVO_OK) {
+        pthread_mutex_unlock(&q->lock);
+        for (int i = 0; i < STREAM_SLOTS; i++)
+            slot_destroy(&st->slots[i], &q->env);
+        if (st->timeline)
+            timeline_release(&st->timeline->release, false);
+        return QUEUE_FAIL(q, SALVO_ERROR_OUT_OF_HOST_MEMORY, "stream_create: out of host memory");
+    }
+    for (int i = 0; i < STREAM_SLOTS; i++)
+        st->slots[i].owner = st;
     st->next = q->streams;
     if (q->streams)
         q->streams->prev = st;
