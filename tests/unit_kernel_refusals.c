@@ -10,21 +10,27 @@
 #include <cmocka.h>
 
 #include "api/internal.h"
+#include "api/spirv_check.h"
 #include "copy.spv.h"
 #include "local_size_id.spv.h"
 #include "reflect_mixed.spv.h"
+#include "packed_format.spv.h"
 #include "reflect_sets.spv.h"
+#include "shadow_sampler.spv.h"
+#include "shadow_separate.spv.h"
 #include "support/fake_accel.h"
 #include "uses_float64.spv.h"
 #include "workgroup_memory.spv.h"
 
-/* Creates the kernel on a device of f (then frees f): want, and a message
- * saying says (says NULL: created, and destroyed again). */
-static void refused_on(fake_accel *f, const uint32_t *spirv, size_t size, salvo_status want,
-                       const char *says)
+/* Creates the kernel on a device of f made with flags (then frees f):
+ * want, and a message saying says (says NULL: created, and destroyed
+ * again). */
+static void refused_flags(fake_accel *f, uint32_t flags, const uint32_t *spirv, size_t size,
+                          salvo_status want, const char *says)
 {
     salvo_device *dev = NULL;
-    assert_int_equal(device_create_with_accel(NULL, fake_accel_get(f), &dev), SALVO_OK);
+    salvo_device_desc dd = {.flags = flags};
+    assert_int_equal(device_create_with_accel(&dd, fake_accel_get(f), &dev), SALVO_OK);
     salvo_kernel_desc kd = {.spirv = spirv, .spirv_size = size, .name = "refused"};
     salvo_kernel *k = (salvo_kernel *)&kd; /* overwritten either way */
     assert_int_equal(salvo_kernel_create(dev, &kd, &k), want);
@@ -43,6 +49,12 @@ static void refused_on(fake_accel *f, const uint32_t *spirv, size_t size, salvo_
     assert_int_equal(fake_live_total(f), 0);
     assert_int_equal(fake_illegal_total(f), 0);
     fake_free(f);
+}
+
+static void refused_on(fake_accel *f, const uint32_t *spirv, size_t size, salvo_status want,
+                       const char *says)
+{
+    refused_flags(f, 0, spirv, size, want, says);
 }
 
 static fake_accel *fake(void)
@@ -96,21 +108,119 @@ static void test_capabilities_unchecked(void **state)
     refused_on(f, uses_float64_spv, sizeof uses_float64_spv, SALVO_OK, NULL);
 }
 
-/* A capability salvo has no name for: refused by number. */
+/* copy.comp with its OpCapability Shader declaring capability cap
+ * instead, into words (sizeof copy_spv bytes). */
+static void copy_declaring(uint32_t *words, uint32_t cap)
+{
+    memcpy(words, copy_spv, sizeof copy_spv);
+    bool patched = false;
+    for (size_t at = 5; at < sizeof copy_spv / 4 && !patched; at += words[at] >> 16)
+        if (words[at] == (2u << 16 | 17u) && words[at + 1] == 1u) { /* OpCapability Shader */
+            words[at + 1] = cap;
+            patched = true;
+        }
+    assert_true(patched);
+}
+
+/* A capability SPIR-V has no name for: refused by number, said unknown. */
 static void test_unknown_capability(void **state)
 {
     (void)state;
     uint32_t words[sizeof copy_spv / 4];
-    memcpy(words, copy_spv, sizeof words);
+    copy_declaring(words, 9999u);
+    refused(words, sizeof words, SALVO_ERROR_UNSUPPORTED,
+            "needs SPIR-V capability 9999 (unknown), which salvo does not know");
+}
+
+/* A capability SPIR-V names but salvo enables nothing for: named, with
+ * its number beside the name. */
+static void test_capability_named(void **state)
+{
+    (void)state;
+    uint32_t words[sizeof copy_spv / 4];
+    copy_declaring(words, 51u);
+    refused(words, sizeof words, SALVO_ERROR_UNSUPPORTED,
+            "needs capability DerivativeControl (SPIR-V capability 51), which salvo does not "
+            "support");
+    copy_declaring(words, 5288u);
+    refused(words, sizeof words, SALVO_ERROR_UNSUPPORTED,
+            "needs capability ComputeDerivativeGroupQuadsNV, which salvo does not support");
+    copy_declaring(words, 5116u);
+    refused(words, sizeof words, SALVO_ERROR_UNSUPPORTED,
+            "needs capability BFloat16TypeKHR, which salvo does not support");
+    copy_declaring(words, 6025u);
+    refused(words, sizeof words, SALVO_ERROR_UNSUPPORTED,
+            "needs capability BitInstructions (SPIR-V capability 6025)");
+}
+
+/* With validation on, a module that is not valid SPIR-V is an invalid
+ * argument even where it also declares what the device cannot run; off,
+ * the declaration is what is refused. */
+static void test_validation_comes_first(void **state)
+{
+    (void)state;
+    if (!spirv_check_available())
+        skip();
+    uint32_t words[sizeof copy_spv / 4];
+    copy_declaring(words, 9999u); /* no such capability: invalid SPIR-V too */
+    refused_flags(fake(), SALVO_DEVICE_VALIDATION, words, sizeof words,
+                  SALVO_ERROR_INVALID_ARGUMENT, "SPIR-V does not validate for Vulkan 1.3");
+    refused_flags(fake(), 0, words, sizeof words, SALVO_ERROR_UNSUPPORTED,
+                  "needs SPIR-V capability 9999 (unknown)");
+    /* The version still comes before it: a module newer than the device
+     * takes is one it cannot run (the validator would say invalid). */
+    memcpy(words, copy_spv, sizeof copy_spv);
+    words[1] = 0x00010700u;
+    refused_flags(fake(), SALVO_DEVICE_VALIDATION, words, sizeof words, SALVO_ERROR_UNSUPPORTED,
+                  "SPIR-V 1.7 is newer than Vulkan 1.3 accepts (1.6)");
+}
+
+/* Depth-comparison samplers: salvo has no depth formats and no compare
+ * samplers, so the layer would fail the dispatch (a view without depth
+ * comparison among its format features); refused at creation, by name. */
+static void test_depth_comparison_sampler(void **state)
+{
+    (void)state;
+    refused(shadow_sampler_spv, sizeof shadow_sampler_spv, SALVO_ERROR_UNSUPPORTED,
+            "kernel 'refused': binding 0: depth-comparison sampler (sampler2DShadow) is not "
+            "supported: salvo has no depth formats or compare samplers");
+    refused(shadow_separate_spv, sizeof shadow_separate_spv, SALVO_ERROR_UNSUPPORTED,
+            "binding 0: depth-comparison sampler (a texture used with samplerShadow) is not "
+            "supported");
+    /* The same comparison made through an image not declared as a depth
+     * image (hand-made: glslang marks them): refused by the instruction. */
+    uint32_t words[sizeof shadow_sampler_spv / 4];
+    memcpy(words, shadow_sampler_spv, sizeof words);
     bool patched = false;
-    for (size_t at = 5; at < sizeof words / 4 && !patched; at += words[at] >> 16)
-        if (words[at] == (2u << 16 | 17u) && words[at + 1] == 1u) { /* OpCapability Shader */
-            words[at + 1] = 9999u;
+    for (size_t at = 5; at < sizeof words / 4; at += words[at] >> 16)
+        if ((words[at] & 0xffffu) == 25u && words[at + 4] == 1u) { /* OpTypeImage, Depth 1 */
+            words[at + 4] = 0u;
             patched = true;
         }
     assert_true(patched);
     refused(words, sizeof words, SALVO_ERROR_UNSUPPORTED,
-            "needs SPIR-V capability 9999, which salvo does not know");
+            "compares with a depth reference (OpImageSampleDrefExplicitLod: a depth-comparison "
+            "sampler, sampler2DShadow and the like), which is not supported");
+}
+
+/* An image format salvo has no salvo_format for is named as SPIR-V names
+ * it; a number SPIR-V has no name for is said unknown. */
+static void test_image_format_named(void **state)
+{
+    (void)state;
+    refused(packed_format_spv, sizeof packed_format_spv, SALVO_ERROR_UNSUPPORTED,
+            "binding 0: image format R11fG11fB10f (SPIR-V ImageFormat 8) has no salvo format");
+    uint32_t words[sizeof packed_format_spv / 4];
+    memcpy(words, packed_format_spv, sizeof words);
+    bool patched = false;
+    for (size_t at = 5; at < sizeof words / 4; at += words[at] >> 16)
+        if ((words[at] & 0xffffu) == 25u && words[at + 8] == 8u) { /* OpTypeImage R11fG11fB10f */
+            words[at + 8] = 99u;
+            patched = true;
+        }
+    assert_true(patched);
+    refused(words, sizeof words, SALVO_ERROR_UNSUPPORTED,
+            "binding 0: image format unknown (SPIR-V ImageFormat 99) has no salvo format");
 }
 
 /* LocalSizeId (a SPIR-V 1.6 module from glslang) needs maintenance4. */
@@ -145,6 +255,10 @@ int main(void)
         cmocka_unit_test(test_capability_not_offered),
         cmocka_unit_test(test_capabilities_unchecked),
         cmocka_unit_test(test_unknown_capability),
+        cmocka_unit_test(test_capability_named),
+        cmocka_unit_test(test_validation_comes_first),
+        cmocka_unit_test(test_depth_comparison_sampler),
+        cmocka_unit_test(test_image_format_named),
         cmocka_unit_test(test_local_size_id_needs_maintenance4),
         cmocka_unit_test(test_workgroup_memory_limit),
         cmocka_unit_test(test_set_other_than_0),

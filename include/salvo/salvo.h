@@ -794,21 +794,25 @@ typedef struct salvo_kernel_info {
  * runs with the validation layer (SALVO_DEVICE_VALIDATION, $SALVO_VALIDATION)
  * or $SALVO_SPIRV_VALIDATE=1 ($SALVO_SPIRV_VALIDATE=0: never), and where
  * salvo was built with SPIRV-Tools (SALVO_SPIRV_VALIDATE); it costs about
- * 50 to 170 us per KB of SPIR-V. Otherwise salvo checks the structure it
+ * 50 to 170 us per KB of SPIR-V. The validator runs before every other
+ * check but the SPIR-V version's, so an invalid module is refused as
+ * invalid whatever it declares. Otherwise salvo checks the structure it
  * reads (header, instruction lengths, the entry point, the types of what
  * it binds) and leaves the rest of an invalid module to the driver. A
  * valid module that binds what salvo does not (texel buffers, cube,
- * multisampled or 1D-array images, an image format with no salvo_format,
+ * multisampled or 1D-array images, an image format with no salvo_format
+ * (named as SPIR-V names it), depth-comparison samplers (sampler2DShadow
+ * and the like: salvo has no depth formats or compare samplers),
  * acceleration structures, runtime arrays, more than SALVO_MAX_BINDINGS
  * resources) returns
  * SALVO_ERROR_UNSUPPORTED naming the binding and the kind. A module the device
  * cannot run returns SALVO_ERROR_UNSUPPORTED with a message saying why: a
  * SPIR-V capability needing a feature the device does not offer
  * (salvo_device_info.features; "needs capability Float64, which the device
- * does not offer"), a capability or SPIR-V extension salvo does not know
- * (named, or by number; "which salvo does not support" for capabilities of
- * extensions salvo does not enable, such as CooperativeMatrixKHR or
- * RayQueryKHR), a float-controls execution mode the device lacks for that
+ * does not offer"), a capability salvo enables nothing for (by its SPIR-V
+ * name and number, "which salvo does not support": CooperativeMatrixKHR,
+ * RayQueryKHR, DerivativeControl; a number SPIR-V has no name for is said
+ * "unknown"), a SPIR-V extension salvo does not know (named), a float-controls execution mode the device lacks for that
  * width (features.float_controls), a SPIR-V version newer than the
  * device's Vulkan version accepts (1.3 for Vulkan 1.1, 1.5 for 1.2, 1.6
  * for 1.3), the LocalSizeId execution mode without maintenance4, more

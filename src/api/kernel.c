@@ -7,6 +7,7 @@
 #include "api/glsl.h"
 #include "api/spirv_check.h"
 #include "api/internal.h"
+#include "core/spirv_names.h"
 
 #define VT(dev) ((dev)->acc.vt)
 #define SELF(dev) ((dev)->acc.self)
@@ -125,12 +126,31 @@ static bool capability_known(const salvo_device_info *in, uint32_t cap, const ch
         CAP(6033, "AtomicFloat32AddEXT", f->buffer_float32_atomic_add);
         CAP(6034, "AtomicFloat64AddEXT", f->buffer_float64_atomic_add);
         NEVER(6022, "CooperativeMatrixKHR");
-        NEVER(6025, "BFloat16TypeKHR");
+        NEVER(5116, "BFloat16TypeKHR");
     default:
         return false;
     }
 #undef CAP
 #undef NEVER
+}
+
+/* Whether the module's SPIR-V version (its header's version word) is
+ * newer than the device's Vulkan version takes, with why. Asked before
+ * the validator, which would call such a module invalid for this Vulkan:
+ * it is valid, the device just cannot run it. An application's own device
+ * may have enabled what salvo cannot see (VK_KHR_spirv_1_4): its kernels
+ * are its own to check. */
+static bool version_refused(const salvo_device_info *in, uint32_t version, char *why,
+                            size_t why_size)
+{
+    uint32_t minor = (in->api_version >> 12) & 0x3ffu;
+    uint32_t spirv_max = minor >= 3 ? 0x10600u : minor == 2 ? 0x10500u : 0x10300u;
+    if (!in->features.checked || version <= spirv_max)
+        return false;
+    snprintf(why, why_size, "SPIR-V %u.%u is newer than Vulkan 1.%u accepts (%u.%u)",
+             (version >> 16) & 0xffu, (version >> 8) & 0xffu, minor, spirv_max >> 16,
+             (spirv_max >> 8) & 0xffu);
+    return true;
 }
 
 /* Why the device cannot run the module, into why; false when it can. A
@@ -141,22 +161,27 @@ static bool module_refused(const salvo_device_info *in, const reflect_module *m,
 {
     const salvo_device_features *f = &in->features;
     uint32_t minor = (in->api_version >> 12) & 0x3ffu;
-    uint32_t spirv_max = minor >= 3 ? 0x10600u : minor == 2 ? 0x10500u : 0x10300u;
     /* An application's own device may have enabled what salvo cannot see
-     * (VK_KHR_spirv_1_4, features): its kernels are its own to check. */
+     * (features): its kernels are its own to check. */
     if (f->checked) {
-        if (m->spirv_version > spirv_max) {
-            snprintf(why, why_size, "SPIR-V %u.%u is newer than Vulkan 1.%u accepts (%u.%u)",
-                     (m->spirv_version >> 16) & 0xffu, (m->spirv_version >> 8) & 0xffu, minor,
-                     spirv_max >> 16, (spirv_max >> 8) & 0xffu);
+        if (version_refused(in, m->spirv_version, why, why_size))
             return true;
-        }
         for (uint32_t i = 0; i < m->capability_count; i++) {
             const char *name = NULL;
             bool offered = false, never = false;
             if (!capability_known(in, m->capabilities[i], &name, &offered, &never)) {
-                snprintf(why, why_size, "needs SPIR-V capability %u, which salvo does not know",
-                         m->capabilities[i]);
+                /* Not one salvo enables anything for: named where SPIR-V
+                 * has a name for it, the number beside it either way. */
+                const char *spv = spirv_capability_name(m->capabilities[i]);
+                if (spv)
+                    snprintf(why, why_size,
+                             "needs capability %s (SPIR-V capability %u), which salvo does not "
+                             "support",
+                             spv, m->capabilities[i]);
+                else
+                    snprintf(why, why_size,
+                             "needs SPIR-V capability %u (unknown), which salvo does not know",
+                             m->capabilities[i]);
                 return true;
             }
             if (!offered) {
@@ -214,12 +239,26 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
                                  const uint32_t *spirv, size_t spirv_size, const char *entry,
                                  const char *name, bool validate, salvo_kernel **out)
 {
+    char reason[256];
+    salvo_status st;
+    /* Validation first, where it is on: a module that is not valid SPIR-V
+     * is an invalid argument, whatever it declares (an unknown capability
+     * in a broken module is not a capability the device lacks). Only the
+     * version is asked before it, for the reason version_refused gives. */
+    if (spirv_size >= 8 && spirv[0] == 0x07230203u &&
+        version_refused(&dev->info, spirv[1], reason, sizeof reason))
+        return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED, "kernel '%s': %s", name, reason);
+    if (validate && dev->spirv_validate) {
+        char why[SALVO_ERROR_MAX - 128];
+        st = spirv_check(spirv, spirv_size, dev->info.api_version, why, sizeof why);
+        if (st != SALVO_OK)
+            return DEV_FAIL(dev, st, "kernel '%s': %s", name, why);
+    }
     salvo_kernel *k = salvo_mem_calloc(dev->alloc, 1, sizeof *k);
     if (!k)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "kernel '%s': out of host memory",
                         name);
-    char reason[256];
-    salvo_status st = reflect_spirv(spirv, spirv_size, entry, &k->ek.refl, reason, sizeof reason);
+    st = reflect_spirv(spirv, spirv_size, entry, &k->ek.refl, reason, sizeof reason);
     if (st != SALVO_OK) {
         salvo_mem_free(dev->alloc, k);
         return DEV_FAIL(dev, st, "kernel '%s': %s", name, reason);
@@ -277,16 +316,6 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
                         name, ls[0], ls[1], ls[2], in->max_workgroup_size[0],
                         in->max_workgroup_size[1], in->max_workgroup_size[2],
                         in->max_workgroup_invocations);
-    }
-    /* Last: the checks above cost microseconds and say what the device
-     * lacks in salvo's words; this one reads the whole module. */
-    if (validate && dev->spirv_validate) {
-        char why[SALVO_ERROR_MAX - 128];
-        st = spirv_check(spirv, spirv_size, dev->info.api_version, why, sizeof why);
-        if (st != SALVO_OK) {
-            salvo_mem_free(dev->alloc, k);
-            return DEV_FAIL(dev, st, "kernel '%s': %s", name, why);
-        }
     }
     k->ek.name = salvo_mem_strdup(dev->alloc, name);
     if (!k->ek.name) {

@@ -10,8 +10,9 @@
  * salvo may have enabled (see spirv_check.c): relaxed, scalar and
  * workgroup-scalar block layouts and LocalSizeId. It does not know the
  * device's features; whether the device can run the module (capabilities,
- * SPIR-V version, maintenance4, sizes) is the reflection's check, made
- * before this one (see kernel.c).
+ * maintenance4, sizes) is the reflection's check, made after this one, so
+ * that a module that is not valid is refused as such whatever it declares;
+ * only the SPIR-V version is checked before it (see kernel.c).
  *
  * Built in when salvo is configured with SPIRV-Tools (SALVO_SPIRV_VALIDATE,
  * which defines SALVO_HAVE_SPIRV_TOOLS=1). SPIRV-Tools is C++ and

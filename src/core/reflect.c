@@ -56,6 +56,8 @@ salvo_status reflect_spirv(const uint32_t *words, size_t size_bytes, const char 
         else
             st = spirv_resources_add(&c, nd, out);
     }
+    if (st == SALVO_OK)
+        st = spirv_resources_depth_compare(&c);
     if (st != SALVO_OK) {
         memset(out, 0, sizeof *out);
         return st;

@@ -109,8 +109,11 @@ typedef struct reflect_module {
  * 2D-array images; each alone or in arrays of constant length, several
  * variables on one binding (aliases) when they agree on the kind and
  * length; a push-constant block. Anything else bound to a descriptor
- * (texel buffers, cube, multisampled or 1D-array images, acceleration
- * structures, runtime arrays) is refused with a reason.
+ * (texel buffers, cube, multisampled or 1D-array images, depth images,
+ * image formats with no salvo_format, acceleration structures, runtime
+ * arrays) is refused with a reason, and so is a comparison with a depth
+ * reference (OpImageSample*Dref*, OpImage*DrefGather) anywhere in the
+ * entry point's call tree: salvo has no depth formats or compare samplers.
  * Capabilities, extensions and workgroup memory are only reported: whether
  * a device runs them is the caller's question.
  */

@@ -262,6 +262,10 @@ salvo_status spirv_declarations_read(ctx *c, reflect_module *out);
 
 /* spirv_resources.c: a used resource variable's bindings. */
 salvo_status spirv_resources_add(ctx *c, const node *var, reflect_module *out);
+/* A refusal where the entry point's call tree compares with a depth
+ * reference (OpImageSample*Dref*, OpImage*DrefGather), whatever image it
+ * names: after the bindings, which name a depth image's binding first. */
+salvo_status spirv_resources_depth_compare(ctx *c);
 
 /* spirv_layout.c: sizes in bytes. */
 salvo_status spirv_layout_push(ctx *c, const node *var, reflect_module *out);

@@ -2,9 +2,11 @@
  * The bindings of a used resource variable: buffers (storage or uniform)
  * with the access their decorations allow, images, samplers and combined
  * image samplers, alone or in arrays of constant length; aliases merged.
- * What salvo cannot bind is refused with a reason naming it.
+ * What salvo cannot bind is refused with a reason naming it, depth
+ * comparisons among it.
  */
 #include "core/spirv_internal.h"
+#include "core/spirv_names.h"
 
 #include <string.h>
 
@@ -124,6 +126,20 @@ static uint32_t image_format_of(uint32_t spv)
 /* Dimensionality names for refusals, by SPIR-V Dim. */
 static const char *const dim_names[] = {"1D", "2D", "3D", "cube", "rect", "buffer", "subpass"};
 
+/* The GLSL type a depth image is declared as, for the refusal. */
+static const char *shadow_glsl_name(uint32_t dim, uint32_t arrayed, bool combined)
+{
+    if (!combined)
+        return "a texture used with samplerShadow";
+    if (dim == 0)
+        return arrayed ? "sampler1DArrayShadow" : "sampler1DShadow";
+    if (dim == 3)
+        return arrayed ? "samplerCubeArrayShadow" : "samplerCubeShadow";
+    if (dim == 4)
+        return "sampler2DRectShadow";
+    return arrayed ? "sampler2DArrayShadow" : "sampler2DShadow";
+}
+
 /* A binding of an image, a sampler, or both (elem: the variable's type
  * after any array): kind, dimensionality, format and access, or a
  * refusal naming what salvo cannot bind. */
@@ -151,6 +167,17 @@ static salvo_status reflect_image(ctx *c, const node *var, const node *elem, ref
         return spirv_walk_fail(c, "binding %u: OpTypeImage too short", binding);
     uint32_t dim = in[3], arrayed = in[5], ms = in[6], sampled = in[7];
     const char *dname = dim < 7 ? dim_names[dim] : "unknown";
+    /* Depth 1 is a depth image, read through a comparison sampler
+     * (sampler2DShadow; texture2D with samplerShadow): its view would need
+     * a depth format whose features include depth comparison, and salvo
+     * has neither depth formats nor compare samplers. Refused here, by
+     * name, rather than left to fail validation at the dispatch. */
+    if (in[4] == 1)
+        return spirv_walk_unsupported(
+            c,
+            "binding %u: depth-comparison sampler (%s) is not supported: salvo has no depth "
+            "formats or compare samplers",
+            binding, shadow_glsl_name(dim, arrayed, elem->opcode == OP_TYPE_SAMPLED_IMAGE));
     if (dim == DIM_BUFFER)
         return spirv_walk_unsupported(c, "binding %u: %s texel buffers are not supported", binding,
                                       sampled == 2 ? "storage" : "uniform");
@@ -179,10 +206,12 @@ static salvo_status reflect_image(ctx *c, const node *var, const node *elem, ref
         return spirv_walk_fail(c, "binding %u: image of a sampled type that is not a number",
                                binding);
     uint32_t format = image_format_of(in[8]);
-    if (format == UINT32_MAX)
+    if (format == UINT32_MAX) {
+        const char *fname = spirv_image_format_name(in[8]);
         return spirv_walk_unsupported(
-            c, "binding %u: image format %u (SPIR-V ImageFormat) has no salvo format", binding,
-            in[8]);
+            c, "binding %u: image format %s (SPIR-V ImageFormat %u) has no salvo format", binding,
+            fname ? fname : "unknown", in[8]);
+    }
     b->image_format = format;
     if (elem->opcode == OP_TYPE_SAMPLED_IMAGE) {
         b->kind = SALVO_BINDING_IMAGE_SAMPLER;
@@ -300,4 +329,52 @@ salvo_status spirv_resources_add(ctx *c, const node *var, reflect_module *out)
     else
         b.access = SALVO_ACCESS_READ_WRITE;
     return add_binding(c, out, &b);
+}
+
+/* The image instructions that compare with a reference value (Dref):
+ * they need a depth image and a compare sampler. */
+static const char *depth_compare_name(uint32_t op)
+{
+    switch (op) {
+    case 89: return "OpImageSampleDrefImplicitLod";
+    case 90: return "OpImageSampleDrefExplicitLod";
+    case 93: return "OpImageSampleProjDrefImplicitLod";
+    case 94: return "OpImageSampleProjDrefExplicitLod";
+    case 97: return "OpImageDrefGather";
+    case 307: return "OpImageSparseSampleDrefImplicitLod";
+    case 308: return "OpImageSparseSampleDrefExplicitLod";
+    case 311: return "OpImageSparseSampleProjDrefImplicitLod";
+    case 312: return "OpImageSparseSampleProjDrefExplicitLod";
+    case 315: return "OpImageSparseDrefGather";
+    default: return NULL;
+    }
+}
+
+static salvo_status depth_compare_in(ctx *c, uint32_t from, uint32_t to)
+{
+    for (uint32_t at = from; at < to; at += wc_of(c->w[at])) {
+        const char *name = depth_compare_name(op_of(c->w[at]));
+        if (name)
+            return spirv_walk_unsupported(
+                c,
+                "compares with a depth reference (%s: a depth-comparison sampler, "
+                "sampler2DShadow and the like), which is not supported: salvo has no depth "
+                "formats or compare samplers",
+                name);
+    }
+    return SALVO_OK;
+}
+
+salvo_status spirv_resources_depth_compare(ctx *c)
+{
+    if (c->all_used)
+        return depth_compare_in(c, HEADER_WORDS, c->n);
+    for (uint32_t f = 0; f < c->function_count; f++) {
+        if (!c->functions[f].reached)
+            continue;
+        salvo_status st = depth_compare_in(c, c->functions[f].at, c->functions[f].end);
+        if (st != SALVO_OK)
+            return st;
+    }
+    return SALVO_OK;
 }
