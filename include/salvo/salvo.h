@@ -1294,6 +1294,17 @@ SALVO_API salvo_status salvo_stream_begin_capture(salvo_stream *stream);
  * Thread safety: the thread using stream. */
 SALVO_API salvo_status salvo_stream_end_capture(salvo_stream *stream, salvo_graph **out);
 
+/* Whether stream's calls go to a capture (as cudaStreamIsCapturing):
+ * *out true from salvo_stream_begin_capture on it, or from the
+ * salvo_stream_wait_event that joined it to another stream's capture,
+ * until that capture ends (salvo_stream_end_capture, or the destroy of the
+ * stream that began it). A capture goes on through the calls it refuses
+ * and through a device loss, so *out stays true then. Never blocks, never
+ * submits. SALVO_ERROR_INVALID_ARGUMENT: stream or out NULL (*out false).
+ * Thread safety: any thread (takes the device's lock: not from a log
+ * callback). Lifetime: the stream must outlive the call. */
+SALVO_API salvo_status salvo_stream_is_capturing(salvo_stream *stream, bool *out);
+
 /* Replay the graph on stream, in the stream's order (after its earlier
  * work, before its later work, with barriers only where those touch what
  * the graph touches), from the command buffers recorded at the end of

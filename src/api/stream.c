@@ -446,3 +446,20 @@ salvo_status salvo_stream_synchronize(salvo_stream *st)
         salvo_clear_error();
     return first;
 }
+
+salvo_status salvo_stream_is_capturing(salvo_stream *st, bool *out)
+{
+    if (out)
+        *out = false;
+    if (!st || !out)
+        return SALVO_FAIL(st ? &stream_device(st)->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "stream_is_capturing: %s is NULL", st ? "out" : "stream");
+    salvo_device *dev = stream_device(st);
+    pthread_mutex_lock(&dev->q.lock);
+    /* Settled first: a stream left in a capture by a destroy that found
+     * the lock busy is out of it by now, as its next capture call says. */
+    *out = stream_capture_locked(st) != NULL;
+    pthread_mutex_unlock(&dev->q.lock);
+    salvo_clear_error();
+    return SALVO_OK;
+}

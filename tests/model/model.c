@@ -3493,6 +3493,13 @@ static void exec_op(ctx *c, const op *o)
         if (sid < 0)
             return;
         sinfo *si = &c->sid[sid];
+        /* Whether it is in a capture (began or joined), as the model has it. */
+        bool capturing = !si->cap;
+        st = salvo_stream_is_capturing(c->sh[a[0]], &capturing);
+        if (st != SALVO_OK || capturing != (si->cap != 0))
+            fail(c, "stream_is_capturing returned %s, *out %s; the stream is %s a capture",
+                 salvo_status_string(st), capturing ? "true" : "false",
+                 si->cap ? "in" : "not in");
         st = salvo_stream_query(c->sh[a[0]]);
         if (si->cap) {
             expect_refused(c, "stream_query of a capturing stream", st);
@@ -4100,9 +4107,16 @@ static void exec_bad(ctx *c, const op *o, bool lost_before)
         }
         break;
     }
-    case BAD_BEGIN_CAPTURE_NULL:
+    case BAD_BEGIN_CAPTURE_NULL: {
+        bool capturing = true;
+        if (salvo_stream_is_capturing(NULL, &capturing) != SALVO_ERROR_INVALID_ARGUMENT ||
+            capturing)
+            fail(c, "stream_is_capturing(NULL stream) not refused with *out false");
+        if (sh && salvo_stream_is_capturing(sh, NULL) != SALVO_ERROR_INVALID_ARGUMENT)
+            fail(c, "stream_is_capturing(NULL out) not refused");
         st = salvo_stream_begin_capture(NULL);
         break;
+    }
     case BAD_END_CAPTURE_NULL:
         /* Even on a capturing stream: the capture goes on. */
         st = salvo_stream_end_capture(sh, NULL);
