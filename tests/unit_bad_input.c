@@ -1109,10 +1109,88 @@ static void test_bad_input_table(void **state)
         fail_msg("%d case(s) failed (see [  FAILED  ] above)", failed);
 }
 
+/* ------------------------------------------------------------------ */
+/* The wording of messages that must read alike                         */
+/* ------------------------------------------------------------------ */
+
+/* salvo_last_error() without its "file:line: ". */
+static const char *reason(void)
+{
+    const char *e = salvo_last_error();
+    const char *r = strstr(e, ": ");
+    return r ? r + 2 : e;
+}
+
+#define SAYS(call, status, text)                                                                   \
+    do {                                                                                           \
+        salvo_status says_ = (call);                                                               \
+        if (says_ != (status) || strcmp(reason(), (text)) != 0)                                    \
+            fail_msg("%s: %s, \"%s\"; want %s, \"%s\"", #call, salvo_status_string(says_),        \
+                     reason(), salvo_status_string(status), (text));                               \
+    } while (0)
+
+static void test_messages(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    assert_non_null(f);
+    f->device_memory_limit = 1u << 20;
+    fx x;
+    memset(&x, 0, sizeof x);
+    salvo_device_desc d = {.log = on_log, .log_user = &x};
+    salvo_device *dev = NULL;
+    MUST(device_create_with_accel(&d, fake_accel_get(f), &dev));
+    salvo_buffer *a = NULL, *b = NULL;
+    MUST(salvo_buffer_create(dev, 1024, SALVO_DOMAIN_DEVICE, &a));
+    MUST(salvo_buffer_create(dev, 1024, SALVO_DOMAIN_HOST, &b));
+    salvo_stream *st = NULL;
+    MUST(salvo_stream_create(dev, NULL, &st));
+    char host[16] = {0};
+
+    /* A size of 0 is said as such, whatever the offset. */
+    SAYS(salvo_buffer_write(a, 0, host, 0), INVALID, "buffer_write: size is 0");
+    SAYS(salvo_buffer_read(a, 0, host, 0), INVALID, "buffer_read: size is 0");
+    SAYS(salvo_buffer_write(a, 4096, host, 0), INVALID, "buffer_write: size is 0");
+    SAYS(salvo_copy(st, a, 0, b, 0, 0), INVALID, "copy: size is 0");
+    SAYS(salvo_buffer_write(a, 1020, host, 8), INVALID,
+         "buffer_write: range [1020, +8) outside the buffer of 1024 bytes");
+
+    /* Every refusal of a create names the function. */
+    SAYS(salvo_device_create(NULL, NULL), INVALID, "device_create: out is NULL");
+
+    /* Out of memory names the memory: its kind, the domain, and the heaps
+     * of that kind with their sizes (the fake's one heap is device-local,
+     * so a HOST buffer names it too). */
+    salvo_buffer *c = NULL;
+    SAYS(salvo_buffer_create(dev, 2u << 20, SALVO_DOMAIN_DEVICE, &c),
+         SALVO_ERROR_OUT_OF_DEVICE_MEMORY,
+         "buffer_create: 2097152 bytes of device-local memory (SALVO_DOMAIN_DEVICE; heap 0 of "
+         "1.0 MiB): VK_ERROR_OUT_OF_DEVICE_MEMORY");
+    assert_null(c);
+    SAYS(salvo_buffer_create(dev, 2u << 20, SALVO_DOMAIN_HOST, &c),
+         SALVO_ERROR_OUT_OF_DEVICE_MEMORY,
+         "buffer_create: 2097152 bytes of host-visible memory (SALVO_DOMAIN_HOST; heap 0 of "
+         "1.0 MiB): VK_ERROR_OUT_OF_DEVICE_MEMORY");
+
+    /* Formats: UNDEFINED is a format's name of its own. */
+    assert_string_equal(salvo_format_name(SALVO_FORMAT_UNDEFINED), "UNDEFINED");
+    assert_string_equal(salvo_format_name(SALVO_FORMAT_COUNT), "unknown");
+    assert_string_equal(salvo_format_name((salvo_format)-1), "unknown");
+    assert_string_equal(salvo_format_name(SALVO_FORMAT_RGBA8_UNORM), "RGBA8_UNORM");
+
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(b);
+    salvo_buffer_destroy(a);
+    salvo_device_destroy(dev);
+    assert_int_equal(fake_live_total(f), 0);
+    fake_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_input_table),
+        cmocka_unit_test(test_messages),
     };
     return cmocka_run_group_tests_name("bad_input", tests, clear_salvo_env, NULL);
 }

@@ -13,13 +13,22 @@
  *    on the pure classifier, then end to end: the messenger's own callback
  *    (accel_vk_messenger_info) into a device on the fake accelerator,
  *    whose stats must move for the finding only.
+ *  - With no callback, the stderr sink (stderr captured into a file): a
+ *    line per message, "salvo: LEVEL: MESSAGE (FILE:LINE)"; warnings and
+ *    errors by default, $SALVO_LOG's level otherwise, nothing for "off";
+ *    a value of SALVO_LOG it cannot use named once; a device with
+ *    validation on prints from info on, validation findings included; an
+ *    installed callback takes every message and stderr stays empty.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv, dup, fileno */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -326,6 +335,236 @@ static void test_messenger_counts_findings_only(void **state)
     fake_free(f);
 }
 
+/* ------------------------------------------------------------------ */
+/* (c) the stderr sink                                                  */
+/* ------------------------------------------------------------------ */
+
+/* stderr, captured into a file while calls run. Assertions wait for
+ * capture_end, so that a failure's report is not captured. */
+typedef struct capture {
+    FILE *file;
+    int saved;
+} capture;
+
+static void capture_begin(capture *c)
+{
+    fflush(stderr);
+    c->file = tmpfile();
+    assert_non_null(c->file);
+    c->saved = dup(2);
+    assert_true(c->saved >= 0);
+    assert_true(dup2(fileno(c->file), 2) >= 0);
+}
+
+static char captured[16384];
+
+static const char *capture_end(capture *c)
+{
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->saved);
+    rewind(c->file);
+    size_t n = fread(captured, 1, sizeof captured - 1, c->file);
+    captured[n] = '\0';
+    fclose(c->file);
+    return captured;
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (; *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
+static void test_stderr_line(void **state)
+{
+    (void)state;
+    unsetenv("SALVO_LOG");
+    capture c;
+    capture_begin(&c);
+    int line = __LINE__ + 1;
+    salvo_status r = SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "width %d is odd", 7);
+    salvo_log_sink empty = {NULL, NULL}; /* a sink with no callback is the same */
+    int line2 = __LINE__ + 1;
+    SALVO_LOG(&empty, SALVO_LOG_WARNING, "two\nlines");
+    const char *out = capture_end(&c);
+    assert_int_equal(r, SALVO_ERROR_INVALID_ARGUMENT);
+    char want[256];
+    snprintf(want, sizeof want,
+             "salvo: error: width 7 is odd (unit_log.c:%d)\n"
+             "salvo: warning: two lines (unit_log.c:%d)\n",
+             line, line2);
+    assert_string_equal(out, want);
+
+    /* Vulkan's messages have no line: the file names the source. */
+    capture_begin(&c);
+    salvo_log_print(SALVO_LOG_WARNING, SALVO_LOG_ERROR, "validation", 0, "Validation Error: x");
+    out = capture_end(&c);
+    assert_string_equal(out, "salvo: error: validation: Validation Error: x\n");
+
+    /* A message too long for the line is cut, still one line. */
+    static char longer[5000];
+    memset(longer, 'x', sizeof longer - 1);
+    capture_begin(&c);
+    salvo_log_print(SALVO_LOG_WARNING, SALVO_LOG_ERROR, "validation", 0, longer);
+    out = capture_end(&c);
+    assert_int_equal(count_lines(out), 1);
+    assert_non_null(strstr(out, "xxx...\n"));
+}
+
+/* One message of each level through a sink with no callback, under each
+ * value of SALVO_LOG: the levels printed. */
+static void test_stderr_levels(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value; /* NULL: unset */
+        const char *printed;
+    } rows[] = {
+        {NULL, "WE"}, {"off", ""}, {"error", "E"}, {"warning", "WE"}, {"info", "IWE"},
+        {"debug", "DIWE"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (rows[i].value)
+            setenv("SALVO_LOG", rows[i].value, 1);
+        else
+            unsetenv("SALVO_LOG");
+        capture c;
+        capture_begin(&c);
+        SALVO_LOG(NULL, SALVO_LOG_DEBUG, "m-D");
+        SALVO_LOG(NULL, SALVO_LOG_INFO, "m-I");
+        SALVO_LOG(NULL, SALVO_LOG_WARNING, "m-W");
+        (void)SALVO_FAIL(NULL, SALVO_ERROR_UNKNOWN, "m-E");
+        const char *out = capture_end(&c);
+        char got[8] = "";
+        size_t n = 0;
+        for (const char *l = "DIWE"; *l; l++) {
+            char tag[8];
+            snprintf(tag, sizeof tag, "m-%c ", *l);
+            if (strstr(out, tag))
+                got[n++] = *l;
+        }
+        if (strcmp(got, rows[i].printed) != 0)
+            fail_msg("SALVO_LOG=%s: printed %s, want %s:\n%s",
+                     rows[i].value ? rows[i].value : "(unset)", got, rows[i].printed, out);
+        assert_int_equal(count_lines(out), (int)strlen(rows[i].printed));
+    }
+    unsetenv("SALVO_LOG");
+}
+
+/* A value of SALVO_LOG that cannot be used: warning, named once. */
+static void test_stderr_bad_level(void **state)
+{
+    (void)state;
+    setenv("SALVO_LOG", "loud", 1);
+    capture c;
+    capture_begin(&c);
+    SALVO_LOG(NULL, SALVO_LOG_INFO, "m-I");
+    SALVO_LOG(NULL, SALVO_LOG_WARNING, "m-W1");
+    SALVO_LOG(NULL, SALVO_LOG_WARNING, "m-W2");
+    const char *out = capture_end(&c);
+    unsetenv("SALVO_LOG");
+    const char *w = strstr(out, "salvo: warning: SALVO_LOG=\"loud\" is not one of off, error, "
+                                "warning, info, debug; using warning");
+    if (!w)
+        fail_msg("no warning naming SALVO_LOG:\n%s", out);
+    assert_null(strstr(w + strlen("salvo: warning: SALVO_LOG="), "SALVO_LOG="));
+    assert_null(strstr(out, "m-I"));
+    assert_non_null(strstr(out, "m-W1"));
+    assert_non_null(strstr(out, "m-W2"));
+    assert_int_equal(count_lines(out), 3);
+}
+
+/* A device with no callback prints its refusals and warnings, from the
+ * level it settled at create; with a callback, stderr stays empty. */
+static void test_device_without_callback(void **state)
+{
+    (void)state;
+    for (int pass = 0; pass < 3; pass++) {
+        /* 0: no callback; 1: no callback, SALVO_LOG=off; 2: a callback */
+        if (pass == 1)
+            setenv("SALVO_LOG", "off", 1);
+        else
+            unsetenv("SALVO_LOG");
+        seen s = {0};
+        fake_accel *f = fake_create();
+        assert_non_null(f);
+        salvo_device_desc d = {.log = pass == 2 ? record : NULL, .log_user = &s};
+        salvo_device *dev = NULL;
+        capture c;
+        capture_begin(&c);
+        salvo_status created = device_create_with_accel(&d, fake_accel_get(f), &dev);
+        salvo_buffer *b = NULL;
+        salvo_status refused = created == SALVO_OK
+                                   ? salvo_buffer_create(dev, 0, SALVO_DOMAIN_DEVICE, &b)
+                                   : created;
+        /* Left for the device to reclaim: a warning. */
+        salvo_status made = created == SALVO_OK
+                                ? salvo_buffer_create(dev, 64, SALVO_DOMAIN_DEVICE, &b)
+                                : created;
+        salvo_device_destroy(dev);
+        const char *out = capture_end(&c);
+        assert_int_equal(created, SALVO_OK);
+        assert_int_equal(refused, SALVO_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(made, SALVO_OK);
+        if (pass == 0) {
+            assert_non_null(strstr(out, "salvo: error: buffer_create: size is 0 (buffer.c:"));
+            assert_non_null(strstr(out, "salvo: warning: device destroyed with 1 object(s) "
+                                        "never destroyed: reclaimed (device.c:"));
+            assert_null(strstr(out, "opened")); /* info: not by default */
+            assert_int_equal(count_lines(out), 2);
+        } else {
+            assert_string_equal(out, "");
+        }
+        if (pass == 2) {
+            find(&s, "size is 0");
+            find(&s, "reclaimed");
+            find(&s, "opened fake0"); /* the callback takes every level */
+        }
+        fake_free(f);
+    }
+    unsetenv("SALVO_LOG");
+}
+
+/* Validation on and no callback: the layer's findings reach stderr, and
+ * the sink prints from info on, so the confirmation shows. */
+static void test_validation_findings_on_stderr(void **state)
+{
+    (void)state;
+    unsetenv("SALVO_LOG");
+    fake_accel *f = fake_create();
+    assert_non_null(f);
+    accel acc = fake_accel_get(f);
+    fake_vt = acc.vt;
+    wrapped_vt = *acc.vt;
+    wrapped_vt.device_open = capture_open;
+    acc.vt = &wrapped_vt;
+    opened_sink = (salvo_log_sink){0};
+    salvo_device_desc desc = {.flags = SALVO_DEVICE_VALIDATION};
+    salvo_device *dev = NULL;
+    capture c;
+    capture_begin(&c);
+    salvo_status st = device_create_with_accel(&desc, acc, &dev);
+    static accel_device vk;
+    vk.log = opened_sink;
+    if (st == SALVO_OK && vk.log.fn)
+        deliver(&vk, SEV(ERROR), TYPE(VALIDATION), VUID, "Validation Error: [ " VUID " ]\nmore");
+    salvo_device_info info = {0};
+    if (st == SALVO_OK)
+        salvo_device_info_get(dev, &info);
+    salvo_device_destroy(dev);
+    const char *out = capture_end(&c);
+    assert_int_equal(st, SALVO_OK);
+    assert_non_null(opened_sink.fn);
+    assert_int_equal(info.log_level, SALVO_LOG_INFO);
+    assert_int_equal(info.validation, 1);
+    assert_non_null(strstr(out, "salvo: info: validation on: VK_LAYER_KHRONOS_validation; "));
+    assert_non_null(strstr(out, "salvo: error: validation: Validation Error: [ " VUID " ] more\n"));
+    fake_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +573,11 @@ int main(void)
         cmocka_unit_test(test_device_messages_name_their_place_once),
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_messenger_counts_findings_only),
+        cmocka_unit_test(test_stderr_line),
+        cmocka_unit_test(test_stderr_levels),
+        cmocka_unit_test(test_stderr_bad_level),
+        cmocka_unit_test(test_device_without_callback),
+        cmocka_unit_test(test_validation_findings_on_stderr),
     };
     return cmocka_run_group_tests_name("log", tests, NULL, NULL);
 }

@@ -128,11 +128,17 @@ typedef enum salvo_log_level {
     SALVO_LOG_DEBUG = 0,
     SALVO_LOG_INFO = 1,
     SALVO_LOG_WARNING = 2,
-    SALVO_LOG_ERROR = 3
+    SALVO_LOG_ERROR = 3,
+    /* Never passed to a callback: salvo_device_info.log_level when
+     * $SALVO_LOG=off silences the stderr sink. */
+    SALVO_LOG_OFF = 4
 } salvo_log_level;
 
-/* Receives every message the library has to say (it never prints by
- * itself). message is the text alone: it never repeats file and line,
+/* Receives every message the library has to say, at every level. With no
+ * callback, messages go to stderr instead, a line each starting "salvo: ",
+ * from the level $SALVO_LOG names on (off, error, warning, info, debug;
+ * by default warning, or info on a device with validation on).
+ * message is the text alone: it never repeats file and line,
  * which arrive as arguments of their own (salvo_last_error(), which has
  * no such arguments, starts with "file:line: "). file/line name the place
  * in salvo's source (file is a base name, "kernel.c"). Validation
@@ -368,6 +374,23 @@ typedef struct salvo_device_info {
     /* Bytes of workgroup (GLSL shared) memory a kernel may declare. */
     uint32_t max_workgroup_memory;
     salvo_device_features features;
+    /* More effective settings, each from its salvo_device_desc field or
+     * flag, else its environment variable (README, "Configuration"), else
+     * the default. A variable whose value cannot be used is named in a
+     * warning, with the value taken instead. */
+    uint32_t validation;        /* 0 off, 1 the validation layer, 2 also synchronization validation */
+    bool spirv_validate;        /* salvo_kernel_create runs SPIRV-Tools' validator */
+    uint32_t spin_us;           /* a wait polls its fence this long before blocking */
+    uint32_t release_max_count; /* queued releases past which the next launch runs them first */
+    uint64_t release_max_bytes; /* bytes of queued releases likewise */
+    bool transfer_import;       /* staged transfers from 8 MiB import the caller's memory */
+    bool fault_injection;       /* SALVO_FAULT rules are in force */
+    bool pipeline_cache_file;   /* a file keeps the pipeline cache across runs */
+    bool trace_file;            /* $SALVO_TRACE: a trace is written from create to destroy */
+    uint32_t queue_family;      /* the Vulkan queue family streams run on (0 off Vulkan) */
+    /* With no log callback: the level from which messages go to stderr
+     * (SALVO_LOG_OFF: none). */
+    salvo_log_level log_level;
 } salvo_device_info;
 
 typedef struct salvo_stats {
@@ -614,7 +637,8 @@ typedef struct salvo_image_desc {
 /* Bytes of one texel of format (1 to 16), 0 for an unknown one. Pure:
  * any thread. */
 SALVO_API uint32_t salvo_format_texel_size(salvo_format format);
-/* "RGBA8_UNORM", or "unknown"; a static string. Pure: any thread. */
+/* "RGBA8_UNORM"; "UNDEFINED" for SALVO_FORMAT_UNDEFINED, "unknown" for a
+ * value that is no format; a static string. Pure: any thread. */
 SALVO_API const char *salvo_format_name(salvo_format format);
 
 /* What the device offers for format in images: SALVO_IMAGE_* bits in

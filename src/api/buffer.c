@@ -1,5 +1,6 @@
 /* Buffers: exact allocations in a domain, explicit transfers, mapping,
  * host import, and a release that waits for the work that uses them. */
+#include <stdio.h>
 #include <string.h>
 
 #include "api/internal.h"
@@ -18,6 +19,48 @@ static void buffer_release(retire_entry *e, bool abandoned)
     COUNT_SUB(dev, live_buffers, 1);
     COUNT_SUB(dev, live_buffer_bytes, buf->size);
     salvo_mem_free(dev->alloc, buf);
+}
+
+/* "1.5 GiB", "12.0 MiB", "512 bytes" */
+static void format_bytes(uint64_t n, char *buf, size_t size)
+{
+    if (n >= (1ull << 30))
+        snprintf(buf, size, "%.1f GiB", (double)n / (double)(1ull << 30));
+    else if (n >= (1ull << 20))
+        snprintf(buf, size, "%.1f MiB", (double)n / (double)(1ull << 20));
+    else
+        snprintf(buf, size, "%llu bytes", (unsigned long long)n);
+}
+
+/* The memory a domain allocates from, for a failed allocation's message:
+ * its kind, and the device's heaps of that kind with their sizes
+ * ("device-local memory (SALVO_DOMAIN_DEVICE; heap 0 of 2.0 GiB)"). Where
+ * the device has no heap of that kind apart, every heap is named. */
+static void describe_memory(const salvo_device *dev, salvo_domain domain, char *buf, size_t size)
+{
+    static const char *const kinds[] = {
+        [SALVO_DOMAIN_DEVICE] = "device-local memory (SALVO_DOMAIN_DEVICE",
+        [SALVO_DOMAIN_HOST] = "host-visible memory (SALVO_DOMAIN_HOST",
+        [SALVO_DOMAIN_SHARED] = "host-visible device-local memory (SALVO_DOMAIN_SHARED",
+    };
+    const salvo_device_info *info = &dev->info;
+    uint32_t count = info->memory_heap_count < 16 ? info->memory_heap_count : 16;
+    bool want_local = domain != SALVO_DOMAIN_HOST;
+    uint32_t matching = 0;
+    for (uint32_t i = 0; i < count; i++)
+        matching += info->memory_heaps[i].device_local == want_local;
+    size_t at = (size_t)snprintf(buf, size, "%s", kinds[domain]);
+    const char *sep = "; ";
+    for (uint32_t i = 0; i < count && at < size; i++) {
+        if (matching && info->memory_heaps[i].device_local != want_local)
+            continue;
+        char bytes[32];
+        format_bytes(info->memory_heaps[i].size, bytes, sizeof bytes);
+        at += (size_t)snprintf(buf + at, size - at, "%sheap %u of %s", sep, i, bytes);
+        sep = ", ";
+    }
+    if (at < size)
+        snprintf(buf + at, size - at, ")");
 }
 
 static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain domain, void *host,
@@ -56,8 +99,10 @@ static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain d
             queue_mark_lost_locked(&dev->q);
             pthread_mutex_unlock(&dev->q.lock);
         }
-        return DEV_FAIL(dev, salvo_status_from_accel(r), "%s: %llu bytes in domain %d: %s", what,
-                        (unsigned long long)size, (int)domain, accel_result_name(r));
+        char memory[256];
+        describe_memory(dev, domain, memory, sizeof memory);
+        return DEV_FAIL(dev, salvo_status_from_accel(r), "%s: %llu bytes of %s: %s", what,
+                        (unsigned long long)size, memory, accel_result_name(r));
     }
     buf->dev = dev;
     buf->size = size;
@@ -171,7 +216,9 @@ static salvo_status check_range(salvo_buffer *buf, const char *what, uint64_t of
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "%s: buffer is NULL", what);
     if (!host)
         return DEV_FAIL(buf->dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", what);
-    if (size == 0 || offset >= buf->size || size > buf->size - offset)
+    if (size == 0)
+        return DEV_FAIL(buf->dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: size is 0", what);
+    if (offset >= buf->size || size > buf->size - offset)
         return DEV_FAIL(buf->dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "%s: range [%llu, +%llu) outside the buffer of %llu bytes", what,
                         (unsigned long long)offset, (unsigned long long)size,

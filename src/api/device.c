@@ -1,7 +1,6 @@
 /* The device: settings, create and destroy, queries, the live ring, and
  * the device-wide synchronize; the engine behind it is core/queue.c. */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,33 +8,39 @@
 
 #include "api/internal.h"
 #include "api/host_call.h"
+#include "base/env.h"
 
 /* ------------------------------------------------------------------ */
 /* Settings                                                            */
 /* ------------------------------------------------------------------ */
 
-/* A positive integer from the environment, else 0 ("use the default"). */
-static uint64_t env_positive(const char *name)
+enum {
+    MAX_BATCH = 1u << 20,
+    MAX_SPIN_US = 1000000 /* a second: past that, block */
+};
+#define MAX_FENCE_TIMEOUT_S 1e9
+
+/* $name as an integer in [min, max], else fallback: silently where it is
+ * unset, with a warning naming the value and the fallback where it cannot
+ * be used (note says what the fallback means). */
+static uint64_t setting_uint(salvo_device *dev, const char *name, uint64_t min, uint64_t max,
+                             uint64_t fallback, const char *note)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end || v[0] == '-' || x == 0)
-        return 0;
-    return x;
+    char why[ENV_WHY_MAX];
+    uint64_t v = fallback;
+    if (env_uint(name, min, max, &v, why) == ENV_BAD)
+        ENV_WARN(&dev->log, name, why, "%llu%s", (unsigned long long)fallback, note);
+    return v;
 }
 
-static double env_seconds(const char *name)
+/* A 0/1 flag from $name, else fallback, likewise. */
+static bool setting_flag(salvo_device *dev, const char *name, bool fallback, const char *note)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
-    char *end = NULL;
-    double x = strtod(v, &end);
-    return (*end || !(x > 0) || x > 1e9) ? 0 : x;
+    char why[ENV_WHY_MAX];
+    bool v = fallback;
+    if (env_flag(name, &v, why) == ENV_BAD)
+        ENV_WARN(&dev->log, name, why, "%d%s", fallback, note);
+    return v;
 }
 
 /* Depth of the program's log callbacks on this thread: they may run
@@ -54,6 +59,8 @@ static void device_log(void *user, salvo_log_level level, const char *file, int 
         in_user_log++;
         dev->user_log(dev->user_log_user, level, file, line, message);
         in_user_log--;
+    } else {
+        salvo_log_print(dev->info.log_level, level, file, line, message);
     }
 }
 
@@ -172,49 +179,69 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     dev->log.user = dev;
     dev->acc = acc;
 
-    /* desc wins, then the environment, then the defaults */
-    uint64_t batch = desc->batch_size ? desc->batch_size : env_positive("SALVO_BATCH");
-    dev->batch_size = (batch == 0 || batch > 1u << 20) ? DEFAULT_BATCH : (uint32_t)batch;
+    /* desc wins, then the environment, then the defaults. Validation is
+     * read first: it sets the stderr sink's default level, which the
+     * warnings about the other variables go through. */
+    char why[ENV_WHY_MAX];
+    uint64_t validation_env = 0;
+    env_status validation_st =
+        import ? ENV_UNSET : env_uint("SALVO_VALIDATION", 0, 2, &validation_env, why);
+    uint32_t validation = (uint32_t)validation_env;
+    if (!import && (desc->flags & SALVO_DEVICE_SYNC_VALIDATION))
+        validation = 2;
+    else if (!import && (desc->flags & SALVO_DEVICE_VALIDATION) && validation < 1)
+        validation = 1;
+    dev->info.log_level =
+        salvo_log_env_level(&user_sink, validation ? SALVO_LOG_INFO : SALVO_LOG_WARNING);
+    if (validation_st == ENV_BAD)
+        ENV_WARN(&dev->log, "SALVO_VALIDATION", why, "%u%s", validation,
+                 validation ? " (from salvo_device_desc.flags)" : " (off)");
+
+    uint64_t batch = desc->batch_size ? desc->batch_size
+                                      : setting_uint(dev, "SALVO_BATCH", 1, MAX_BATCH,
+                                                     DEFAULT_BATCH, " (the default)");
+    dev->batch_size = batch > MAX_BATCH ? DEFAULT_BATCH : (uint32_t)batch;
     queue *q = &dev->q;
     q->acc = &dev->acc;
     q->log = &dev->log;
     q->alloc = dev->alloc;
-    double timeout = desc->fence_timeout_s > 0 ? desc->fence_timeout_s
-                                               : env_seconds("SALVO_FENCE_TIMEOUT_S");
+    double timeout = desc->fence_timeout_s > 0 ? desc->fence_timeout_s : 0;
+    if (!(desc->fence_timeout_s > 0) &&
+        env_seconds("SALVO_FENCE_TIMEOUT_S", MAX_FENCE_TIMEOUT_S, &timeout, why) == ENV_BAD)
+        ENV_WARN(&dev->log, "SALVO_FENCE_TIMEOUT_S", why, "0 (no bound)");
     q->fence_timeout_ns = timeout > 0 ? (uint64_t)(timeout * 1e9) : UINT64_MAX;
-    q->release_max_count = desc->release_max_count ? desc->release_max_count
-                                                   : env_positive("SALVO_RELEASE_MAX_COUNT");
-    if (!q->release_max_count)
-        q->release_max_count = DEFAULT_RELEASE_MAX_COUNT;
-    q->release_max_bytes = desc->release_max_bytes ? desc->release_max_bytes
-                                                   : env_positive("SALVO_RELEASE_MAX_BYTES");
-    if (!q->release_max_bytes)
-        q->release_max_bytes = DEFAULT_RELEASE_MAX_BYTES;
+    q->release_max_count = desc->release_max_count
+                               ? desc->release_max_count
+                               : setting_uint(dev, "SALVO_RELEASE_MAX_COUNT", 1, UINT32_MAX,
+                                              DEFAULT_RELEASE_MAX_COUNT, " (the default)");
+    q->release_max_bytes = desc->release_max_bytes
+                               ? desc->release_max_bytes
+                               : setting_uint(dev, "SALVO_RELEASE_MAX_BYTES", 1, UINT64_MAX,
+                                              DEFAULT_RELEASE_MAX_BYTES, " (the default)");
     dev->force_staging = (desc->flags & SALVO_DEVICE_FORCE_STAGING) != 0;
-    const char *import_env = getenv("SALVO_TRANSFER_IMPORT");
-    q->transfer_import = !(import_env && strcmp(import_env, "0") == 0);
-    const char *spin = getenv("SALVO_SPIN_US");
-    q->spin_ns = spin && *spin ? env_positive("SALVO_SPIN_US") * 1000 : (uint64_t)-1;
+    q->transfer_import = setting_flag(dev, "SALVO_TRANSFER_IMPORT", true, " (the default)");
+    /* The default spin depends on the device's type: known once it is open. */
+    uint64_t spin_us = 0;
+    char spin_why[ENV_WHY_MAX];
+    env_status spin_st = env_uint("SALVO_SPIN_US", 0, MAX_SPIN_US, &spin_us, spin_why);
 
-    uint64_t validation = env_positive("SALVO_VALIDATION");
     /* With the validation layer on (a program finding its mistakes), or
      * when asked: it costs 50 to 170 us per KB of SPIR-V, more than a
      * pipeline from a warm driver cache. */
-    const char *spv_env = getenv("SALVO_SPIRV_VALIDATE");
     dev->spirv_validate =
-        spv_env && *spv_env
-            ? strcmp(spv_env, "0") != 0
-            : validation >= 1 ||
-                  (desc->flags & (SALVO_DEVICE_VALIDATION | SALVO_DEVICE_SYNC_VALIDATION));
+        setting_flag(dev, "SALVO_SPIRV_VALIDATE", validation >= 1,
+                     validation >= 1 ? " (the default with validation on)" : " (the default)");
+    static const char *const descriptor_modes[] = {"push", "pool", NULL};
+    unsigned descriptor_mode = 0;
+    if (env_choice("SALVO_DESCRIPTORS", descriptor_modes, &descriptor_mode, why) == ENV_BAD)
+        ENV_WARN(&dev->log, "SALVO_DESCRIPTORS", why,
+                 "push (the default: push descriptors where the device has them)");
     accel_open_options opt = {
-        .validation = validation >= 1 ||
-                      (desc->flags & (SALVO_DEVICE_VALIDATION | SALVO_DEVICE_SYNC_VALIDATION)),
-        .sync_validation = validation >= 2 || (desc->flags & SALVO_DEVICE_SYNC_VALIDATION),
-        .pool_descriptors = (desc->flags & SALVO_DEVICE_POOL_DESCRIPTORS) ||
-                            (getenv("SALVO_DESCRIPTORS") &&
-                             strcmp(getenv("SALVO_DESCRIPTORS"), "pool") == 0),
-        .no_transfer_queue = getenv("SALVO_TRANSFER_QUEUE") &&
-                             strcmp(getenv("SALVO_TRANSFER_QUEUE"), "0") == 0,
+        .validation = validation >= 1,
+        .sync_validation = validation >= 2,
+        .pool_descriptors = (desc->flags & SALVO_DEVICE_POOL_DESCRIPTORS) || descriptor_mode == 1,
+        .no_transfer_queue =
+            !setting_flag(dev, "SALVO_TRANSFER_QUEUE", true, " (the copy engine's queue where there is one)"),
         .log = device_log,
         .log_user = dev,
         .pipeline_cache_path = desc->pipeline_cache_path ? desc->pipeline_cache_path
@@ -222,9 +249,9 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     };
     if (opt.pipeline_cache_path && !*opt.pipeline_cache_path)
         opt.pipeline_cache_path = NULL;
-    char why[256] = "";
-    opt.why = why;
-    opt.why_size = sizeof why;
+    char refused[256] = "";
+    opt.why = refused;
+    opt.why_size = sizeof refused;
     char chosen[SALVO_NAME_MAX] = "";
     salvo_status st = SALVO_OK;
     if (import) {
@@ -239,9 +266,9 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     }
     if (st == SALVO_OK) {
         accel_result r = acc.vt->device_open(acc.self, &opt, &dev->adev, &dev->caps);
-        if (r != ACCEL_SUCCESS && why[0])
+        if (r != ACCEL_SUCCESS && refused[0])
             st = DEV_FAIL(dev, salvo_status_from_accel(r), "cannot open the Vulkan device: %s (%s)",
-                          why, accel_result_name(r));
+                          refused, accel_result_name(r));
         else if (r != ACCEL_SUCCESS)
             st = DEV_FAIL(dev, salvo_status_from_accel(r), "cannot open the Vulkan device (%s)",
                           accel_result_name(r));
@@ -253,7 +280,7 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
         q->host_import = dev->caps.info.host_import;
         /* Streams on queues of their own order each other through timeline
          * semaphores; $SALVO_QUEUES caps how many are used. */
-        uint64_t cap = env_positive("SALVO_QUEUES");
+        uint64_t cap = setting_uint(dev, "SALVO_QUEUES", 1, UINT32_MAX, 0, " (no cap)");
         q->hw_queues = dev->caps.queue_count ? dev->caps.queue_count : 1;
         if (!dev->caps.info.timeline_semaphores)
             q->hw_queues = 1;
@@ -282,20 +309,38 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
         return st;
     }
     /* Spinning steals the cores a CPU device computes on: only for GPUs. */
-    if (q->spin_ns == (uint64_t)-1) {
-        salvo_device_type t = dev->caps.info.type;
-        bool gpu = t == SALVO_DEVICE_TYPE_DISCRETE || t == SALVO_DEVICE_TYPE_INTEGRATED ||
-                   t == SALVO_DEVICE_TYPE_VIRTUAL;
-        q->spin_ns = gpu ? DEFAULT_SPIN_US * 1000ull : 0;
-    }
+    salvo_device_type t = dev->caps.info.type;
+    bool gpu = t == SALVO_DEVICE_TYPE_DISCRETE || t == SALVO_DEVICE_TYPE_INTEGRATED ||
+               t == SALVO_DEVICE_TYPE_VIRTUAL;
+    if (spin_st == ENV_BAD)
+        ENV_WARN(&dev->log, "SALVO_SPIN_US", spin_why, "%u (the default on %s)",
+                 gpu ? DEFAULT_SPIN_US : 0, gpu ? "a GPU" : "this device");
+    if (spin_st != ENV_OK)
+        spin_us = gpu ? DEFAULT_SPIN_US : 0;
+    q->spin_ns = spin_us * 1000;
+    salvo_log_level log_level = dev->info.log_level;
     dev->info = dev->caps.info;
     memcpy(dev->info.name, chosen, sizeof dev->info.name); /* the name it opens by */
     dev->info.push_descriptors_used = dev->caps.push_descriptors_used;
     dev->info.batch_size = dev->batch_size;
     dev->info.fence_timeout_s = timeout > 0 ? timeout : 0;
+    dev->info.validation = opt.validation ? validation : 0;
+    dev->info.spirv_validate = dev->spirv_validate;
+    dev->info.spin_us = (uint32_t)spin_us;
+    dev->info.release_max_count = (uint32_t)q->release_max_count;
+    dev->info.release_max_bytes = q->release_max_bytes;
+    dev->info.transfer_import = q->transfer_import;
+    dev->info.pipeline_cache_file = opt.pipeline_cache_path != NULL;
+    dev->info.log_level = log_level;
     dev->live.prev = dev->live.next = &dev->live;
+    if (opt.validation)
+        SALVO_LOG(&dev->log, SALVO_LOG_INFO,
+                  "validation on: VK_LAYER_KHRONOS_validation%s; its findings are logged as "
+                  "warnings and errors from \"validation\"",
+                  opt.sync_validation ? " with synchronization validation" : "");
     SALVO_LOG(&dev->log, SALVO_LOG_INFO, "opened %s (batch %u)", dev->info.name, dev->batch_size);
     device_trace_env_start(dev);
+    dev->info.trace_file = dev->q.trace != NULL;
     salvo_clear_error();
     *out = dev;
     return SALVO_OK;

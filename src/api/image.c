@@ -44,6 +44,8 @@ uint32_t salvo_format_texel_size(salvo_format format)
 
 const char *salvo_format_name(salvo_format format)
 {
+    if (format == SALVO_FORMAT_UNDEFINED)
+        return "UNDEFINED";
     return format_known(format) ? format_table[format].name : "unknown";
 }
 

@@ -1,7 +1,11 @@
 #include "base/diag.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/env.h"
 
 static _Thread_local char last_error[SALVO_ERROR_MAX];
 
@@ -11,6 +15,100 @@ static const char *base_name(const char *file)
     const char *s = strrchr(file, '/');
     return s ? s + 1 : file;
 }
+
+static const char *level_name(salvo_log_level level)
+{
+    switch (level) {
+    case SALVO_LOG_DEBUG: return "debug";
+    case SALVO_LOG_INFO: return "info";
+    case SALVO_LOG_WARNING: return "warning";
+    case SALVO_LOG_ERROR: return "error";
+    case SALVO_LOG_OFF: break;
+    }
+    return "?";
+}
+
+void salvo_log_print(salvo_log_level threshold, salvo_log_level level, const char *file, int line,
+                     const char *message)
+{
+    if (level < threshold || level >= SALVO_LOG_OFF)
+        return;
+    /* Built whole and written with one call, so that lines from several
+     * threads do not interleave; a layer's message may span lines, and
+     * stays on one. */
+    char buf[2048];
+    int n = line > 0 ? snprintf(buf, sizeof buf, "salvo: %s: ", level_name(level))
+                     : snprintf(buf, sizeof buf, "salvo: %s: %s: ", level_name(level),
+                                file ? file : "?");
+    size_t at = n > 0 && (size_t)n < sizeof buf ? (size_t)n : 0;
+    char place[96] = "";
+    if (line > 0)
+        snprintf(place, sizeof place, " (%s:%d)", file ? file : "?", line);
+    const size_t room = sizeof buf - strlen(place) - 2; /* place, newline, NUL */
+    const char *m = message ? message : "";
+    for (; *m && at < room; m++)
+        buf[at++] = *m == '\n' || *m == '\r' || *m == '\t' ? ' ' : *m;
+    if (*m && at >= 3)
+        memcpy(buf + at - 3, "...", 3);
+    while (at > 0 && buf[at - 1] == ' ')
+        at--;
+    size_t pl = strlen(place);
+    memcpy(buf + at, place, pl);
+    at += pl;
+    buf[at++] = '\n';
+    buf[at] = '\0';
+    fputs(buf, stderr);
+}
+
+/* SALVO_LOG's texts that were found unusable and said so on stderr: each
+ * is named once per process, not at every message [log_env_lock]. */
+static pthread_mutex_t log_env_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_env_warned[8][64];
+static unsigned log_env_warned_count;
+
+/* True the first time text is seen (texts past 63 bytes compare by their
+ * start: they are all wrong anyway). */
+static bool log_env_first_warning(const char *text)
+{
+    bool first = true;
+    pthread_mutex_lock(&log_env_lock);
+    unsigned n = log_env_warned_count < 8 ? log_env_warned_count : 8;
+    for (unsigned i = 0; i < n && first; i++)
+        first = strncmp(log_env_warned[i], text, sizeof log_env_warned[i] - 1) != 0;
+    if (first) {
+        snprintf(log_env_warned[log_env_warned_count % 8], sizeof log_env_warned[0], "%s", text);
+        log_env_warned_count++;
+    }
+    pthread_mutex_unlock(&log_env_lock);
+    return first;
+}
+
+salvo_log_level salvo_log_env_level(const salvo_log_sink *warn_to, salvo_log_level fallback)
+{
+    static const char *const names[] = {"off", "error", "warning", "info", "debug", NULL};
+    static const salvo_log_level levels[] = {SALVO_LOG_OFF, SALVO_LOG_ERROR, SALVO_LOG_WARNING,
+                                             SALVO_LOG_INFO, SALVO_LOG_DEBUG};
+    const char *text = getenv("SALVO_LOG");
+    unsigned i = 0;
+    char why[ENV_WHY_MAX];
+    env_status st = env_parse_choice(text, names, &i, why);
+    if (st == ENV_OK)
+        return levels[i];
+    if (st == ENV_BAD) {
+        if (warn_to && warn_to->fn) {
+            ENV_WARN(warn_to, "SALVO_LOG", why, "%s", level_name(fallback));
+        } else if (log_env_first_warning(text)) {
+            /* Printed here, not through the sink: the sink asks this
+             * function for its level. */
+            char msg[ENV_WHY_MAX + 160];
+            snprintf(msg, sizeof msg, "SALVO_LOG=\"%.64s%s\" is not %s; using %s", text,
+                     strlen(text) > 64 ? "..." : "", why, level_name(fallback));
+            salvo_log_print(fallback, SALVO_LOG_WARNING, base_name(__FILE__), __LINE__, msg);
+        }
+    }
+    return fallback;
+}
+
 
 /* buf receives "file:line: reason" (what salvo_last_error shows, where no
  * file or line travels beside it); the callback receives the reason alone,
@@ -24,6 +122,9 @@ static void vformat_and_log(const salvo_log_sink *sink, salvo_log_level level, c
     vsnprintf(buf + n, size - (size_t)n, fmt, ap);
     if (sink && sink->fn)
         sink->fn(sink->user, level, base_name(file), line, buf + n);
+    else
+        salvo_log_print(salvo_log_env_level(NULL, SALVO_LOG_WARNING), level, base_name(file), line,
+                        buf + n);
 }
 
 salvo_status salvo_fail_at(const salvo_log_sink *sink, const char *file, int line,
@@ -39,15 +140,22 @@ salvo_status salvo_fail_at(const salvo_log_sink *sink, const char *file, int lin
 void salvo_log_at(const salvo_log_sink *sink, salvo_log_level level, const char *file, int line,
                   const char *fmt, ...)
 {
-    if (!sink || !sink->fn)
-        return;
+    salvo_log_level threshold = SALVO_LOG_DEBUG;
+    if (!sink || !sink->fn) {
+        threshold = salvo_log_env_level(NULL, SALVO_LOG_WARNING);
+        if (level < threshold)
+            return;
+    }
     /* Not the last error: only the reason is needed. */
     char buf[SALVO_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    sink->fn(sink->user, level, base_name(file), line, buf);
+    if (sink && sink->fn)
+        sink->fn(sink->user, level, base_name(file), line, buf);
+    else
+        salvo_log_print(threshold, level, base_name(file), line, buf);
 }
 
 void salvo_clear_error(void)

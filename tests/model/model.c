@@ -2177,7 +2177,8 @@ static void exec_format_query(ctx *c, const op *o)
         return;
     }
     if (!known) {
-        if (strcmp(name, "unknown") != 0 || size != 0)
+        const char *want = f == SALVO_FORMAT_UNDEFINED ? "UNDEFINED" : "unknown";
+        if (strcmp(name, want) != 0 || size != 0)
             fail(c, "format %" PRId64 " is not a format, yet is named '%s', %u bytes", f, name,
                  size);
     } else {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "accel/vulkan/vk_internal.h"
+#include "base/env.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -281,14 +282,14 @@ uint32_t accel_vk_stream_family(VkPhysicalDevice pd)
     VkQueueFamilyProperties fam[64];
     uint32_t n = 64;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, fam);
-    /* $SALVO_QUEUE_FAMILY: a family index to measure one against another. */
-    const char *env = getenv("SALVO_QUEUE_FAMILY");
-    if (env && *env) {
-        char *end = NULL;
-        unsigned long i = strtoul(env, &end, 10);
-        if (!*end && i < n && (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT))
-            return (uint32_t)i;
-    }
+    /* $SALVO_QUEUE_FAMILY: a family index to measure one against another.
+     * One that cannot be used gives the default family; the device, which
+     * has a log, says so (api/device_open.c). */
+    uint64_t i = 0;
+    char why[ENV_WHY_MAX];
+    if (env_uint("SALVO_QUEUE_FAMILY", 0, UINT32_MAX, &i, why) == ENV_OK && i < n &&
+        (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT))
+        return (uint32_t)i;
     /* A family that computes and does not draw, with the most queues: the
      * queues a GPU runs compute work on side by side. */
     uint32_t best = UINT32_MAX;
