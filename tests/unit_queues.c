@@ -14,7 +14,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -998,6 +1000,122 @@ static void test_queue_ordered_event_record(void **state)
     }
 }
 
+/* A staged copy that outlives the fence timeout: the write returns
+ * SALVO_ERROR_TIMEOUT once the bound expires (it used to wait with no
+ * bound: this test then hung), the next transfer waits for that copy first
+ * and, with it still running, fails without touching the staging buffer;
+ * once the copy ends, transfers go on. */
+static void test_staged_copy_bounded_by_fence_timeout(void **state)
+{
+    (void)state;
+    env e;
+    open_fake(&e, 1, FAKE_COMPLETE_MANUAL, false);
+    e.f->device_not_mappable = true;
+    open_device(&e, &(salvo_device_desc){.batch_size = 64, .fence_timeout_s = 0.02});
+    uint32_t data[256];
+    for (uint32_t i = 0; i < 256; i++)
+        data[i] = 11 + i * 7;
+    uint64_t before = fake_queue_submits(e.f, 0);
+    assert_int_equal(salvo_buffer_write(e.buf[1], 0, data, sizeof data), SALVO_ERROR_TIMEOUT);
+    assert_non_null(strstr(salvo_last_error(), "goes on"));
+    assert_int_equal(fake_queue_submits(e.f, 0), before + 1); /* the copy was given */
+    /* Still running: the next transfer does nothing, and says why. */
+    uint32_t got[256];
+    assert_int_equal(salvo_buffer_read(e.buf[1], 0, got, sizeof got), SALVO_ERROR_TIMEOUT);
+    assert_non_null(strstr(salvo_last_error(), "still running"));
+    assert_int_equal(fake_queue_submits(e.f, 0), before + 1);
+    /* A buffer destroyed meanwhile is not released under the copy. */
+    salvo_buffer *other = NULL;
+    assert_int_equal(salvo_buffer_create(e.dev, 1024, SALVO_DOMAIN_DEVICE, &other), SALVO_OK);
+    salvo_buffer_destroy(other);
+    assert_int_equal(salvo_device_synchronize(e.dev), SALVO_OK);
+    salvo_stats st;
+    assert_int_equal(salvo_device_stats(e.dev, &st), SALVO_OK);
+    assert_int_equal(st.releases_pending, 1);
+    /* The copy ends: the staged bytes landed, transfers go on, and the
+     * release runs at the next drain point. */
+    assert_int_equal(fake_complete_all(e.f), 1);
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
+    assert_int_equal(salvo_device_synchronize(e.dev), SALVO_OK);
+    assert_int_equal(salvo_device_stats(e.dev, &st), SALVO_OK);
+    assert_int_equal(st.releases_pending, 0);
+    expect_contents(e.buf[1], 11);
+    if (fake_illegal_total(e.f))
+        fail_msg("illegal use of the fake: %s", fake_illegal_last(e.f));
+    close_env(&e);
+}
+
+/* Host bytes are copied with the device lock let go: the program's memory
+ * is made unreadable (write) or unwritable (read), and the fault handler
+ * looks at the lock from the faulting thread before it lets the copy go
+ * on. Through a mapping (HOST buffer) and through the staging buffer. */
+static pthread_mutex_t *fault_lock;
+static void *fault_page;
+static volatile sig_atomic_t faults, faults_locked;
+
+static void on_fault(int sig, siginfo_t *si, void *ctx)
+{
+    (void)sig;
+    (void)si;
+    (void)ctx;
+    faults++;
+    /* A default mutex the faulting thread holds cannot be taken again. */
+    if (pthread_mutex_trylock(fault_lock) == 0)
+        pthread_mutex_unlock(fault_lock);
+    else
+        faults_locked++;
+    mprotect(fault_page, 4096, PROT_READ | PROT_WRITE);
+}
+
+static void copies_outside_lock(bool staged)
+{
+    env e;
+    open_fake(&e, 1, FAKE_COMPLETE_AUTO, false);
+    e.f->device_not_mappable = staged;
+    open_device(&e, &(salvo_device_desc){.batch_size = 64});
+    salvo_buffer *b = e.buf[1];
+    if (!staged)
+        assert_int_equal(salvo_buffer_create(e.dev, 1024, SALVO_DOMAIN_HOST, &b), SALVO_OK);
+    fault_lock = &e.dev->q.lock;
+    fault_page = aligned_alloc(4096, 4096); /* a page of its own */
+    assert_non_null(fault_page);
+    uint32_t *host = fault_page;
+    for (uint32_t i = 0; i < 256; i++)
+        host[i] = 21 + i * 7;
+    struct sigaction sa = {0}, old_segv, old_bus;
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGSEGV, &sa, &old_segv), 0);
+    assert_int_equal(sigaction(SIGBUS, &sa, &old_bus), 0);
+    faults = faults_locked = 0;
+    assert_int_equal(mprotect(fault_page, 4096, PROT_NONE), 0);
+    assert_int_equal(salvo_buffer_write(b, 0, host, 1024), SALVO_OK);
+    assert_int_equal(faults, 1);
+    assert_int_equal(faults_locked, 0);
+    memset(host, 0, 1024);
+    assert_int_equal(mprotect(fault_page, 4096, PROT_READ), 0);
+    assert_int_equal(salvo_buffer_read(b, 0, host, 1024), SALVO_OK);
+    assert_int_equal(faults, 2);
+    assert_int_equal(faults_locked, 0);
+    for (uint32_t i = 0; i < 256; i++)
+        assert_int_equal(host[i], 21 + i * 7);
+    sigaction(SIGSEGV, &old_segv, NULL);
+    sigaction(SIGBUS, &old_bus, NULL);
+    mprotect(fault_page, 4096, PROT_READ | PROT_WRITE);
+    free(fault_page);
+    if (b != e.buf[1])
+        salvo_buffer_destroy(b);
+    close_env(&e);
+}
+
+static void test_host_bytes_copied_outside_the_lock(void **state)
+{
+    (void)state;
+    copies_outside_lock(false);
+    copies_outside_lock(true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1024,6 +1142,8 @@ int main(void)
         cmocka_unit_test(test_queue_ordered_synchronize),
         cmocka_unit_test(test_queue_ordered_query),
         cmocka_unit_test(test_queue_ordered_event_record),
+        cmocka_unit_test(test_staged_copy_bounded_by_fence_timeout),
+        cmocka_unit_test(test_host_bytes_copied_outside_the_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

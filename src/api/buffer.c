@@ -254,15 +254,17 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
         which = NULL;
     }
     salvo_status r = transfer_settle_locked(&dev->q, which, last, to_host);
+    if (r == SALVO_OK && !direct)
+        r = transfer_staged_locked(&dev->q, buf->ab, offset, host, size, to_host, &imported);
+    pthread_mutex_unlock(&dev->q.lock);
+    /* Through the mapping, with no lock held: the work before it is over,
+     * and the program's bytes are no business of the device lock's. */
     if (r == SALVO_OK && direct) {
         if (to_host)
             memcpy(host, (char *)mapped + offset, size);
         else
             memcpy((char *)mapped + offset, host, size);
-    } else if (r == SALVO_OK) {
-        r = transfer_staged_locked(&dev->q, buf->ab, offset, host, size, to_host, &imported);
     }
-    pthread_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK) {
         COUNT_ADD(dev, transfer_bytes, size);
         COUNT_ADD(dev, transfer_bytes_imported, imported);

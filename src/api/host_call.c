@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "api/host_call.h"
 
+#include "core/wait.h"
+
 #include <string.h>
 #include <time.h>
 
@@ -190,11 +192,9 @@ static bool wait_batch_locked(host_work *hw, uint64_t serial)
                 return false;
             }
         }
-        worker_unlock(q);
-        struct timespec ts = {0, (long)nap};
-        nanosleep(&ts, NULL);
+        wait_spec w = {.nap_ns = nap, .deadline_ns = UINT64_MAX, .unlock = worker_unlock};
+        wait_locked(q, &w);
         nap = nap * 2 < HELD_WAIT_NAP_MAX_NS ? nap * 2 : HELD_WAIT_NAP_MAX_NS;
-        pthread_mutex_lock(&q->lock);
     }
 }
 

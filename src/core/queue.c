@@ -9,6 +9,7 @@
 #include "core/stream_engine.h"
 #include "core/timing.h"
 #include "core/transfer.h"
+#include "core/wait.h"
 
 salvo_status queue_init(queue *q)
 {
@@ -257,32 +258,6 @@ void queue_mark_lost_locked(queue *q)
         retire_abandon(&q->retire);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* A short work often ends within microseconds: poll the fence for a bounded
- * time before a blocking wait, whose wake-up costs tens of microseconds.
- * The CPU spent is at most spin_ns per wait. */
-static accel_result spin_then_wait(queue *q, accel_fence *fence)
-{
-    if (q->spin_ns) {
-        uint64_t end = now_ns() + q->spin_ns;
-        do {
-            accel_result r = q->acc->vt->fence_status(q->acc->self, q->adev, fence);
-            if (r != ACCEL_NOT_READY)
-                return r;
-        } while (now_ns() < end);
-    }
-    uint64_t timeout = q->fence_timeout_ns;
-    if (timeout != UINT64_MAX)
-        timeout = timeout > q->spin_ns ? timeout - q->spin_ns : 0;
-    return q->acc->vt->fence_wait(q->acc->self, q->adev, fence, timeout);
-}
-
 /* Whether host gate d (serial 0) is raised. A value that cannot be read
  * counts as raised: the device then waits for it, as without holding. */
 static bool gate_open_locked(queue *q, const slot_dep *d)
@@ -417,41 +392,10 @@ static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s)
         /* The gate's timeline lives while a batch that waits on it is
          * active; the batch may complete (and the gate be destroyed) while
          * this polls, so the pin keeps the release from running. */
-        accel_sem_op op = gate->op;
         uint64_t serial = s->serial;
-        queue_pin pin = {serial, q->pins};
-        q->pins = &pin;
-        atomic_fetch_add(&q->waiters, 1);
-        s->waiters++;
-        pthread_mutex_unlock(&q->lock);
-        /* Polled, with naps from 20 us up to 1 ms: a gate whose raise found
-         * the device lost is never raised (only the host would notice), and
-         * a blocking semaphore wait may keep the raise itself out (a lock
-         * some validation layers hold across it). */
-        uint64_t start = now_ns(), nap = 20 * 1000;
-        accel_result r;
-        for (;;) {
-            uint64_t value = 0;
-            r = q->acc->vt->timeline_value(q->acc->self, q->adev, op.timeline, &value);
-            if (r != ACCEL_SUCCESS || value >= op.value || queue_is_lost(q))
-                break;
-            if (q->fence_timeout_ns != UINT64_MAX && now_ns() - start >= q->fence_timeout_ns) {
-                r = ACCEL_TIMEOUT;
-                break;
-            }
-            struct timespec ts = {0, (long)nap};
-            nanosleep(&ts, NULL);
-            nap = nap * 2 < HELD_WAIT_NAP_MAX_NS ? nap * 2 : HELD_WAIT_NAP_MAX_NS;
-        }
-        pthread_mutex_lock(&q->lock);
-        for (queue_pin **p = &q->pins; *p; p = &(*p)->next)
-            if (*p == &pin) {
-                *p = pin.next;
-                break;
-            }
-        atomic_fetch_sub(&q->waiters, 1);
-        if (--s->waiters == 0)
-            pthread_cond_broadcast(&q->slot_cv);
+        wait_spec w = {.gate = gate->op, .batch = s, .pin = serial,
+                       .deadline_ns = wait_deadline(q)};
+        accel_result r = wait_locked(q, &w);
         if (r == ACCEL_ERROR_DEVICE_LOST)
             queue_mark_lost_locked(q);
         /* Releases held back by the pin may run now. */
@@ -488,15 +432,8 @@ salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool r
     if (s->state != SLOT_IN_FLIGHT)
         return queue_is_lost(q) ? queue_lost_error(q) : SALVO_OK;
     uint64_t serial = s->serial;
-    accel_fence *fence = s->fence;
-    atomic_fetch_add(&q->waiters, 1);
-    s->waiters++;
-    pthread_mutex_unlock(&q->lock);
-    accel_result r = spin_then_wait(q, fence);
-    pthread_mutex_lock(&q->lock);
-    atomic_fetch_sub(&q->waiters, 1);
-    if (--s->waiters == 0)
-        pthread_cond_broadcast(&q->slot_cv);
+    wait_spec w = {.fence = s->fence, .spin = true, .batch = s, .deadline_ns = wait_deadline(q)};
+    accel_result r = wait_locked(q, &w);
     if (s->state != SLOT_IN_FLIGHT || s->serial != serial)
         return queue_is_lost(q) ? queue_lost_error(q) : SALVO_OK; /* someone else saw it */
     uint32_t n = s->launches;
@@ -530,6 +467,7 @@ void queue_reap_locked(queue *q)
      * busy are taken in after the pump: a destroy may land there while the
      * pump runs (another thread's, or one from inside a gate poll). */
     retire_collect(&q->retire);
+    transfer_reap_late_locked(q);
     for (stream_engine *st = q->streams; st; st = st->next) {
         if (atomic_load(&st->destroyed) && st->open && !queue_is_lost(q))
             stream_submit_locked(st, false);
@@ -727,7 +665,7 @@ accel_result queue_buffer_create_locked(queue *q, const accel_buffer_desc *d,
 
 uint64_t queue_now_ns(void)
 {
-    return now_ns();
+    return wait_now_ns();
 }
 
 salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t deadline_ns)
@@ -735,10 +673,7 @@ salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t d
     if (deadline_ns == UINT64_MAX && q->fence_timeout_ns == UINT64_MAX)
         return queue_wait_batch_locked(q, serial);
     /* The device's fence timeout bounds this wait too. */
-    uint64_t start = now_ns();
-    if (q->fence_timeout_ns != UINT64_MAX && q->fence_timeout_ns < deadline_ns - start &&
-        deadline_ns > start)
-        deadline_ns = start + q->fence_timeout_ns;
+    deadline_ns = wait_sooner(deadline_ns, wait_deadline(q));
     uint64_t nap = 20 * 1000;
     for (;;) {
         if (queue_is_lost(q)) {
@@ -757,33 +692,21 @@ salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t d
         queue_reap_locked(q); /* completes it if it is over; pumps held batches */
         if (queue_is_lost(q) || queue_batch_done_locked(q, serial))
             continue;
-        uint64_t now = now_ns();
-        if (now >= deadline_ns)
+        if (wait_now_ns() >= deadline_ns)
             return QUEUE_FAIL(q, SALVO_TIMEOUT,
                               "the batch (serial %llu) did not complete within the wait's bound; "
                               "it goes on",
                               (unsigned long long)serial);
-        uint64_t left = deadline_ns - now;
-        if (s->state == SLOT_HELD) {
-            /* Kept on the host for a gate: look again after a nap, the lock
-             * dropped (the next look pumps it once the gate is up). */
-            uint64_t d = nap < left ? nap : left;
-            pthread_mutex_unlock(&q->lock);
-            struct timespec ts = {(time_t)(d / 1000000000ull), (long)(d % 1000000000ull)};
-            nanosleep(&ts, NULL);
-            pthread_mutex_lock(&q->lock);
+        /* Held on the host for a gate: look again after a nap (the next
+         * look pumps it once the gate is up). On the device: its fence. */
+        bool held = s->state == SLOT_HELD;
+        wait_spec w = {.fence = held ? NULL : s->fence, .nap_ns = nap,
+                       .batch = held ? NULL : s, .deadline_ns = deadline_ns};
+        accel_result r = wait_locked(q, &w);
+        if (held) {
             nap = nap * 2 < HELD_WAIT_NAP_MAX_NS ? nap * 2 : HELD_WAIT_NAP_MAX_NS;
             continue;
         }
-        accel_fence *fence = s->fence;
-        atomic_fetch_add(&q->waiters, 1);
-        s->waiters++;
-        pthread_mutex_unlock(&q->lock);
-        accel_result r = q->acc->vt->fence_wait(q->acc->self, q->adev, fence, left);
-        pthread_mutex_lock(&q->lock);
-        atomic_fetch_sub(&q->waiters, 1);
-        if (--s->waiters == 0)
-            pthread_cond_broadcast(&q->slot_cv);
         if (r == ACCEL_ERROR_DEVICE_LOST) {
             queue_mark_lost_locked(q);
             return queue_lost_error(q);

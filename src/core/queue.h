@@ -144,8 +144,15 @@ typedef struct queue {
     accel_cmd *image_cmd;
     accel_fence *image_fence;
     /* A transfer owns the objects above while it waits with the lock
-     * dropped; others wait on slot_cv for it to finish. */
+     * dropped, or copies host memory; others wait on slot_cv for it to
+     * finish. */
     bool xfer_busy;
+    /* A staged copy on xfer_fence whose wait expired: it may still run,
+     * so the transfer objects (the staging buffer among them) wait for it
+     * before they are used again, and late_pin (in pins meanwhile) keeps
+     * the retire queue from releasing what it reads or writes. */
+    bool xfer_late;
+    queue_pin late_pin;
 
     /* Host calls (api/host_call.c): the timeline the work after a call
      * waits on, and the value raised so far. A batch waiting on it is
