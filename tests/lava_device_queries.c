@@ -1,6 +1,7 @@
 /* Queries of a device and its streams on a real device with the
- * validation layer on: salvo_stream_is_capturing through a capture's
- * whole life (begun, joined, refused calls, ended, abandoned). */
+ * validation layer on: salvo_device_memory_info as buffers come and go,
+ * salvo_stream_is_capturing through a capture's whole life (begun,
+ * joined, refused calls, ended, abandoned). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,6 +17,98 @@
 #include "support/lava.h"
 
 #define N 256u
+#define BIG (64ull << 20) /* bytes of the buffer the heaps are watched through */
+
+/* The heaps agree with the device's info, and with themselves where the
+ * driver measures nothing. */
+static salvo_memory_info memory_info(salvo_device *dev)
+{
+    salvo_memory_info mi;
+    salvo_device_info di;
+    assert_int_equal(salvo_device_memory_info(dev, &mi), SALVO_OK);
+    assert_int_equal(salvo_device_info_get(dev, &di), SALVO_OK);
+    assert_true(mi.heap_count > 0);
+    assert_int_equal(mi.heap_count, di.memory_heap_count);
+    for (uint32_t h = 0; h < mi.heap_count; h++) {
+        const salvo_heap_usage *u = &mi.heaps[h];
+        assert_true(u->size > 0);
+        assert_int_equal(u->size, di.memory_heaps[h].size);
+        assert_int_equal(u->device_local, di.memory_heaps[h].device_local);
+        assert_true(u->budget > 0);
+        if (!mi.measured) {
+            assert_int_equal(u->budget, u->size);
+            assert_int_equal(u->usage, u->allocated);
+        }
+    }
+    return mi;
+}
+
+static uint64_t total(const salvo_memory_info *mi, bool usage)
+{
+    uint64_t sum = 0;
+    for (uint32_t h = 0; h < mi->heap_count; h++)
+        sum += usage ? mi->heaps[h].usage : mi->heaps[h].allocated;
+    return sum;
+}
+
+/* A large DEVICE buffer shows in what the device holds (and, where the
+ * driver measures it, in the process's usage) until it is destroyed and
+ * its release has run. */
+static void test_memory_info(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    salvo_memory_info before = memory_info(dev);
+    print_message("heaps %u, %s", before.heap_count,
+                  before.measured ? "measured by the driver (VK_EXT_memory_budget)"
+                                  : "not measured: budget = size, usage = salvo's own count");
+    for (uint32_t h = 0; h < before.heap_count; h++)
+        print_message("; heap %u: %llu MiB%s, budget %llu MiB, usage %llu MiB, allocated %llu KiB",
+                      h, (unsigned long long)(before.heaps[h].size >> 20),
+                      before.heaps[h].device_local ? " device-local" : "",
+                      (unsigned long long)(before.heaps[h].budget >> 20),
+                      (unsigned long long)(before.heaps[h].usage >> 20),
+                      (unsigned long long)(before.heaps[h].allocated >> 10));
+    print_message("\n");
+
+    salvo_buffer *big = NULL;
+    assert_int_equal(salvo_buffer_create(dev, BIG, SALVO_DOMAIN_DEVICE, &big), SALVO_OK);
+    salvo_memory_info held = memory_info(dev);
+    assert_true(total(&held, false) >= total(&before, false) + BIG);
+    if (held.measured)
+        assert_true(total(&held, true) >= total(&before, true) + BIG);
+    /* In a device-local heap, where the device has one. */
+    bool local = false, grew_local = false;
+    for (uint32_t h = 0; h < held.heap_count; h++) {
+        local |= held.heaps[h].device_local;
+        grew_local |= held.heaps[h].device_local &&
+                      held.heaps[h].allocated >= before.heaps[h].allocated + BIG;
+    }
+    assert_true(grew_local || !local);
+
+    /* An image's memory counts too: 1024 x 1024 RGBA8, 4 MiB at least. */
+    salvo_image *img = NULL;
+    salvo_image_desc id = {.type = SALVO_IMAGE_2D, .format = SALVO_FORMAT_RGBA8_UNORM,
+                           .width = 1024, .height = 1024, .usage = SALVO_IMAGE_STORAGE};
+    assert_int_equal(salvo_image_create(dev, &id, &img), SALVO_OK);
+    salvo_memory_info with_image = memory_info(dev);
+    assert_true(total(&with_image, false) >= total(&held, false) + (4u << 20));
+
+    salvo_image_destroy(img);
+    salvo_buffer_destroy(big);
+    assert_int_equal(salvo_device_synchronize(dev), SALVO_OK);
+    salvo_memory_info after = memory_info(dev);
+    assert_int_equal(total(&after, false), total(&before, false));
+    if (after.measured)
+        assert_true(total(&after, true) + BIG <= total(&held, true));
+
+    salvo_memory_info bad;
+    assert_int_equal(salvo_device_memory_info(NULL, &bad), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(bad.heap_count, 0);
+    assert_int_equal(salvo_device_memory_info(dev, NULL), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(lava_validation_messages(), 0);
+    lava_close(dev);
+}
 
 static bool capturing(salvo_stream *st)
 {
@@ -106,6 +199,7 @@ int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_info),
         cmocka_unit_test(test_is_capturing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

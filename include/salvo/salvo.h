@@ -462,6 +462,46 @@ SALVO_API salvo_status salvo_device_synchronize(salvo_device *device);
  * nothing else. Thread safety: any thread. */
 SALVO_API salvo_status salvo_device_stats(salvo_device *device, salvo_stats *out);
 
+/* One memory heap of the device, as salvo_device_memory_info finds it. */
+typedef struct salvo_heap_usage {
+    uint64_t size;     /* bytes (as salvo_device_info.memory_heaps) */
+    bool device_local; /* the device's own memory (VRAM), not the host's */
+    /* Bytes the process may hold in the heap before allocations fail or
+     * slow the device down, what it holds included: the driver's figure,
+     * which follows other processes' use (VK_EXT_memory_budget's
+     * heapBudget). Where the device gives none (measured false): size. */
+    uint64_t budget;
+    /* Bytes the process holds in the heap now, every device and the
+     * driver's own allocations included (heapUsage). Where the device
+     * gives none (measured false): allocated, the part salvo knows of. */
+    uint64_t usage;
+    /* Bytes this device's buffers and images (and salvo's staging and
+     * scratch buffers) hold in the heap, as salvo counts its own
+     * allocations; memory imported from the host is not counted. */
+    uint64_t allocated;
+} salvo_heap_usage;
+
+typedef struct salvo_memory_info {
+    /* budget and usage are the driver's (the device has
+     * VK_EXT_memory_budget, which salvo then enables; on a device from
+     * salvo_device_create_vk, where the application enabled it). false:
+     * budget is each heap's size and usage salvo's own count. */
+    bool measured;
+    uint32_t heap_count;
+    salvo_heap_usage heaps[16];
+} salvo_memory_info;
+
+/* The device's memory heaps now: sizes, what the process may use and uses
+ * of each, what this device allocated (as cudaMemGetInfo, per heap: the
+ * memory free to allocate in a heap is about budget - usage). The figures
+ * move with every allocation and free of the process (a destroyed
+ * buffer's memory goes once no pending work uses it: synchronize first to
+ * see it gone) and, where measured, with other processes' use; a driver
+ * may update its figures only now and then.
+ * SALVO_ERROR_INVALID_ARGUMENT: device or out NULL.
+ * Thread safety: any thread; it takes no lock of salvo's. */
+SALVO_API salvo_status salvo_device_memory_info(salvo_device *device, salvo_memory_info *out);
+
 /* ------------------------------------------------------------------ */
 /* Traces                                                              */
 /* ------------------------------------------------------------------ */

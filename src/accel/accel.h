@@ -374,6 +374,17 @@ typedef struct accel_vtable {
                           uint32_t index, bool end_of_work);
     accel_result (*querypool_results)(void *self, accel_device *dev, accel_querypool *pool,
                                       uint32_t first, uint32_t count, uint64_t *ticks);
+
+    /* The device's memory heaps now, into out (zeroed by the caller), as
+     * salvo_device_memory_info gives them: each heap's size and kind;
+     * budget and usage the driver's where it measures them (Vulkan:
+     * VK_EXT_memory_budget, enabled where offered; measured true), else
+     * budget the size and usage what allocated says; allocated the bytes
+     * of the heap held by this device's buffers and images, counted at
+     * each allocation and free (imports of host memory aside). Reads no
+     * state another call changes but those counts (atomics): any thread,
+     * no lock. Cannot fail. */
+    void (*memory_info)(void *self, accel_device *dev, salvo_memory_info *out);
 } accel_vtable;
 
 /* An accelerator: a table and its state. */

@@ -424,6 +424,14 @@ PASS(cmd_copy_image,
       accel_image *img, const accel_image_region *r, bool to_image),
      (self, cmd_copy_image, dev, c, buf, off, img, r, to_image))
 
+/* Not a fault point: a query that cannot fail, true of the device as it
+ * is (after an injected loss too: the memory stays held until freed). */
+static void f_memory_info(void *self, accel_device *dev, salvo_memory_info *out)
+{
+    if (IN(self).vt->memory_info)
+        CALL(self, memory_info, dev, out);
+}
+
 /* Not a fault point: it asks for handles and changes nothing. When the
  * inner accelerator has none, FEATURE_NOT_PRESENT: what the API makes of
  * an absent entry too (SALVO_ERROR_UNSUPPORTED). */
@@ -505,6 +513,7 @@ static const accel_vtable fault_vtable = {
     .timeline_wait = f_timeline_wait,
     .destroy = f_destroy,
     .native_handles = f_native_handles,
+    .memory_info = f_memory_info,
     .image_format_support = f_image_format_support,
     .image_create = f_image_create,
     .image_view_create = f_image_view_create,

@@ -3714,6 +3714,35 @@ static void exec_op(ctx *c, const op *o)
                 fail(c, "live_images %" PRIu64 " (%" PRIu64 " bytes) with %" PRIu64
                         " images of %" PRIu64 " bytes alive",
                      s.live_images, s.live_image_bytes, images, bytes);
+            /* The heaps: the device's, and what it holds of them at least
+             * the live images and DEVICE buffers (never imports). */
+            salvo_memory_info mi;
+            salvo_device_info di;
+            uint64_t held = bytes, allocated = 0;
+            for (int i = 0; i < MAX_BUFS; i++)
+                if (c->buf[i].h && c->buf[i].dom == SALVO_DOMAIN_DEVICE)
+                    held += c->buf[i].n * 4ull;
+            salvo_status ms = salvo_device_memory_info(g_dev, &mi);
+            if (ms != SALVO_OK || salvo_device_info_get(g_dev, &di) != SALVO_OK ||
+                mi.heap_count != di.memory_heap_count)
+                fail(c, "device_memory_info returned %s and %u heaps", salvo_status_string(ms),
+                     mi.heap_count);
+            for (uint32_t h = 0; ms == SALVO_OK && h < mi.heap_count && h < 16; h++) {
+                const salvo_heap_usage *u = &mi.heaps[h];
+                allocated += u->allocated;
+                if (u->size != di.memory_heaps[h].size ||
+                    u->device_local != di.memory_heaps[h].device_local ||
+                    (!mi.measured && (u->budget != u->size || u->usage != u->allocated)))
+                    fail(c,
+                         "device_memory_info heap %u: size %" PRIu64 ", budget %" PRIu64
+                         ", usage %" PRIu64 ", allocated %" PRIu64 " (the device's heap: %" PRIu64
+                         " bytes)",
+                         h, u->size, u->budget, u->usage, u->allocated, di.memory_heaps[h].size);
+            }
+            if (ms == SALVO_OK && allocated < held)
+                fail(c, "device_memory_info: %" PRIu64 " bytes allocated, %" PRIu64
+                        " held by live images and DEVICE buffers",
+                     allocated, held);
         }
         /* The one sampler lives from the device's opening to its close. */
         if (st == SALVO_OK && s.live_samplers != (g_sampler ? 1u : 0u))
@@ -4079,6 +4108,10 @@ static void exec_bad(ctx *c, const op *o, bool lost_before)
         break;
     }
     case BAD_BUFFER_ZERO: {
+        salvo_memory_info mi;
+        if (salvo_device_memory_info(NULL, &mi) != SALVO_ERROR_INVALID_ARGUMENT ||
+            mi.heap_count != 0 || salvo_device_memory_info(g_dev, NULL) != SALVO_ERROR_INVALID_ARGUMENT)
+            fail(c, "device_memory_info with a NULL argument not refused (out zeroed)");
         salvo_buffer *nb = NULL;
         st = salvo_buffer_create(g_dev, 0, SALVO_DOMAIN_DEVICE, &nb);
         if (nb) {

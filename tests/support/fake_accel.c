@@ -25,7 +25,7 @@
     X(fence_status, 1) X(fence_wait, 1) X(submit, 1) X(timeline_create, 1)                     \
     X(timeline_destroy, 0) X(timeline_signal, 1) X(timeline_value, 1) X(timeline_wait, 1)      \
     X(destroy, 0) X(querypool_create, 1) X(querypool_destroy, 0) X(cmd_querypool_reset, 0)     \
-    X(cmd_timestamp, 0) X(querypool_results, 1) X(image_format_support, 0)                     \
+    X(cmd_timestamp, 0) X(querypool_results, 1) X(image_format_support, 0) X(memory_info, 0)   \
     X(image_create, 1) X(image_view_create, 1) X(image_destroy, 0) X(sampler_create, 1)        \
     X(sampler_destroy, 0) X(cmd_image_init, 1) X(cmd_copy_image, 0)
 
@@ -2196,6 +2196,23 @@ static uint32_t texel_size(salvo_format format)
     return 16;
 }
 
+/* One heap, as device_open reports it; nothing measured: the budget is
+ * its size, and usage what buffers (imports aside) and images hold. */
+static void f_memory_info(void *self, accel_device *dev, salvo_memory_info *out)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, memory_info);
+    check_dev(s, dev, "memory_info");
+    uint64_t size = f->device_memory_limit ? f->device_memory_limit : 8ull << 30;
+    out->measured = false;
+    out->heap_count = 1;
+    out->heaps[0] = (salvo_heap_usage){.size = size, .device_local = true, .budget = size,
+                                       .usage = s->memory_used, .allocated = s->memory_used};
+    pthread_mutex_unlock(&s->lock);
+}
+
 static uint32_t f_image_format_support(void *self, accel_device *dev, salvo_format format)
 {
     fake_accel *f = FAKE(self);
@@ -2500,6 +2517,7 @@ static void f_cmd_copy_image(void *self, accel_device *dev, accel_cmd *cmd, acce
 
 static const accel_vtable fake_vtable = {
     FAKE_VTABLE_COMMON,
+    .memory_info = f_memory_info,
     .image_format_support = f_image_format_support,
     .image_create = f_image_create,
     .image_view_create = f_image_view_create,
@@ -2513,6 +2531,7 @@ static const accel_vtable fake_vtable = {
 /* For fake_accel.no_images: an accelerator without images. */
 static const accel_vtable fake_vtable_no_images = {
     FAKE_VTABLE_COMMON,
+    .memory_info = f_memory_info,
 };
 
 /* ------------------------------------------------------------------ */

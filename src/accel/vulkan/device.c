@@ -216,7 +216,7 @@ static VkResult device_make(accel_device *d, bool push_descriptor, bool host_imp
                             bool portability, bool core12, const feature_chain *on,
                             feature_exts ext)
 {
-    const char *names[8];
+    const char *names[12];
     uint32_t name_count = 0;
     if (push_descriptor)
         names[name_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
@@ -231,6 +231,8 @@ static VkResult device_make(accel_device *d, bool push_descriptor, bool host_imp
         names[name_count++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
     if (ext.atomic_float)
         names[name_count++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
+    if (d->memory_budget)
+        names[name_count++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
 
     /* Several queues of the family where it has them, so that streams run
      * side by side; streams order each other through timeline semaphores,
@@ -342,6 +344,11 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
         accel_vk_has_extension(ext, ext_count, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     bool float_ext =
         accel_vk_has_extension(ext, ext_count, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    /* Budget and usage per heap (salvo_device_memory_info); on the
+     * application's device, where it enabled the extension. */
+    d->memory_budget =
+        accel_vk_has_extension(ext, ext_count, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME) &&
+        (!imp || enabled_extension(imp, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME));
     salvo_mem_free(d->alloc, ext);
     bool host_props = host_import;
     if (imp) {
@@ -411,6 +418,9 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
     if (core12 && !imp)
         d->features.float_controls = float_controls_bits(&fc);
     vkGetPhysicalDeviceMemoryProperties(d->phys, &d->mem);
+    /* Core in 1.1 (the instance's floor): kept for queries after open,
+     * which run without instance_lock. */
+    d->memory_properties2 = vkGetPhysicalDeviceMemoryProperties2;
     accel_vk_image_formats_query(d);
     if (imp) {
         d->device = imp->device;

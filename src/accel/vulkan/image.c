@@ -55,6 +55,8 @@ struct accel_image {
     VkImageViewType view_type;
     VkFormat format;
     uint32_t layers;
+    uint64_t memory_bytes; /* counted in heaps.c */
+    uint32_t memory_type;
 };
 
 struct accel_sampler {
@@ -99,6 +101,7 @@ void accel_vk_image_destroy(void *self, accel_device *d, accel_image *img)
     d->vk.vkDestroyImageView(d->device, img->view, NULL);
     d->vk.vkDestroyImage(d->device, img->image, NULL);
     d->vk.vkFreeMemory(d->device, img->memory, NULL);
+    accel_vk_heap_note(d, img->memory_type, img->memory_bytes, true);
     salvo_mem_free(d->alloc, img);
 }
 
@@ -171,6 +174,9 @@ accel_result accel_vk_image_create(void *self, accel_device *d, const accel_imag
                 : d->vk.vkAllocateMemory(d->device, &ai, NULL, &memory);
         if (r == VK_SUCCESS) {
             img->memory = memory;
+            img->memory_bytes = req.size;
+            img->memory_type = ai.memoryTypeIndex;
+            accel_vk_heap_note(d, ai.memoryTypeIndex, req.size, false);
             r = d->vk.vkBindImageMemory(d->device, image, memory, 0);
         }
     }

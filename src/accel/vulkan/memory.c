@@ -112,6 +112,7 @@ void accel_vk_buffer_destroy(void *self, accel_device *d, accel_buffer *b)
         return;
     d->vk.vkDestroyBuffer(d->device, b->buffer, NULL);
     d->vk.vkFreeMemory(d->device, b->memory, NULL); /* also unmaps */
+    accel_vk_heap_note(d, b->memory_type, b->memory_bytes, true);
     salvo_mem_free(d->alloc, b);
 }
 
@@ -136,8 +137,12 @@ static VkResult memory_allocate(accel_device *d, accel_buffer *b, salvo_domain d
         };
         VkDeviceMemory memory;
         r = d->vk.vkAllocateMemory(d->device, &ai, NULL, &memory);
-        if (r == VK_SUCCESS)
+        if (r == VK_SUCCESS) {
             b->memory = memory;
+            b->memory_bytes = req.size;
+            b->memory_type = type;
+            accel_vk_heap_note(d, type, req.size, false);
+        }
         if (r != VK_ERROR_OUT_OF_DEVICE_MEMORY)
             break;
         /* That heap is full; a lesser type elsewhere may still have room. */

@@ -29,6 +29,7 @@
 #ifndef SALVO_ACCEL_VULKAN_VK_INTERNAL_H
 #define SALVO_ACCEL_VULKAN_VK_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,12 +99,21 @@ struct accel_device {
     void *queue_lock_user;
     /* SALVO_IMAGE_* bits each format offers (image.c), read at open. */
     uint32_t image_usage[SALVO_FORMAT_COUNT];
+    /* Memory heaps (heaps.c): the driver measures budget and usage
+     * (VK_EXT_memory_budget enabled); the instance's
+     * vkGetPhysicalDeviceMemoryProperties2, copied at open as the
+     * teardown entry points are; bytes of each heap this device holds. */
+    bool memory_budget;
+    PFN_vkGetPhysicalDeviceMemoryProperties2 memory_properties2;
+    _Atomic uint64_t heap_allocated[VK_MAX_MEMORY_HEAPS];
     struct VolkDeviceTable vk;
 };
 
 struct accel_buffer {
     VkBuffer buffer;
     VkDeviceMemory memory;
+    uint64_t memory_bytes; /* counted in heaps.c; 0: imported, or none */
+    uint32_t memory_type;
 };
 
 struct accel_pipeline {
@@ -203,6 +213,12 @@ void accel_vk_copy_name(char dst[SALVO_NAME_MAX], const char *src, size_t src_ma
 /* ---- memory.c */
 
 VkResult accel_vk_device_memory_host_visible(accel_device *d, bool *out);
+
+/* ---- heaps.c */
+
+/* Count bytes allocated from memory type type (freed false), or given
+ * back (true), in what the device holds of the type's heap. */
+void accel_vk_heap_note(accel_device *d, uint32_t type, uint64_t bytes, bool freed);
 
 /* ---- pipeline_cache.c */
 
@@ -304,5 +320,7 @@ VkDescriptorType accel_vk_descriptor_type(uint8_t kind, bool uniform);
 /* interop.c */
 accel_result accel_vk_native_handles(void *self, accel_device *d, accel_buffer *b,
                                      void *out_struct);
+/* heaps.c */
+void accel_vk_memory_info(void *self, accel_device *d, salvo_memory_info *out);
 
 #endif /* SALVO_ACCEL_VULKAN_VK_INTERNAL_H */

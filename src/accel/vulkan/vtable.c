@@ -59,6 +59,7 @@ static const accel_vtable vulkan_vtable = {
     .cmd_copy_image = accel_vk_cmd_copy_image,
     .destroy = vk_destroy,
     .native_handles = accel_vk_native_handles,
+    .memory_info = accel_vk_memory_info,
     .querypool_create = accel_vk_querypool_create,
     .querypool_destroy = accel_vk_querypool_destroy,
     .cmd_querypool_reset = accel_vk_cmd_querypool_reset,

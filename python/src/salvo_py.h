@@ -1,0 +1,254 @@
+/*
+ * salvo's Python extension module (_salvo): what its files share.
+ *
+ * Every Python object of a device (buffer, kernel, stream, event, gate,
+ * graph, image, sampler) starts with py_child: a strong reference to its
+ * device object and a place on the device's list of children. Closing the
+ * device (Device.close) walks that list and marks every child closed
+ * (handle NULL) before salvo reclaims what it still holds, so a later call
+ * on a child raises salvo.Error instead of reaching freed memory. A child
+ * destroys its salvo object when it is closed or collected, never after
+ * its device: it holds the device alive until then.
+ *
+ * The GIL: every call that may wait (for a batch slot, the device, a
+ * gate another thread raises) runs with the GIL released, launch included,
+ * so a Python thread raising a gate is never locked out by one waiting for
+ * it. The library's log callback never takes the GIL: it queues messages
+ * (log.c), and the thread that next returns from a salvo call hands them
+ * to Python's logging.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef SALVO_PY_H
+#define SALVO_PY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <salvo/salvo.h>
+
+/* ---------------------------------------------------------------- objects */
+
+typedef struct py_node {
+    struct py_node *prev, *next;
+} py_node;
+
+typedef struct py_device {
+    PyObject_HEAD
+    salvo_device *handle; /* NULL once closed */
+    py_node children;     /* sentinel of the list of py_child.node */
+    PyObject *info;       /* dict, made at the first Device.info */
+} py_device;
+
+/* The kinds of child, for the checked cast below and for messages. */
+typedef enum py_kind {
+    PY_KIND_BUFFER,
+    PY_KIND_KERNEL,
+    PY_KIND_STREAM,
+    PY_KIND_EVENT,
+    PY_KIND_GATE,
+    PY_KIND_GRAPH,
+    PY_KIND_IMAGE,
+    PY_KIND_SAMPLER,
+} py_kind;
+
+typedef struct py_child {
+    PyObject_HEAD
+    py_device *dev; /* strong reference; NULL only before the constructor ran */
+    py_node node;   /* on dev->children while linked */
+    py_kind kind;
+    void *handle; /* the salvo object; NULL once closed (or, a graph, not made yet) */
+} py_child;
+
+typedef struct py_buffer {
+    py_child head;
+    uint64_t size;
+    salvo_domain domain;
+    void *map;             /* HOST and SHARED buffers: the persistent mapping */
+    Py_ssize_t exports;    /* live buffer-protocol views of map */
+} py_buffer;
+
+typedef struct py_kernel {
+    py_child head;
+    PyObject *info; /* dict */
+    /* The declared bindings, ascending, as launch maps a sequence onto them. */
+    uint32_t binding_count;
+    uint32_t binding[SALVO_MAX_BINDINGS];
+    uint32_t count[SALVO_MAX_BINDINGS]; /* array elements */
+} py_kernel;
+
+/* A capture in progress: the streams in it point here. Node i of the graph
+ * is the i-th command that returned SALVO_OK on any of them; nodes holds,
+ * for each, its kernel (a launch) or None (a copy or fill), so that a
+ * graph's set_bindings can take a sequence as launch does. */
+typedef struct py_capture {
+    PyObject_HEAD
+    PyObject *nodes; /* list */
+    bool active;     /* false once the capture ended or was abandoned */
+    void *origin;    /* the py_stream that began it (not a reference) */
+} py_capture;
+
+typedef struct py_stream {
+    py_child head;
+    py_capture *capture; /* strong; NULL when not capturing. Cleared lazily once !active */
+} py_stream;
+
+typedef struct py_event {
+    py_child head;
+    py_capture *capture; /* strong: the capture the event was last recorded in, or NULL */
+} py_event;
+
+typedef struct py_graph {
+    py_child head;
+    PyObject *nodes; /* list (kernel or None per node), or NULL where unknown */
+} py_graph;
+
+typedef struct py_image {
+    py_child head;
+    salvo_image_desc desc;
+} py_image;
+
+/* ---------------------------------------------------------------- types */
+
+extern PyTypeObject *py_device_type;
+extern PyTypeObject *py_buffer_type;
+extern PyTypeObject *py_kernel_type;
+extern PyTypeObject *py_stream_type;
+extern PyTypeObject *py_event_type;
+extern PyTypeObject *py_gate_type;
+extern PyTypeObject *py_graph_type;
+extern PyTypeObject *py_image_type;
+extern PyTypeObject *py_sampler_type;
+extern PyTypeObject *py_capture_type;
+
+/* The class Stream.end_capture makes (salvo.Graph, set by _configure). */
+extern PyObject *py_graph_class;
+
+int py_device_init_type(PyObject *module);
+int py_buffer_init_type(PyObject *module);
+int py_kernel_init_type(PyObject *module);
+int py_stream_init_type(PyObject *module);
+int py_event_init_type(PyObject *module);
+int py_gate_init_type(PyObject *module);
+int py_graph_init_type(PyObject *module);
+int py_image_init_type(PyObject *module);
+
+/* ---------------------------------------------------------------- children */
+
+/* Link a new child to dev (taking a reference to it); kind names it. */
+void py_child_attach(py_child *c, py_device *dev, py_kind kind);
+/* Unlink and drop the device reference; the handle is the caller's. */
+void py_child_detach(py_child *c);
+/* The child's handle, or NULL with salvo.Error(INVALID_STATE) set when it
+ * or its device is closed. */
+void *py_child_handle(PyObject *obj, PyTypeObject *type, const char *what);
+/* The handle of obj, which must be an object of type (TypeError otherwise). */
+static inline void *py_child_get(PyObject *obj, PyTypeObject *type, const char *what)
+{
+    if (Py_TYPE(obj) == type || PyType_IsSubtype(Py_TYPE(obj), type)) {
+        void *h = ((py_child *)obj)->handle;
+        if (h)
+            return h;
+    }
+    return py_child_handle(obj, type, what);
+}
+int py_child_traverse(py_child *c, visitproc visit, void *arg);
+/* A device object's handle, or NULL with salvo.Error set when closed. */
+salvo_device *py_device_handle(PyObject *dev);
+
+/* Device.close's view of buffers: exports that forbid it. */
+Py_ssize_t py_buffer_exports(py_child *c);
+
+/* ---------------------------------------------------------------- errors and log */
+
+/* Raise salvo.Error for a failed call (st < 0) with salvo_last_error(), after
+ * handing queued log messages to Python; returns NULL. */
+PyObject *py_fail(salvo_status st);
+/* Raise salvo.Error(st, formatted message); returns NULL. */
+PyObject *py_error(salvo_status st, const char *fmt, ...);
+/* The Status member for st (a plain int before _configure). */
+PyObject *py_status(salvo_status st);
+
+/* The device log callback (log_user unused): queues the message. */
+void py_log_callback(void *user, salvo_log_level level, const char *file, int line,
+                     const char *message);
+extern atomic_int py_log_pending;
+/* Hand queued messages to Python's logging. An ERROR entry of this thread
+ * whose text is `failure` (the error being raised) goes at DEBUG instead:
+ * the exception carries it. The pending exception, if any, is kept. */
+void py_log_drain(const char *failure);
+static inline void py_log_poll(void)
+{
+    if (atomic_load_explicit(&py_log_pending, memory_order_relaxed))
+        py_log_drain(NULL);
+}
+/* After a call: a failure's messages are py_fail's to hand over. */
+static inline void py_log_after(salvo_status st)
+{
+    if (st >= 0)
+        py_log_poll();
+}
+extern PyObject *py_log_deliver; /* set by _configure */
+extern PyObject *py_error_class;  /* salvo.Error, set by _configure */
+extern PyObject *py_status_class; /* salvo.Status, set by _configure */
+
+/* Return the status of a call that may return a positive one, raising
+ * for a negative one. */
+static inline PyObject *py_result(salvo_status st)
+{
+    if (st < 0)
+        return py_fail(st);
+    py_log_poll();
+    return py_status(st);
+}
+static inline PyObject *py_none_or_fail(salvo_status st)
+{
+    if (st < 0)
+        return py_fail(st);
+    py_log_poll();
+    Py_RETURN_NONE;
+}
+
+/* ---------------------------------------------------------------- conversions */
+
+/* Bindings for kernel k from spec: a sequence (item i binds the kernel's
+ * i-th declared binding, ascending; an array binding takes a list of
+ * items), a dict {binding: item} or {(binding, element): item}, or None.
+ * An item: a Buffer, (Buffer, offset) or (Buffer, offset, size), an Image,
+ * a Sampler, or (Image, Sampler). Returns the count written to out
+ * (SALVO_MAX_BINDINGS at most), or -1 with an exception set. */
+int py_bindings(const py_kernel *k, PyObject *spec, salvo_binding *out);
+
+/* Push constants: None, any object with the buffer protocol (bytes,
+ * a numpy scalar or structured array, a ctypes Structure), or a tuple or
+ * list of such scalars laid out as std430 lays out scalars (each at the
+ * next multiple of its size). salvo checks the size against the kernel's. */
+enum {
+    PY_PUSH_MAX = 512
+};
+typedef struct py_push {
+    const void *data;
+    uint32_t size;
+    bool has_view;
+    Py_buffer view;
+    unsigned char packed[PY_PUSH_MAX];
+} py_push;
+int py_push_get(PyObject *push, py_push *out);
+void py_push_release(py_push *p);
+
+/* A region from None or a sequence of up to 8 ints (x, y, z, width,
+ * height, depth, layer, layers); 0 on success. */
+int py_region(PyObject *obj, salvo_image_region *out, bool *given);
+
+/* _salvo._launch_loop (bench.c). */
+PyObject *py_launch_loop(PyObject *self, PyObject *args);
+
+/* Unsigned conversions with a range check (OverflowError / TypeError). */
+int py_u32(PyObject *obj, uint32_t *out, const char *what);
+int py_u64(PyObject *obj, uint64_t *out, const char *what);
+
+#endif /* SALVO_PY_H */

@@ -1,0 +1,145 @@
+"""Events and host gates, and waits that another Python thread ends."""
+
+import threading
+import time
+import unittest
+
+import numpy as np
+
+import salvo
+from support import DeviceTest
+
+S = salvo.Status
+
+
+class TestEvents(DeviceTest):
+    def test_record_query_synchronize(self):
+        s = self.dev.stream()
+        ev = self.dev.event()
+        self.assertIs(ev.query(), S.OK)  # never recorded
+        buf = self.u32(np.zeros(64))
+        add = self.add_kernel()
+        for _ in range(10):
+            s.launch(add, 1, [buf], (np.uint32(64), np.uint32(1)))
+        ev.record(s)
+        self.assertIs(ev.synchronize(), S.OK)
+        self.assertIs(ev.query(), S.OK)
+        self.assertIs(ev.wait(0), S.OK)
+        self.assertEqual(buf.to_numpy(np.uint32)[0], 10)
+
+    def test_cross_stream_wait(self):
+        a, b = self.dev.stream(), self.dev.stream()
+        ev = self.dev.event()
+        src, dst = self.u32(np.zeros(64)), self.dev.buffer(256)
+        add = self.add_kernel()
+        for _ in range(5):
+            a.launch(add, 1, [src], (np.uint32(64), np.uint32(3)))
+        ev.record(a)
+        b.wait_event(ev)
+        b.copy(src, dst)
+        b.synchronize()
+        self.assertEqual(dst.to_numpy(np.uint32).tolist(), [15] * 64)
+        a.synchronize()
+
+    def test_elapsed(self):
+        s = self.dev.stream()
+        start, end = self.dev.event(), self.dev.event()
+        buf = self.u32(np.zeros(64))
+        try:
+            start.record(s)
+        except salvo.Error as e:
+            self.assertIs(e.status, S.ERROR_UNSUPPORTED)
+            self.skipTest("no timestamps")
+        s.launch(self.add_kernel(), 1, [buf], (np.uint32(64), np.uint32(1)))
+        end.record(s)
+        end.synchronize()
+        ns = start.elapsed_ns(end)
+        self.assertIsInstance(ns, int)
+        self.assertGreaterEqual(ns, 0)
+        with self.assertRaises(salvo.Error) as cm:
+            end.elapsed_ns(self.dev.event())  # never recorded
+        self.assertStatus(cm, S.ERROR_INVALID_ARGUMENT)
+
+    def test_cancel(self):
+        s = self.dev.stream(batch_size=64)
+        buf = self.u32(np.zeros(64))
+        add = self.add_kernel()
+        ev = self.dev.event()
+        s.launch(add, 1, [buf], (np.uint32(64), np.uint32(1)))
+        ev.record(s)
+        s.launch(add, 1, [buf], (np.uint32(64), np.uint32(10)))
+        try:
+            ev.cancel()
+        except salvo.Error as e:
+            self.skipTest(f"the batch was submitted already: {e}")
+        self.assertIs(ev.query(), S.CANCELLED)
+        s.synchronize()
+        self.assertEqual(buf.to_numpy(np.uint32)[0], 10)  # the first launch never ran
+
+    def test_gate_holds_work_until_raised(self):
+        s = self.dev.stream()
+        gate = self.dev.gate()
+        self.assertEqual(gate.value, 0)
+        buf = self.u32(np.zeros(64))
+        s.wait_gate(gate, 1)
+        s.launch(self.add_kernel(), 1, [buf], (np.uint32(64), np.uint32(5)))
+        self.assertIs(s.query(), S.NOT_READY)
+        time.sleep(0.05)
+        self.assertIs(s.query(), S.NOT_READY)
+        gate.raise_to(1)
+        self.assertEqual(gate.value, 1)
+        self.assertIs(s.synchronize(), S.OK)
+        self.assertEqual(buf.to_numpy(np.uint32)[0], 5)
+        with self.assertRaises(salvo.Error) as cm:
+            gate.raise_to(0)  # not below the current value
+        self.assertStatus(cm, S.ERROR_INVALID_ARGUMENT)
+
+    def test_gate_raised_by_another_thread_while_this_one_waits(self):
+        # The synchronize waits with the GIL released: the raising thread runs.
+        s = self.dev.stream()
+        gate = self.dev.gate()
+        buf = self.u32(np.zeros(64), salvo.Domain.HOST)
+        view = buf.view(np.uint32)
+        s.wait_gate(gate, 1)
+        s.launch(self.add_kernel(), 1, [buf], (np.uint32(64), np.uint32(1)))
+
+        def raiser():
+            time.sleep(0.2)
+            view[:] = 100  # before the raise, which orders it before the launch
+            gate.raise_to(1)
+
+        t = threading.Thread(target=raiser)
+        t0 = time.monotonic()
+        t.start()
+        self.assertIs(s.synchronize(), S.OK)
+        t.join()
+        self.assertGreaterEqual(time.monotonic() - t0, 0.15)
+        self.assertEqual(view.tolist(), [101] * 64)
+
+    def test_launches_past_the_slots_wait_for_another_thread(self):
+        # A launch that needs a batch slot held behind the gate waits for it,
+        # with the GIL released, until another thread raises the gate.
+        s = self.dev.stream(batch_size=1)
+        gate = self.dev.gate()
+        buf = self.u32(np.zeros(64))
+        add = self.add_kernel()
+        s.wait_gate(gate, 1)
+        timer = threading.Timer(0.3, gate.raise_to, (1,))
+        timer.start()
+        for _ in range(6):
+            s.launch(add, 1, [buf], (np.uint32(64), np.uint32(1)))
+        timer.join()
+        s.synchronize()
+        self.assertEqual(buf.to_numpy(np.uint32)[0], 6)
+
+    def test_event_of_closed_device(self):
+        dev = salvo.Device(validation=True)
+        ev = dev.event()
+        dev.close()
+        with self.assertRaises(salvo.Error) as cm:
+            ev.query()
+        self.assertStatus(cm, S.ERROR_INVALID_STATE)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,70 @@
+"""The library's log, routed to the logger "salvo"."""
+
+import logging
+import os
+import tempfile
+import unittest
+
+import salvo
+from support import DeviceTest
+
+
+class Capture(logging.Handler):
+    def __init__(self):
+        super().__init__(level=logging.DEBUG)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+class TestLog(DeviceTest):
+    def setUp(self):
+        super().setUp()
+        self.log = Capture()
+        salvo.logger.addHandler(self.log)
+
+    def tearDown(self):
+        salvo.logger.removeHandler(self.log)
+        super().tearDown()
+
+    def test_a_raised_failure_is_logged_at_debug_only(self):
+        with self.assertRaises(salvo.Error) as cm:
+            self.dev.buffer(0)
+        mine = [r for r in self.log.records if cm.exception.message.endswith(
+            r.getMessage().split(": ", 1)[-1])]
+        self.assertEqual(len(mine), 1, [r.getMessage() for r in self.log.records])
+        r = mine[0]
+        self.assertEqual(r.levelno, logging.DEBUG)  # the exception carries it
+        self.assertEqual(r.salvo_level, salvo.LogLevel.ERROR)
+        self.assertEqual(r.name, "salvo")
+        self.assertTrue(r.salvo_file.endswith(".c"))
+        self.assertGreater(r.salvo_line, 0)
+        self.assertTrue(cm.exception.message.startswith(f"{r.salvo_file}:{r.salvo_line}: "))
+
+    def test_warnings_arrive_with_their_place(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cache.bin")
+            with open(path, "wb") as f:
+                f.write(b"not a pipeline cache")
+            with salvo.Device(validation=True, pipeline_cache_path=path) as dev:
+                dev.kernel(glsl="void main() {}")
+        warnings = [r for r in self.log.records if r.levelno == logging.WARNING]
+        self.assertTrue(warnings, [r.getMessage() for r in self.log.records])
+        self.assertTrue(any("pipeline cache" in r.getMessage() for r in warnings))
+        w = warnings[0]
+        self.assertEqual(w.salvo_level, salvo.LogLevel.WARNING)
+        self.assertTrue(w.getMessage().startswith(f"{w.salvo_file}:{w.salvo_line}: "))
+
+    def test_level_filters(self):
+        salvo.logger.setLevel(logging.ERROR)
+        try:
+            with self.assertRaises(salvo.Error):
+                self.dev.buffer(0)
+        finally:
+            salvo.logger.setLevel(logging.DEBUG)
+        self.assertEqual([r for r in self.log.records if r.levelno < logging.ERROR], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
