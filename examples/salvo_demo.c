@@ -348,8 +348,26 @@ static void explain_no_device(salvo_status status)
         fprintf(stderr, "  %s (%s)\n", entries[i].name, type_name(entries[i].type));
 }
 
-int main(void)
+static void usage(FILE *to)
 {
+    fprintf(to, "usage: salvo-demo [--help]\n"
+                "  A chain of 10,000 dependent launches, submitted one by one and then in\n"
+                "  batches, and a large saxpy, every result checked. The device:\n"
+                "  $SALVO_DEVICE, else the preferred one; $SALVO_BATCH sets the batch size\n"
+                "  (README, \"Configuration\"). Exit 0 when every result is right.\n");
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        fprintf(stderr, "salvo-demo: unknown argument '%s'\n", argv[i]);
+        usage(stderr);
+        return 2;
+    }
     salvo_status status = SALVO_OK;
     demo d = {0};
     salvo_kernel *add = NULL, *saxpy = NULL;

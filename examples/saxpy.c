@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <salvo/salvo.h>
 
@@ -27,8 +28,24 @@
         }                                                                                          \
     } while (0)
 
-int main(void)
+static void usage(FILE *to)
 {
+    fprintf(to, "usage: saxpy [--help]\n"
+                "  y = 2 x + y over 1M floats on the device $SALVO_DEVICE names, else the\n"
+                "  preferred one, checked against the CPU. Exit 0 when every element is right.\n");
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        fprintf(stderr, "saxpy: unknown argument '%s'\n", argv[i]);
+        usage(stderr);
+        return 2;
+    }
     salvo_device *device = NULL;
     salvo_buffer *x = NULL, *y = NULL;
     salvo_kernel *kernel = NULL;

@@ -3,7 +3,8 @@
 # the three ways a project would:
 #   c/          find_package(salvo), salvo_add_shader, salvo::static (C11)
 #   cpp/        find_package(salvo), salvo::salvo (shared), C++17
-#   pkgconfig/  cc main.c $(pkg-config --cflags --libs salvo)
+#   pkgconfig/  cc main.c $(pkg-config --cflags --libs salvo), and with
+#               salvo-static instead (libsalvo.a by its path)
 # and runs each program. Exit 77 (ctest: skipped) when the programs find no
 # Vulkan device, 0 when all pass, 1 on the first failure.
 #
@@ -142,6 +143,29 @@ echo "pkg-config --cflags --libs salvo: $flags"
 "$CC_BIN" -std=c11 -Wall -Wextra -Werror $EXTRA_FLAGS -o "$WORK/consumer_pkgconfig" \
     "$SRC/pkgconfig/main.c" $flags || fail "compiling with pkg-config's flags failed"
 run consumer_pkgconfig env LD_LIBRARY_PATH="$libdir" "$WORK/consumer_pkgconfig"
+
+# The static library through pkg-config: salvo-static.pc names the archive
+# by its path (-lsalvo would pick libsalvo.so, which is installed beside
+# it), with what it needs, under --static or not.
+static_flags=$("$PKG_CONFIG" --cflags --libs salvo-static)
+echo "pkg-config --cflags --libs salvo-static: $static_flags"
+[ "$("$PKG_CONFIG" --modversion salvo-static)" = "0.1.0" ] || fail "salvo-static.pc: wrong version"
+[ "$("$PKG_CONFIG" --static --libs salvo-static)" = "$("$PKG_CONFIG" --libs salvo-static)" ] ||
+    fail "pkg-config --static --libs salvo-static differs from --libs"
+archive=""
+for word in $static_flags; do
+    case $word in */libsalvo.a) archive=$word ;; esac
+done
+[ -n "$archive" ] && [ "$(cd "$(dirname "$archive")" && pwd -P)" = "$(cd "$libdir" && pwd -P)" ] ||
+    fail "pkg-config --libs salvo-static does not name $libdir/libsalvo.a: $static_flags"
+# shellcheck disable=SC2086
+"$CC_BIN" -std=c11 -Wall -Wextra -Werror $EXTRA_FLAGS -DCONSUMER_LINKAGE='"static"' \
+    -o "$WORK/consumer_pkgconfig_static" "$SRC/pkgconfig/main.c" $static_flags ||
+    fail "compiling with pkg-config's salvo-static flags failed"
+if LC_ALL=C readelf -d "$WORK/consumer_pkgconfig_static" | grep -q 'NEEDED.*libsalvo'; then
+    fail "consumer_pkgconfig_static links salvo-static but needs libsalvo.so"
+fi
+run consumer_pkgconfig_static env -u LD_LIBRARY_PATH "$WORK/consumer_pkgconfig_static"
 
 if [ "$skipped" -gt 0 ]; then
     echo "install_consumers: built and installed fine; $skipped program(s) found no Vulkan device"

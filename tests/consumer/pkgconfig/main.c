@@ -1,11 +1,15 @@
-/* Built with nothing but `cc main.c $(pkg-config --cflags --libs salvo)`:
- * opens the default device and round-trips a buffer. Exit 77 without a
- * device. */
+/* Built with nothing but `cc main.c $(pkg-config --cflags --libs salvo)`
+ * (or salvo-static, with CONSUMER_LINKAGE "static"): opens the default
+ * device and round-trips a buffer. Exit 77 without a device. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <salvo/salvo.h>
+
+#ifndef CONSUMER_LINKAGE
+#define CONSUMER_LINKAGE "shared"
+#endif
 
 int main(void)
 {
@@ -39,8 +43,8 @@ int main(void)
     else if (memcmp(in, out, sizeof in) != 0)
         fprintf(stderr, "buffer round trip differs\n");
     else {
-        printf("consumer_pkgconfig (salvo %d.%d.%d, shared): round trip checked\n",
-               SALVO_VERSION_MAJOR, SALVO_VERSION_MINOR, SALVO_VERSION_PATCH);
+        printf("consumer_pkgconfig (salvo %d.%d.%d, %s): round trip checked\n",
+               SALVO_VERSION_MAJOR, SALVO_VERSION_MINOR, SALVO_VERSION_PATCH, CONSUMER_LINKAGE);
         rc = 0;
     }
     salvo_buffer_destroy(buf);
