@@ -405,6 +405,43 @@ static void test_desc_wins_silently(void **state)
     clear_env();
 }
 
+/* The settings given as paths, reported as whether they are in force:
+ * SALVO_PIPELINE_CACHE and SALVO_TRACE (a fake with timestamps, which
+ * traces need). */
+static void test_paths_reported(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/salvo-unit-env-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cache[64], trace[64];
+    snprintf(cache, sizeof cache, "%s/cache.bin", dir);
+    snprintf(trace, sizeof trace, "%s/trace.json", dir);
+    for (int set = 0; set < 2; set++) {
+        if (set) {
+            setenv("SALVO_PIPELINE_CACHE", cache, 1);
+            setenv("SALVO_TRACE", trace, 1);
+        }
+        fake_accel *f = fake_create();
+        assert_non_null(f);
+        f->timestamps = true;
+        seen s = {0};
+        salvo_device_desc desc = {.log = record, .log_user = &s};
+        salvo_device *dev = NULL;
+        assert_int_equal(device_create_with_accel(&desc, fake_accel_get(f), &dev), SALVO_OK);
+        salvo_device_info info;
+        assert_int_equal(salvo_device_info_get(dev, &info), SALVO_OK);
+        assert_int_equal(info.pipeline_cache_file, set);
+        assert_int_equal(info.trace_file, set);
+        assert_false(info.fault_injection); /* SALVO_FAULT is the Vulkan device's */
+        salvo_device_destroy(dev);
+        fake_free(f);
+    }
+    clear_env();
+    remove(trace);
+    remove(cache);
+    rmdir(dir);
+}
+
 /* ------------------------------------------------------------------ */
 /* On a Vulkan device                                                   */
 /* ------------------------------------------------------------------ */
@@ -413,6 +450,29 @@ static bool have_vulkan_device(void)
 {
     uint32_t n = 0;
     return salvo_device_enumerate(NULL, &n) == SALVO_OK && n > 0;
+}
+
+/* SALVO_FAULT (or the desc's fault) is in force: reported. A rule that
+ * never fires (the millionth submit) changes nothing else. */
+static void test_fault_reported_on_vulkan(void **state)
+{
+    (void)state;
+    if (!have_vulkan_device())
+        skip();
+    for (int set = 0; set < 3; set++) {
+        if (set == 1)
+            setenv("SALVO_FAULT", "submit:1000000:oom_device", 1);
+        else
+            unsetenv("SALVO_FAULT");
+        salvo_device_desc desc = {.fault = set == 2 ? "submit:1000000:oom_device" : NULL};
+        salvo_device *dev = NULL;
+        assert_int_equal(salvo_device_create(&desc, &dev), SALVO_OK);
+        salvo_device_info info;
+        assert_int_equal(salvo_device_info_get(dev, &info), SALVO_OK);
+        assert_int_equal(info.fault_injection, set != 0);
+        salvo_device_destroy(dev);
+    }
+    clear_env();
 }
 
 static void test_queue_family_on_vulkan(void **state)
@@ -563,6 +623,8 @@ int main(void)
         cmocka_unit_test_setup(test_every_variable, clear_env_setup),
         cmocka_unit_test_setup(test_fallbacks_that_depend, clear_env_setup),
         cmocka_unit_test_setup(test_desc_wins_silently, clear_env_setup),
+        cmocka_unit_test_setup(test_paths_reported, clear_env_setup),
+        cmocka_unit_test_setup(test_fault_reported_on_vulkan, clear_env_setup),
         cmocka_unit_test_setup(test_queue_family_on_vulkan, clear_env_setup),
         cmocka_unit_test_setup(test_validation_on_stderr, clear_env_setup),
     };
