@@ -129,36 +129,44 @@ int py_bindings(const py_kernel *k, PyObject *spec, salvo_binding *out)
 
 /* ---------------------------------------------------------------- push constants */
 
+/* Append one value at its std430 offset (a scalar at a multiple of its
+ * size); *at advances past it. */
+static int pack_one(PyObject *obj, Py_ssize_t i, py_push *p, size_t *at)
+{
+    /* numpy.float64 is a float, but one with a buffer and a size. */
+    if (!PyObject_CheckBuffer(obj)) {
+        PyErr_Format(PyExc_TypeError,
+                     "push constant %zd: %s has no size in bytes; use a numpy scalar "
+                     "(numpy.uint32(n), numpy.float32(a)) or bytes",
+                     i, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) != 0)
+        return -1;
+    size_t size = (size_t)view.len, a = *at;
+    if (size == 2 || size == 4 || size == 8)
+        a = (a + size - 1) / size * size;
+    if (a + size > sizeof p->packed) {
+        PyBuffer_Release(&view);
+        PyErr_Format(PyExc_ValueError, "push constants: more than %d bytes", PY_PUSH_MAX);
+        return -1;
+    }
+    memcpy(p->packed + a, view.buf, size);
+    *at = a + size;
+    PyBuffer_Release(&view);
+    return 0;
+}
+
 static int pack(PyObject *seq, py_push *p)
 {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **v = PySequence_Fast_ITEMS(seq);
     size_t at = 0;
     memset(p->packed, 0, sizeof p->packed);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        /* numpy.float64 is a float, but one with a buffer and a size. */
-        if (!PyObject_CheckBuffer(v[i])) {
-            PyErr_Format(PyExc_TypeError,
-                         "push constant %zd: %s has no size in bytes; use a numpy scalar "
-                         "(numpy.uint32(n), numpy.float32(a)) or bytes",
-                         i, Py_TYPE(v[i])->tp_name);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (pack_one(v[i], i, p, &at) != 0)
             return -1;
-        }
-        Py_buffer view;
-        if (PyObject_GetBuffer(v[i], &view, PyBUF_SIMPLE) != 0)
-            return -1;
-        size_t size = (size_t)view.len;
-        if (size == 2 || size == 4 || size == 8)
-            at = (at + size - 1) / size * size; /* std430: a scalar at a multiple of its size */
-        if (at + size > sizeof p->packed) {
-            PyBuffer_Release(&view);
-            PyErr_Format(PyExc_ValueError, "push constants: more than %d bytes", PY_PUSH_MAX);
-            return -1;
-        }
-        memcpy(p->packed + at, view.buf, size);
-        at += size;
-        PyBuffer_Release(&view);
-    }
     p->data = p->packed;
     p->size = (uint32_t)at;
     return 0;

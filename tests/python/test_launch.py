@@ -70,6 +70,46 @@ class TestLaunch(DeviceTest):
         self.s.synchronize()
         self.assertEqual(buf.to_numpy(np.float64).tolist(), [0.0, 5.25])
 
+    def test_push_scalar_bytes_exact(self):
+        # The kernel copies its 32 bytes of push constants out as words: what
+        # arrives must be each scalar's bytes at its std430 offset (8, 16
+        # and 64-bit integers, half, single and double floats, bool), and
+        # an array's bytes as they are.
+        src = """
+        #version 450
+        layout(local_size_x = 1) in;
+        layout(std430, binding = 0) writeonly buffer B { uint w[8]; };
+        layout(push_constant) uniform P { uint v[8]; } pc;
+        void main() { for (int i = 0; i < 8; i++) w[i] = pc.v[i]; }
+        """
+        k = self.dev.kernel(glsl=src)
+        out = self.dev.buffer(32)
+        values = [np.int8(-3), np.uint16(0xBEEF), np.float16(-0.75), np.bool_(True),
+                  np.uint8(0xA5), np.float32(3.25), np.int16(-2), np.int64(-(2**40) - 5),
+                  np.uint32(0xDEADBEEF), np.float64(1e-3)]
+        want = bytearray()
+        for v in values:
+            size = v.itemsize
+            while len(want) % size:
+                want.append(0)
+            want += v.tobytes()
+        want = bytes(want)
+        self.assertEqual(len(want), 40)  # 40 bytes: the last 8 go past the kernel's 32
+        values, want = values[:8], want[:24]  # through the int64, which ends at 24
+        want += bytes(8)  # and 8 zero bytes of numpy's own, to make 32
+        values.append(np.zeros(8, np.uint8))
+        for _ in range(2):
+            self.s.fill(out, 0)
+            self.s.launch(k, 1, [out], tuple(values))
+            self.s.synchronize()
+            self.assertEqual(bytes(out.read()), want)
+        # One NumPy scalar alone, likewise.
+        k1 = self.dev.kernel(glsl=src.replace("uint v[8]", "uint v[1]").replace("i < 8", "i < 1"))
+        for _ in range(2):
+            self.s.launch(k1, 1, [out], np.int32(-7))
+            self.s.synchronize()
+            self.assertEqual(out.to_numpy(np.int32)[0], -7)
+
     def test_binding_forms(self):
         dst = self.dev.buffer(self.n * 4 + 256)
         self.assertEqual(self.run_scale({0: self.src, 1: dst}, (np.uint32(self.n), np.uint32(2)),

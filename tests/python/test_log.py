@@ -56,6 +56,20 @@ class TestLog(DeviceTest):
         self.assertEqual(w.salvo_level, salvo.LogLevel.WARNING)
         self.assertTrue(w.getMessage().startswith(f"{w.salvo_file}:{w.salvo_line}: "))
 
+    def test_closing_a_device_releases_its_objects_first(self):
+        # salvo_device_destroy warns of objects left alive; Device.close
+        # releases them itself, so a `with` block's objects raise nothing.
+        with salvo.Device(validation=True) as dev:
+            objs = [dev.buffer(64), dev.stream(), dev.event(), dev.gate(),
+                    dev.kernel(glsl="void main() {}")]
+            s = objs[1]
+            with s.capture() as g:
+                s.fill(objs[0], 1)
+            objs.append(g)
+        self.assertTrue(all(o.closed for o in objs))
+        warnings = [r.getMessage() for r in self.log.records if r.levelno >= logging.WARNING]
+        self.assertEqual(warnings, [])
+
     def test_level_filters(self):
         salvo.logger.setLevel(logging.ERROR)
         try:
