@@ -210,7 +210,18 @@ enum {
     SALVO_DEVICE_FORCE_STAGING = 1u << 2,
     /* Bind buffers through descriptor pools even where the device has push
      * descriptors (the default there). $SALVO_DESCRIPTORS=pool likewise. */
-    SALVO_DEVICE_POOL_DESCRIPTORS = 1u << 3
+    SALVO_DEVICE_POOL_DESCRIPTORS = 1u << 3,
+    /* Shader printf: each line a kernel prints (GLSL debugPrintfEXT,
+     * GL_EXT_debug_printf) goes to the log at INFO, file "printf", line 0,
+     * as "kernel 'name': text", and is not a validation message. Through
+     * the validation layer's debug printf: implies VALIDATION (the stderr
+     * sink then prints from info on). The device runs one hardware queue,
+     * and each submission returns only once its work is done (the layer
+     * reads what was printed there); work waiting on a gate is kept on the
+     * host until the gate is raised. Lines print as the layer formats them
+     * (%d, %u, %x, %f, vectors with %v...). Also $SALVO_PRINTF=1. Not on a
+     * device from salvo_device_create_vk. */
+    SALVO_DEVICE_PRINTF = 1u << 4
 };
 
 typedef struct salvo_device_desc {
@@ -307,6 +318,9 @@ typedef struct salvo_device_features {
     bool buffer_float32_atomic_add; /* AtomicFloat32AddEXT (VK_EXT_shader_atomic_float) */
     bool buffer_float64_atomic_add; /* AtomicFloat64AddEXT */
     bool integer_dot_product;     /* DotProduct* */
+    /* SPV_KHR_non_semantic_info: modules with non-semantic instructions
+     * (debugPrintfEXT's); Vulkan 1.3, or VK_KHR_shader_non_semantic_info. */
+    bool non_semantic_info;
     /* Modules may use the LocalSizeId execution mode (SPIR-V 1.6 modules
      * from glslang carry it for local_size_x_id). */
     bool maintenance4;

@@ -81,6 +81,11 @@ typedef struct accel_open_options {
     const void *import;
     /* Open no transfer-only queue even where the device has one. */
     bool no_transfer_queue;
+    /* Deliver what kernels print (GLSL debugPrintfEXT) to log, at INFO
+     * from file "printf", as "kernel 'name': text" for kernels whose
+     * format strings carry ACCEL_PRINTF_TAG (Vulkan: the validation
+     * layer's debug printf; needs validation). Not on an imported device. */
+    bool printf;
     /* Where a refused open may say why, for the caller's error message
      * (left as it is when there is nothing to add); NULL: nowhere. */
     char *why;
@@ -111,6 +116,10 @@ typedef struct accel_caps {
     /* Largest image extents: 1D width, 2D width and height, 3D extents,
      * 2D-array layers (0: not known, the implementation checks). */
     uint32_t max_image_1d, max_image_2d, max_image_3d, max_image_layers;
+    /* Kernels' printf output is delivered (accel_open_options.printf was
+     * honoured). Each submission then returns only once its work is done:
+     * the layer reads the output there. */
+    bool shader_printf;
 } accel_caps;
 
 enum { ACCEL_MAX_QUEUES = 8 };
@@ -173,7 +182,18 @@ typedef struct accel_pipeline_desc {
     uint32_t push_constant_size;
     const salvo_spec_constant *spec_constants;
     uint32_t spec_constant_count;
+    /* The kernel's name: the pipeline carries it where the implementation
+     * can name objects for tools and layers (Vulkan: debug utils). */
+    const char *name;
 } accel_pipeline_desc;
+
+/* Shader printf: a kernel's module is built with each format string
+ * prefixed by ACCEL_PRINTF_TAG_OPEN, the kernel's name (each '%' doubled,
+ * the two tag characters replaced by '?') and ACCEL_PRINTF_TAG_CLOSE, so
+ * that the implementation can name the kernel of each line printed,
+ * whatever the layer says of its pipeline. */
+#define ACCEL_PRINTF_TAG_OPEN '\x1e'
+#define ACCEL_PRINTF_TAG_CLOSE '\x1f'
 
 /* One bound range, image or sampler at dispatch time. kind: a
  * salvo_binding_kind; for a buffer (0) buffer, offset and size, else image

@@ -191,11 +191,23 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
         validation = 2;
     else if (!import && (desc->flags & SALVO_DEVICE_VALIDATION) && validation < 1)
         validation = 1;
+    /* Shader printf comes through the validation layer: it brings it on. */
+    bool shader_printf = false;
+    char printf_why[ENV_WHY_MAX];
+    env_status printf_st =
+        import ? ENV_UNSET : env_flag("SALVO_PRINTF", &shader_printf, printf_why);
+    if (!import && (desc->flags & SALVO_DEVICE_PRINTF))
+        shader_printf = true;
+    if (shader_printf && validation < 1)
+        validation = 1;
     dev->info.log_level =
         salvo_log_env_level(&user_sink, validation ? SALVO_LOG_INFO : SALVO_LOG_WARNING);
     if (validation_st == ENV_BAD)
         ENV_WARN(&dev->log, "SALVO_VALIDATION", why, "%u%s", validation,
                  validation ? " (from salvo_device_desc.flags)" : " (off)");
+    if (printf_st == ENV_BAD)
+        ENV_WARN(&dev->log, "SALVO_PRINTF", printf_why, "%s",
+                 shader_printf ? "1 (from salvo_device_desc.flags)" : "0 (off)");
 
     uint64_t batch = desc->batch_size ? desc->batch_size
                                       : setting_uint(dev, "SALVO_BATCH", 1, MAX_BATCH,
@@ -252,6 +264,7 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     char refused[256] = "";
     opt.why = refused;
     opt.why_size = sizeof refused;
+    opt.printf = shader_printf;
     char chosen[SALVO_NAME_MAX] = "";
     salvo_status st = SALVO_OK;
     if (import) {
@@ -283,6 +296,11 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
         uint64_t cap = setting_uint(dev, "SALVO_QUEUES", 1, UINT32_MAX, 0, " (no cap)");
         q->hw_queues = dev->caps.queue_count ? dev->caps.queue_count : 1;
         if (!dev->caps.info.timeline_semaphores)
+            q->hw_queues = 1;
+        /* With shader printf the layer waits, inside each submission, for
+         * its work: on one queue, work behind a gate is kept on the host
+         * until the gate is raised instead of being submitted to wait. */
+        if (dev->caps.shader_printf)
             q->hw_queues = 1;
         /* Capped, the queues used are the first ones: the high-priority
          * one (the device's last) only when all are used. */
@@ -338,6 +356,10 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
                   "validation on: VK_LAYER_KHRONOS_validation%s; its findings are logged as "
                   "warnings and errors from \"validation\"",
                   opt.sync_validation ? " with synchronization validation" : "");
+    if (dev->caps.shader_printf)
+        SALVO_LOG(&dev->log, SALVO_LOG_INFO,
+                  "shader printf on: what kernels print is logged at info from \"printf\" with "
+                  "the kernel's name; one hardware queue, each submission waits for its work");
     SALVO_LOG(&dev->log, SALVO_LOG_INFO, "opened %s (batch %u)", dev->info.name, dev->batch_size);
     device_trace_env_start(dev);
     dev->info.trace_file = dev->q.trace != NULL;

@@ -8,6 +8,7 @@
 #include "api/spirv_check.h"
 #include "api/internal.h"
 #include "core/spirv_names.h"
+#include "core/spirv_printf.h"
 
 #define VT(dev) ((dev)->acc.vt)
 #define SELF(dev) ((dev)->acc.self)
@@ -197,10 +198,14 @@ static bool module_refused(const salvo_device_info *in, const reflect_module *m,
                      m->unknown_extension);
             return true;
         }
-        if ((m->extensions & REFLECT_EXT_VULKAN_1_2 && minor < 2) ||
-            (m->extensions & REFLECT_EXT_VULKAN_1_3 && minor < 3)) {
+        /* SPV_KHR_non_semantic_info also comes with
+         * VK_KHR_shader_non_semantic_info before 1.3. */
+        bool needs_12 = (m->extensions & REFLECT_EXT_VULKAN_1_2) && minor < 2;
+        bool needs_13 = (m->extensions & REFLECT_EXT_VULKAN_1_3) && minor < 3 &&
+                        !f->non_semantic_info;
+        if (needs_12 || needs_13) {
             snprintf(why, why_size, "needs a SPIR-V extension of Vulkan 1.%u; the device has 1.%u",
-                     m->extensions & REFLECT_EXT_VULKAN_1_3 ? 3u : 2u, minor);
+                     needs_13 ? 3u : 2u, minor);
             return true;
         }
         uint32_t modes = m->float_controls & ~f->float_controls;
@@ -232,6 +237,23 @@ static bool module_refused(const salvo_device_info *in, const reflect_module *m,
         return true;
     }
     return false;
+}
+
+/* The tag each printf format of kernel name starts with (see
+ * ACCEL_PRINTF_TAG_OPEN): the layer formats the tag with the line, so a
+ * '%' of the name is doubled, and the tag's own characters may not
+ * appear in it. Cut short to fit size. */
+static void printf_prefix(const char *name, char *out, size_t size)
+{
+    size_t at = 0;
+    out[at++] = ACCEL_PRINTF_TAG_OPEN;
+    for (const char *p = name; *p && at + 3 < size; p++) {
+        if (*p == '%')
+            out[at++] = '%';
+        out[at++] = *p == ACCEL_PRINTF_TAG_OPEN || *p == ACCEL_PRINTF_TAG_CLOSE ? '?' : *p;
+    }
+    out[at++] = ACCEL_PRINTF_TAG_CLOSE;
+    out[at] = '\0';
 }
 
 /* The kernel from a module: reflect, check against the device, build. */
@@ -323,17 +345,36 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "kernel '%s': out of host memory",
                         name);
     }
+    /* With shader printf on, each format string starts with a tag naming
+     * the kernel, so that each line printed says whose it is. */
+    uint32_t *tagged = NULL;
+    size_t tagged_size = 0;
+    if (dev->caps.shader_printf) {
+        char prefix[2 * SALVO_NAME_MAX + 3];
+        printf_prefix(name, prefix, sizeof prefix);
+        st = spirv_printf_tag(dev->alloc, spirv, spirv_size, prefix, &tagged, &tagged_size);
+        if (st != SALVO_OK) {
+            salvo_mem_free(dev->alloc, k->ek.name);
+            salvo_mem_free(dev->alloc, k);
+            return DEV_FAIL(dev, st, "kernel '%s': %s", name,
+                            st == SALVO_ERROR_OUT_OF_HOST_MEMORY
+                                ? "out of host memory"
+                                : "a printf format string is not a terminated OpString");
+        }
+    }
     accel_pipeline_desc pd = {
-        .spirv = spirv,
-        .spirv_size = spirv_size,
+        .spirv = tagged ? tagged : spirv,
+        .spirv_size = tagged ? tagged_size : spirv_size,
         .entry = entry,
         .bindings = pb,
         .binding_count = k->ek.refl.binding_count,
         .push_constant_size = k->ek.refl.push_constant_size,
         .spec_constants = desc->spec_constants,
         .spec_constant_count = desc->spec_constant_count,
+        .name = name,
     };
     accel_result r = VT(dev)->pipeline_create(SELF(dev), dev->adev, &pd, &k->ek.pipe);
+    salvo_mem_free(dev->alloc, tagged);
     if (r != ACCEL_SUCCESS) {
         salvo_mem_free(dev->alloc, k->ek.name);
         salvo_mem_free(dev->alloc, k);

@@ -2591,6 +2591,7 @@ fake_accel *fake_create(void)
         .buffer_float32_atomic_add = true,
         .buffer_float64_atomic_add = true,
         .integer_dot_product = true,
+        .non_semantic_info = true,
         .maintenance4 = true,
         .zero_initialize_workgroup_memory = true,
         .subgroup_size_control = true,

@@ -233,6 +233,10 @@ static VkResult device_make(accel_device *d, bool push_descriptor, bool host_imp
         names[name_count++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
     if (d->memory_budget)
         names[name_count++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+    /* Kernels with non-semantic instructions (debugPrintfEXT's): core in
+     * Vulkan 1.3, before it this extension, where the device has it. */
+    if (d->features.non_semantic_info && d->api_version < VK_API_VERSION_1_3)
+        names[name_count++] = VK_KHR_SHADER_NON_SEMANTIC_INFO_EXTENSION_NAME;
 
     /* Several queues of the family where it has them, so that streams run
      * side by side; streams order each other through timeline semaphores,
@@ -344,6 +348,8 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
         accel_vk_has_extension(ext, ext_count, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     bool float_ext =
         accel_vk_has_extension(ext, ext_count, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    bool non_semantic_ext =
+        accel_vk_has_extension(ext, ext_count, VK_KHR_SHADER_NON_SEMANTIC_INFO_EXTENSION_NAME);
     /* Budget and usage per heap (salvo_device_memory_info); on the
      * application's device, where it enabled the extension. */
     d->memory_budget =
@@ -417,10 +423,14 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
         d->features.subgroup_operations = subgroup.supportedOperations & 0xffu;
     if (core12 && !imp)
         d->features.float_controls = float_controls_bits(&fc);
+    if (!imp)
+        d->features.non_semantic_info = d->api_version >= VK_API_VERSION_1_3 || non_semantic_ext;
     vkGetPhysicalDeviceMemoryProperties(d->phys, &d->mem);
     /* Core in 1.1 (the instance's floor): kept for queries after open,
      * which run without instance_lock. */
     d->memory_properties2 = vkGetPhysicalDeviceMemoryProperties2;
+    /* Objects are named where the instance has debug utils (a messenger). */
+    d->set_object_name = d->messenger ? vkSetDebugUtilsObjectNameEXT : NULL;
     accel_vk_image_formats_query(d);
     if (imp) {
         d->device = imp->device;
@@ -594,10 +604,12 @@ accel_result accel_vk_device_open(void *self_, const accel_open_options *opt, ac
     d->log = (salvo_log_sink){opt->log, opt->log_user};
     d->pool_descriptors = opt->pool_descriptors;
     d->transfer_family = UINT32_MAX;
+    d->printf = opt->printf && !imp && (opt->validation || opt->sync_validation);
 
     r = imp ? open_imported(opt, d, caps) : open_own(self, opt, d, caps);
     if (r == VK_SUCCESS)
         r = accel_vk_device_memory_host_visible(d, &caps->device_memory_host_visible);
+    caps->shader_printf = d->printf;
     if (r != VK_SUCCESS) {
         device_release(d);
         return r;

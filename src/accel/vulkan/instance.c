@@ -74,6 +74,21 @@ void accel_vk_keep_drivers(void)
     accel_vk_instance_unlock();
 }
 
+/* Whether a message id names debug printf ("UNASSIGNED-DEBUG-PRINTF";
+ * layers have spelt it in several cases). */
+static bool printf_id(const char *id_name)
+{
+    static const char want[] = "printf";
+    for (const char *p = id_name; p && *p; p++) {
+        size_t i = 0;
+        while (want[i] && p[i] && (p[i] | 0x20) == want[i])
+            i++;
+        if (!want[i])
+            return true;
+    }
+    return false;
+}
+
 accel_vk_message_class accel_vk_message_classify(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                  VkDebugUtilsMessageTypeFlagsEXT types,
                                                  const char *id_name)
@@ -81,6 +96,15 @@ accel_vk_message_class accel_vk_message_classify(VkDebugUtilsMessageSeverityFlag
     const bool loader = id_name && strcmp(id_name, ACCEL_VK_LOADER_MESSAGE_ID) == 0;
     const bool serious = severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
                                      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT);
+    /* A line a shader printed, sent as a VALIDATION message at INFO: the
+     * program's own output, never a finding (the layer's warning that a
+     * line was cut short comes under the same id, at WARNING). */
+    if (printf_id(id_name))
+        return (accel_vk_message_class){
+            .printf = true,
+            .level = serious ? SALVO_LOG_WARNING : SALVO_LOG_INFO,
+            .file = ACCEL_VK_FILE_PRINTF,
+        };
     /* A finding is about the use of Vulkan: against the spec (VALIDATION,
      * whoever checked it: the loader sends the invalid usage it catches
      * itself as GENERAL | VALIDATION) or a layer's against its efficient
@@ -112,6 +136,13 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(
     const accel_device *d = user;
     accel_vk_message_class c =
         accel_vk_message_classify(severity, types, data ? data->pMessageIdName : NULL);
+    if (c.printf) {
+        char line[SALVO_ERROR_MAX];
+        accel_vk_printf_line(data ? data->pMessage : NULL, line, sizeof line);
+        if (d->log.fn)
+            d->log.fn(d->log.user, c.level, c.file, 0, line);
+        return VK_FALSE;
+    }
     if (d->log.fn)
         d->log.fn(d->log.user, c.level, c.file, 0, data && data->pMessage ? data->pMessage : "");
     /* Never make the layer fail the call: the core decides what a message means. */
@@ -122,8 +153,10 @@ VkDebugUtilsMessengerCreateInfoEXT accel_vk_messenger_info(accel_device *d)
 {
     return (VkDebugUtilsMessengerCreateInfoEXT){
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        /* Shader printf's lines come at INFO. */
         .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                           (d && d->printf ? VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT : 0),
         .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
                        VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
@@ -204,17 +237,25 @@ VkResult accel_vk_instance_create(const salvo_allocator *alloc, const accel_open
     }
 
     VkDebugUtilsMessengerCreateInfoEXT messenger = accel_vk_messenger_info(d);
-    const VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    /* Debug printf (1.3.239 and later) is a feature of the layer's own,
+     * turned on as synchronization validation is. */
+    bool shader_printf = validation && opt->printf;
+    VkValidationFeatureEnableEXT enables[2];
+    uint32_t enable_count = 0;
+    if (opt && opt->sync_validation)
+        enables[enable_count++] = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    if (shader_printf)
+        enables[enable_count++] = VK_VALIDATION_FEATURE_ENABLE_DEBUG_PRINTF_EXT;
     VkValidationFeaturesEXT features = {
         .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
         .pNext = &messenger,
-        .enabledValidationFeatureCount = 1,
-        .pEnabledValidationFeatures = &sync,
+        .enabledValidationFeatureCount = enable_count,
+        .pEnabledValidationFeatures = enables,
     };
     const void *chain = NULL;
     if (validation) {
         const char *want[2] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
-        uint32_t want_count = opt->sync_validation ? 2 : 1;
+        uint32_t want_count = enable_count ? 2 : 1;
         for (uint32_t i = 0; i < want_count; i++) {
             if (!accel_vk_has_extension(ext, ext_count, want[i]) &&
                 !accel_vk_has_extension(layer_ext, layer_ext_count, want[i])) {
@@ -223,7 +264,7 @@ VkResult accel_vk_instance_create(const salvo_allocator *alloc, const accel_open
             }
             names[name_count++] = want[i];
         }
-        chain = opt->sync_validation ? (const void *)&features : (const void *)&messenger;
+        chain = enable_count ? (const void *)&features : (const void *)&messenger;
     }
 
     const char *layer = VALIDATION_LAYER;

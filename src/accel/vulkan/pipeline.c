@@ -131,6 +131,18 @@ static VkResult compute_pipeline_create(accel_device *d, const accel_pipeline_de
         };
         r = d->vk.vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &ci, NULL,
                                            &p->pipeline);
+        /* The kernel's name on the pipeline: the validation layer's
+         * messages then name it ("VkPipeline 0x...[saxpy]"), and so do
+         * capture tools. */
+        if (r == VK_SUCCESS && desc->name && d->set_object_name) {
+            VkDebugUtilsObjectNameInfoEXT ni = {
+                .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+                .objectType = VK_OBJECT_TYPE_PIPELINE,
+                .objectHandle = (uint64_t)p->pipeline,
+                .pObjectName = desc->name,
+            };
+            d->set_object_name(d->device, &ni);
+        }
         /* The pipeline holds all it needs; keeping modules only costs memory. */
         d->vk.vkDestroyShaderModule(d->device, module, NULL);
     }

@@ -94,6 +94,10 @@ struct accel_device {
     /* The instance, device and queue are the application's
      * (salvo_device_create_vk): used, never destroyed. */
     bool imported;
+    /* The layer's debug printf is on (accel_open_options.printf): the
+     * messenger takes INFO messages too, and lines printed go to the log
+     * as printf.c makes them. */
+    bool printf;
     void (*queue_lock)(void *user); /* the application's queue lock, or NULL */
     void (*queue_unlock)(void *user);
     void *queue_lock_user;
@@ -105,6 +109,9 @@ struct accel_device {
      * teardown entry points are; bytes of each heap this device holds. */
     bool memory_budget;
     PFN_vkGetPhysicalDeviceMemoryProperties2 memory_properties2;
+    /* The instance's vkSetDebugUtilsObjectNameEXT where it has debug
+     * utils (pipelines carry their kernel's name), else NULL. */
+    PFN_vkSetDebugUtilsObjectNameEXT set_object_name;
     _Atomic uint64_t heap_allocated[VK_MAX_MEMORY_HEAPS];
     struct VolkDeviceTable vk;
 };
@@ -177,6 +184,7 @@ VkDebugUtilsMessengerCreateInfoEXT accel_vk_messenger_info(accel_device *d);
  * uncounted. */
 typedef struct accel_vk_message_class {
     bool validation;       /* a finding: counted */
+    bool printf;           /* a line a shader printed (message id "...DEBUG-PRINTF") */
     salvo_log_level level; /* the level the log callback receives */
     const char *file;      /* ACCEL_VK_FILE_* : the file it receives */
 } accel_vk_message_class;
@@ -184,6 +192,7 @@ typedef struct accel_vk_message_class {
 #define ACCEL_VK_FILE_VALIDATION "validation"
 #define ACCEL_VK_FILE_LOADER "vulkan-loader"
 #define ACCEL_VK_FILE_OTHER "vulkan" /* a general notice of a layer or driver */
+#define ACCEL_VK_FILE_PRINTF "printf" /* a line a shader printed */
 #define ACCEL_VK_LOADER_MESSAGE_ID "Loader Message"
 
 /* Pure: decided by the callback data alone (id_name may be NULL). */
@@ -213,6 +222,15 @@ void accel_vk_copy_name(char dst[SALVO_NAME_MAX], const char *src, size_t src_ma
 /* ---- memory.c */
 
 VkResult accel_vk_device_memory_host_visible(accel_device *d, bool *out);
+
+/* ---- printf.c: shader printf */
+
+/* The line a shader printed, from the layer's message, into out (cut to
+ * size, NUL-terminated): "kernel 'name': text" where the format carried a
+ * kernel's tag (ACCEL_PRINTF_TAG_OPEN), else the text alone; the layer's
+ * header ("Validation Information: [ ... ] ... | MessageID = 0x... | ")
+ * and trailing newlines dropped. Pure: any thread. */
+void accel_vk_printf_line(const char *message, char *out, size_t size);
 
 /* ---- heaps.c */
 
