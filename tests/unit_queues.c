@@ -1000,12 +1000,11 @@ static void test_queue_ordered_event_record(void **state)
     }
 }
 
-/* A staged copy that outlives the fence timeout: the write returns
- * SALVO_ERROR_TIMEOUT once the bound expires (it used to wait with no
- * bound: this test then hung), the next transfer waits for that copy first
- * and, with it still running, fails without touching the staging buffer;
- * once the copy ends, transfers go on. */
-static void test_staged_copy_bounded_by_fence_timeout(void **state)
+/* A staged copy slower than the fence timeout is waited for to the end,
+ * as the header promises (a copy left running would race with what the
+ * program does next): the write succeeds with its bytes in place, and a
+ * buffer destroyed afterwards is released at once. */
+static void test_staged_copy_waited_to_the_end(void **state)
 {
     (void)state;
     env e;
@@ -1015,30 +1014,11 @@ static void test_staged_copy_bounded_by_fence_timeout(void **state)
     uint32_t data[256];
     for (uint32_t i = 0; i < 256; i++)
         data[i] = 11 + i * 7;
-    uint64_t before = fake_queue_submits(e.f, 0);
-    assert_int_equal(salvo_buffer_write(e.buf[1], 0, data, sizeof data), SALVO_ERROR_TIMEOUT);
-    assert_non_null(strstr(salvo_last_error(), "goes on"));
-    assert_int_equal(fake_queue_submits(e.f, 0), before + 1); /* the copy was given */
-    /* Still running: the next transfer does nothing, and says why. */
-    uint32_t got[256];
-    assert_int_equal(salvo_buffer_read(e.buf[1], 0, got, sizeof got), SALVO_ERROR_TIMEOUT);
-    assert_non_null(strstr(salvo_last_error(), "still running"));
-    assert_int_equal(fake_queue_submits(e.f, 0), before + 1);
-    /* A buffer destroyed meanwhile is not released under the copy. */
-    salvo_buffer *other = NULL;
-    assert_int_equal(salvo_buffer_create(e.dev, 1024, SALVO_DOMAIN_DEVICE, &other), SALVO_OK);
-    salvo_buffer_destroy(other);
-    assert_int_equal(salvo_device_synchronize(e.dev), SALVO_OK);
-    salvo_stats st;
-    assert_int_equal(salvo_device_stats(e.dev, &st), SALVO_OK);
-    assert_int_equal(st.releases_pending, 1);
-    /* The copy ends: the staged bytes landed, transfers go on, and the
-     * release runs at the next drain point. */
-    assert_int_equal(fake_complete_all(e.f), 1);
+    /* The fake never completes the copy by itself: only the wait for the
+     * queue, the last resort once the fence waits keep expiring, does. */
+    assert_int_equal(salvo_buffer_write(e.buf[1], 0, data, sizeof data), SALVO_OK);
+    assert_true(fake_calls(e.f, "queue_wait_idle") >= 1);
     fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
-    assert_int_equal(salvo_device_synchronize(e.dev), SALVO_OK);
-    assert_int_equal(salvo_device_stats(e.dev, &st), SALVO_OK);
-    assert_int_equal(st.releases_pending, 0);
     expect_contents(e.buf[1], 11);
     if (fake_illegal_total(e.f))
         fail_msg("illegal use of the fake: %s", fake_illegal_last(e.f));
@@ -1142,7 +1122,7 @@ int main(void)
         cmocka_unit_test(test_queue_ordered_synchronize),
         cmocka_unit_test(test_queue_ordered_query),
         cmocka_unit_test(test_queue_ordered_event_record),
-        cmocka_unit_test(test_staged_copy_bounded_by_fence_timeout),
+        cmocka_unit_test(test_staged_copy_waited_to_the_end),
         cmocka_unit_test(test_host_bytes_copied_outside_the_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

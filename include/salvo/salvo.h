@@ -56,7 +56,8 @@ typedef enum salvo_status {
 } salvo_status;
 
 /* Timeouts. salvo_device_desc.fence_timeout_s bounds each wait salvo makes
- * for the device (none by default). When a bound expires, what the status
+ * for the device (none by default), but for the copies of a staged buffer
+ * or image transfer once they have begun (see salvo_buffer_write). When a bound expires, what the status
  * says about the call's work is exact:
  *  - SALVO_TIMEOUT (not an error): the call did its work, only a wait on
  *    that work expired; the work goes on and a later wait sees it end.
@@ -576,11 +577,10 @@ SALVO_API salvo_status salvo_buffer_import_host(salvo_device *device, void *ptr,
  * salvo_stream_host_call whose fn writes the buffer through its mapping
  * may run before or after this write (synchronize the stream first). SALVO_ERROR_TIMEOUT, nothing written, when that work
  * (or, for a staged write, work a gate holds ahead of it on the queue) did
- * not complete within the fence timeout. A staged copy is bounded by the
- * fence timeout too: when one does not complete in time the write returns
- * SALVO_ERROR_TIMEOUT with the range's contents undefined (the copy goes
- * on; the next transfer waits for it first, and fails the same way, doing
- * nothing, while it still runs). The bytes are copied with no lock held. Where the buffer cannot be mapped (device memory of
+ * not complete within the fence timeout; once its copies have begun a
+ * write waits for them to the end, whatever the fence timeout (a copy left
+ * running would race with whatever the program does next with the
+ * buffer). The bytes are copied with no lock held. Where the buffer cannot be mapped (device memory of
  * most GPUs), the bytes go through a staging buffer; from 8 MiB on, on a
  * device with host import, the page-aligned middle of src is imported for
  * the call instead and copied by the device with no host copy (counted in
@@ -595,7 +595,7 @@ SALVO_API salvo_status salvo_buffer_write(salvo_buffer *buffer, uint64_t offset,
  * reads import the middle of dst as writes import src's. Not ordered with
  * host calls: a pending salvo_stream_host_call whose fn writes the buffer
  * through its mapping may not have run yet (synchronize its stream first). Timeouts as for
- * salvo_buffer_write (SALVO_ERROR_TIMEOUT: dst's contents undefined).
+ * salvo_buffer_write (SALVO_ERROR_TIMEOUT: nothing read).
  * Thread safety: any thread; not concurrently with a write of the same bytes. */
 SALVO_API salvo_status salvo_buffer_read(salvo_buffer *buffer, uint64_t offset, void *dst,
                                          uint64_t size);

@@ -412,6 +412,9 @@ static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s)
     return SALVO_OK;
 }
 
+static salvo_status observed_locked(queue *q, stream_engine *st, slot *s, accel_result r,
+                                    bool report);
+
 salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool report)
 {
     if (!slot_submitted(s))
@@ -432,10 +435,21 @@ salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool r
     if (s->state != SLOT_IN_FLIGHT)
         return queue_is_lost(q) ? queue_lost_error(q) : SALVO_OK;
     uint64_t serial = s->serial;
-    wait_spec w = {.fence = s->fence, .spin = true, .batch = s, .deadline_ns = wait_deadline(q)};
+    wait_spec w = {.spin = true, .batch = s, .deadline_ns = wait_deadline(q)};
+    if (!slot_done_on_timeline(s, &w.until))
+        w.fence = s->fence;
     accel_result r = wait_locked(q, &w);
     if (s->state != SLOT_IN_FLIGHT || s->serial != serial)
         return queue_is_lost(q) ? queue_lost_error(q) : SALVO_OK; /* someone else saw it */
+    return observed_locked(q, st, s, r, report);
+}
+
+/* What a wait for st's in-flight batch s observed (r), applied: done,
+ * still running, failed or lost. */
+static salvo_status observed_locked(queue *q, stream_engine *st, slot *s, accel_result r,
+                                    bool report)
+{
+    uint64_t serial = s->serial;
     uint32_t n = s->launches;
     salvo_status res = slot_complete(s, &q->env, r);
     if (!slot_active(s))
@@ -467,7 +481,6 @@ void queue_reap_locked(queue *q)
      * busy are taken in after the pump: a destroy may land there while the
      * pump runs (another thread's, or one from inside a gate poll). */
     retire_collect(&q->retire);
-    transfer_reap_late_locked(q);
     for (stream_engine *st = q->streams; st; st = st->next) {
         if (atomic_load(&st->destroyed) && st->open && !queue_is_lost(q))
             stream_submit_locked(st, false);
@@ -700,8 +713,9 @@ salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t d
         /* Held on the host for a gate: look again after a nap (the next
          * look pumps it once the gate is up). On the device: its fence. */
         bool held = s->state == SLOT_HELD;
-        wait_spec w = {.fence = held ? NULL : s->fence, .nap_ns = nap,
-                       .batch = held ? NULL : s, .deadline_ns = deadline_ns};
+        wait_spec w = {.nap_ns = nap, .batch = held ? NULL : s, .deadline_ns = deadline_ns};
+        if (!held && !slot_done_on_timeline(s, &w.until))
+            w.fence = s->fence;
         accel_result r = wait_locked(q, &w);
         if (held) {
             nap = nap * 2 < HELD_WAIT_NAP_MAX_NS ? nap * 2 : HELD_WAIT_NAP_MAX_NS;
@@ -711,6 +725,10 @@ salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t d
             queue_mark_lost_locked(q);
             return queue_lost_error(q);
         }
+        /* Seen done: done now (a later look might not see it again: a
+         * timeline that cannot be read, say). */
+        if (r == ACCEL_SUCCESS && s->state == SLOT_IN_FLIGHT && s->serial == serial)
+            observed_locked(q, owner, s, r, false);
         if (r == ACCEL_SUCCESS || r == ACCEL_TIMEOUT)
             continue; /* the next look completes it, or sees the bound expired */
         if (s->state == SLOT_IN_FLIGHT && s->serial == serial)

@@ -147,12 +147,6 @@ typedef struct queue {
      * dropped, or copies host memory; others wait on slot_cv for it to
      * finish. */
     bool xfer_busy;
-    /* A staged copy on xfer_fence whose wait expired: it may still run,
-     * so the transfer objects (the staging buffer among them) wait for it
-     * before they are used again, and late_pin (in pins meanwhile) keeps
-     * the retire queue from releasing what it reads or writes. */
-    bool xfer_late;
-    queue_pin late_pin;
 
     /* Host calls (api/host_call.c): the timeline the work after a call
      * waits on, and the value raised so far. A batch waiting on it is

@@ -21,6 +21,10 @@
  *                                                     over, nothing more
  *                                                     will be observed)
  *
+ * A batch that signals a timeline (a stream's, on a device with several
+ * queues) is submitted with no fence: its timeline value says when it is
+ * done (slot_poll, slot_wait); otherwise its fence does.
+ *
  * HELD: ended, its fence reset, kept on the host because it waits on a
  * host gate that is down and its queue is shared (core/queue.c decides);
  * it has not been given to the device, so its fence is neither waited on
@@ -214,6 +218,13 @@ void slot_abandon(slot *s, const slot_env *env);
 static inline bool slot_active(const slot *s)
 {
     return s->state == SLOT_RECORDING || s->state == SLOT_HELD || s->state == SLOT_IN_FLIGHT;
+}
+/* What a wait for s looks at: its timeline value (true, *op filled), or
+ * its fence (false). */
+static inline bool slot_done_on_timeline(const slot *s, accel_sem_op *op)
+{
+    *op = s->signal;
+    return s->signal.timeline != NULL;
 }
 /* HELD or IN_FLIGHT: ended, not done (a wait for it may block). */
 static inline bool slot_submitted(const slot *s)

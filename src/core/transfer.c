@@ -68,42 +68,9 @@ static accel_result record_copy(queue *q, accel_cmd *cmd, const void *what)
  * keeps failing, the objects of *cmd and *fence are destroyed (and with
  * them the staging buffer when dropping says so), so the next transfer
  * makes new ones. */
-/* The staged copy on xfer_fence outlived its wait: until it is seen over,
- * nothing queued for release from now on is released (the buffer it
- * copies may be destroyed meanwhile). */
-static void late_begin_locked(queue *q)
-{
-    q->xfer_late = true;
-    /* Releases queued from now on are tagged next_serial or later: kept. */
-    q->late_pin = (queue_pin){atomic_load(&q->next_serial) - 1, q->pins};
-    q->pins = &q->late_pin;
-}
-
-static void late_end_locked(queue *q)
-{
-    if (!q->xfer_late)
-        return;
-    q->xfer_late = false;
-    for (queue_pin **p = &q->pins; *p; p = &(*p)->next)
-        if (*p == &q->late_pin) {
-            *p = q->late_pin.next;
-            break;
-        }
-}
-
-void transfer_reap_late_locked(queue *q)
-{
-    /* A lost device's work is over: the pin goes, and with it what the
-     * loss abandons. */
-    if (q->xfer_late && !q->xfer_busy &&
-        (queue_is_lost(q) ||
-         VT(q)->fence_status(SELF(q), q->adev, q->xfer_fence) == ACCEL_SUCCESS))
-        late_end_locked(q);
-}
-
 static salvo_status run_locked(queue *q, uint32_t qi, accel_cmd **cmd, accel_fence **fence,
                                bool drop_staging, record_fn record, const void *what,
-                               bool to_host, uint64_t bytes, bool bounded_wait)
+                               bool to_host, uint64_t bytes)
 {
     const accel_vtable *vt = VT(q);
     void *self = SELF(q);
@@ -125,31 +92,17 @@ static salvo_status run_locked(queue *q, uint32_t qi, accel_cmd **cmd, accel_fen
         if (r == ACCEL_SUCCESS) {
             /* The lock is never held across a fence wait (the thread that
              * raises a gate may need it); the transfer objects stay this
-             * call's (xfer_busy). Bounded by the fence timeout: a copy
-             * that outlives it goes on, and its objects wait for it
-             * before they are used again (settle_late_locked). */
-            wait_spec w = {.fence = *fence,
-                           .deadline_ns = bounded_wait ? wait_deadline(q) : UINT64_MAX};
+             * call's (xfer_busy). No gate holds the work ahead of the copy
+             * (transfer() saw to that), so the wait has no bound: once
+             * accepted, the copy is waited for to the end (a copy left
+             * running would race with whatever the program does next with
+             * the buffer). */
+            wait_spec w = {.fence = *fence, .deadline_ns = UINT64_MAX};
             r = wait_locked(q, &w);
-            /* A timeout ends the wait where there is a bound (the driver
-             * was given what was left of it); with none, it is a wait that
-             * failed, tried again like any other. */
-            bool bounded = w.deadline_ns != UINT64_MAX;
-            bool expired = r == ACCEL_TIMEOUT && bounded;
             for (int attempt = 1; attempt < RECOVERY_ATTEMPTS && r != ACCEL_SUCCESS &&
-                                  r != ACCEL_ERROR_DEVICE_LOST && !expired;
-                 attempt++) {
+                                  r != ACCEL_ERROR_DEVICE_LOST;
+                 attempt++)
                 r = wait_locked(q, &w);
-                expired = r == ACCEL_TIMEOUT && bounded;
-            }
-            if (expired) {
-                late_begin_locked(q);
-                return QUEUE_FAIL(q, SALVO_ERROR_TIMEOUT,
-                                  "transfer: a copy of %llu bytes did not complete within the "
-                                  "fence timeout; it goes on, and the range's contents are "
-                                  "undefined until it ends",
-                                  (unsigned long long)bytes);
-            }
             /* The copy was accepted: whatever the wait said, it must be over
              * before the transfer objects are touched again. */
             if (r != ACCEL_SUCCESS && r != ACCEL_ERROR_DEVICE_LOST)
@@ -185,30 +138,6 @@ static salvo_status run_locked(queue *q, uint32_t qi, accel_cmd **cmd, accel_fen
                     (unsigned long long)bytes, accel_result_name(r));
 }
 
-/* A copy whose wait expired earlier still owns its objects: wait for it
- * (bounded) before they are used. SALVO_ERROR_TIMEOUT, nothing done, when
- * it is still running. */
-static salvo_status settle_late_locked(queue *q, const char *what)
-{
-    if (!q->xfer_late)
-        return SALVO_OK;
-    wait_spec w = {.fence = q->xfer_fence, .deadline_ns = wait_deadline(q)};
-    accel_result r = wait_locked(q, &w);
-    if (r == ACCEL_SUCCESS) {
-        late_end_locked(q);
-        return SALVO_OK;
-    }
-    if (r == ACCEL_ERROR_DEVICE_LOST) {
-        late_end_locked(q);
-        queue_mark_lost_locked(q);
-        return queue_lost_error(q);
-    }
-    return QUEUE_FAIL(q, r == ACCEL_TIMEOUT ? SALVO_ERROR_TIMEOUT : salvo_status_from_accel(r),
-                      "%s: an earlier transfer's copy is still running after the fence timeout; "
-                      "nothing was done",
-                      what);
-}
-
 /* memcpy between the caller's memory and the staging buffer, the device
  * lock let go meanwhile: the transfer objects are this call's (xfer_busy),
  * and no other thread waits behind the lock for a copy of the program's
@@ -227,7 +156,7 @@ static salvo_status staged_copy_locked(queue *q, accel_buffer *src, uint64_t so,
 {
     copy_args a = {src, dst, so, dof, size};
     return run_locked(q, staging_queue(q), &q->xfer_cmd, &q->xfer_fence, true, record_copy, &a,
-                      to_host, size, true);
+                      to_host, size);
 }
 
 /* host[0, size) <-> buf[offset, +size) through the staging buffer, a
@@ -300,8 +229,6 @@ salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset,
     salvo_status r = q->copy_queue != NO_COPY_QUEUE ? SALVO_OK : queue_wait_ungated_locked(q);
     if (r == SALVO_TIMEOUT)
         r = not_done(q, "work ahead of it, held by a gate,", to_host);
-    if (r == SALVO_OK)
-        r = settle_late_locked(q, to_host ? "buffer_read" : "buffer_write");
     if (r == SALVO_OK)
         r = staging_locked(q);
     uint64_t b = 0, e = 0;
@@ -401,8 +328,7 @@ salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image
         r = image_objects_locked(q);
     if (r == SALVO_OK && init) {
         image_args a = {.img = img, .init = true};
-        r = run_locked(q, 0, &q->image_cmd, &q->image_fence, false, record_image, &a, false, 0,
-                       false);
+        r = run_locked(q, 0, &q->image_cmd, &q->image_fence, false, record_image, &a, false, 0);
     }
     /* Rows of one slice of one layer at a time, as many as the staging
      * buffer holds. */
@@ -427,7 +353,7 @@ salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image
                 if (!to_host)
                     host_copy_locked(q, stage, at, n * row);
                 r = run_locked(q, 0, &q->image_cmd, &q->image_fence, false, record_image, &a,
-                               to_host, n * row, false);
+                               to_host, n * row);
                 if (r == SALVO_OK && to_host)
                     host_copy_locked(q, at, stage, n * row);
             }
@@ -439,10 +365,6 @@ salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image
 void transfer_free_locked(queue *q)
 {
     const accel_vtable *vt = q->acc->vt;
-    /* A copy that outlived its wait must be over before its objects go. */
-    if (q->xfer_late && !queue_is_lost(q) && queue_wait_idle_locked(q) != ACCEL_SUCCESS)
-        queue_mark_lost_locked(q);
-    late_end_locked(q);
     vt->fence_destroy(q->acc->self, q->adev, q->image_fence);
     vt->cmd_destroy(q->acc->self, q->adev, q->image_cmd);
     q->image_fence = NULL;

@@ -8,10 +8,8 @@
  *
  * A transfer waits for gated work ahead of it (under the fence timeout,
  * SALVO_ERROR_TIMEOUT with nothing copied when it expires), then for each
- * of its copies, under the fence timeout too (SALVO_ERROR_TIMEOUT: the
- * copy goes on, the range's contents are undefined until it ends, the
- * next transfer waits for it first, and no release runs until it is seen
- * over). Image transfers wait for their copies to the end. It never holds the queue's lock
+ * of its copies to the end (a copy left running would race with what the
+ * program does next with the buffer). It never holds the queue's lock
  * across a wait or a copy of the program's bytes (core/wait.h; the
  * transfer objects stay its own through xfer_busy).
  */
@@ -36,9 +34,6 @@ salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset,
  * settled the work that uses the image. */
 salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image_region *region,
                                    uint32_t texel, char *host, bool to_host, bool init);
-/* A staged copy that outlived its wait and is now seen over lets the
- * retire queue go on (at every reap). */
-void transfer_reap_late_locked(queue *q);
 /* Free the staging buffer and the transfer command buffers and fences. */
 void transfer_free_locked(queue *q);
 

@@ -58,6 +58,27 @@ static accel_result on_fence(queue *q, const wait_spec *w)
     return vt->fence_wait(q->acc->self, q->adev, w->fence, timeout);
 }
 
+/* As on_fence, on the timeline value a batch signals. */
+static accel_result on_timeline(queue *q, const wait_spec *w)
+{
+    const accel_vtable *vt = q->acc->vt;
+    if (w->spin && q->spin_ns) {
+        uint64_t end = wait_sooner(wait_now_ns() + q->spin_ns, w->deadline_ns);
+        do {
+            uint64_t value = 0;
+            accel_result r = vt->timeline_value(q->acc->self, q->adev, w->until.timeline, &value);
+            if (r != ACCEL_SUCCESS || value >= w->until.value)
+                return r;
+        } while (wait_now_ns() < end);
+    }
+    uint64_t timeout = UINT64_MAX;
+    if (w->deadline_ns != UINT64_MAX) {
+        uint64_t now = wait_now_ns();
+        timeout = w->deadline_ns > now ? w->deadline_ns - now : 0;
+    }
+    return vt->timeline_wait(q->acc->self, q->adev, w->until.timeline, w->until.value, timeout);
+}
+
 static accel_result on_gate(queue *q, const wait_spec *w)
 {
     uint64_t gap = GATE_NAP_MIN_NS;
@@ -84,7 +105,7 @@ accel_result wait_locked(queue *q, const wait_spec *w)
     if (w->pin)
         q->pins = &pin;
     /* A nap looks at no device object: not a waiter. */
-    bool looks = w->fence || w->gate.timeline;
+    bool looks = w->fence || w->until.timeline || w->gate.timeline;
     if (looks)
         atomic_fetch_add(&q->waiters, 1);
     if (w->batch)
@@ -97,6 +118,8 @@ accel_result wait_locked(queue *q, const wait_spec *w)
     accel_result r;
     if (w->fence) {
         r = on_fence(q, w);
+    } else if (w->until.timeline) {
+        r = on_timeline(q, w);
     } else if (w->gate.timeline) {
         r = on_gate(q, w);
     } else {

@@ -23,12 +23,16 @@
 #include "core/queue.h"
 
 typedef struct wait_spec {
-    /* What is waited for: a fence; else a timeline value (gate.timeline
-     * not NULL), polled with naps; else nothing: a nap of nap_ns. */
+    /* What is waited for: a fence; else a timeline value a batch signals
+     * (until.timeline not NULL: spun on, then waited for); else a host
+     * gate's timeline value (gate.timeline not NULL), polled with naps;
+     * else nothing: a nap of nap_ns. */
     accel_fence *fence;
+    accel_sem_op until;
     accel_sem_op gate;
     uint64_t nap_ns;
-    /* Spin on the fence for the device's spin time before blocking. */
+    /* Spin on the fence (or until's timeline) for the device's spin time
+     * before blocking. */
     bool spin;
     /* The batch whose fence or gate this is (its waiters count), or NULL. */
     slot *batch;
