@@ -175,11 +175,39 @@ static void every_command_batch_1(void **state)
     expect_done(dev, "copy_image_to_buffer", &submitted);
     expect_mapped(hp, N1, 9, "copy_image_to_buffer");
 
+    /* The counts in a mapped buffer: N1 / 64 workgroups of 64. */
+    salvo_buffer *cnt = NULL;
+    assert_int_equal(salvo_buffer_create(dev, 12, SALVO_DOMAIN_HOST, &cnt), SALVO_OK);
+    uint32_t *cp = NULL;
+    assert_int_equal(salvo_buffer_map(cnt, (void **)&cp), SALVO_OK);
+    cp[0] = N1 / 64, cp[1] = 1, cp[2] = 1;
+    assert_int_equal(salvo_launch_indirect(st, k, cnt, 0, &b, 1, push, sizeof push), SALVO_OK);
+    expect_done(dev, "launch_indirect", &submitted);
+    expect_mapped(hp, N1, 11, "launch_indirect");
+
+    salvo_image *img2 = NULL;
+    assert_int_equal(salvo_image_create(dev, &idesc, &img2), SALVO_OK);
+    assert_int_equal(salvo_copy_image(st, img, NULL, img2, NULL), SALVO_OK);
+    expect_done(dev, "copy_image", &submitted);
+    assert_int_equal(salvo_copy_image_to_buffer(st, img2, &all, h, 0), SALVO_OK);
+    expect_done(dev, "copy_image_to_buffer (the copy)", &submitted);
+    expect_mapped(hp, N1, 9, "copy_image");
+
+    /* Partial words at both ends: a kernel of salvo's writes them. */
+    const unsigned char seven = 7;
+    assert_int_equal(salvo_fill_pattern(st, h, 1, N1 * 4ull - 2, &seven, 1), SALVO_OK);
+    expect_done(dev, "fill_pattern", &submitted);
+    expect_mapped(hp + 1, N1 - 2, 0x07070707u, "fill_pattern");
+    if (hp[0] != 0x07070709u || hp[N1 - 1] != 0x00070707u)
+        fail_msg("fill_pattern: ends %#x and %#x", hp[0], hp[N1 - 1]);
+
     salvo_vk_buffer_use use = {.buffer = h, .access = SALVO_ACCESS_READ_WRITE};
     assert_int_equal(salvo_vk_stream_record(st, &use, 1, no_commands, NULL), SALVO_OK);
     expect_done(dev, "vk_stream_record", &submitted);
 
     assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    salvo_buffer_destroy(cnt);
+    salvo_image_destroy(img2);
     salvo_image_destroy(img);
     salvo_graph_destroy(g);
     salvo_kernel_destroy(k);

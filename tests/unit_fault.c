@@ -188,6 +188,9 @@ static void test_scenario_clean(void **state)
     assert_int_equal(calls.calls[op_index("cmd_dispatch")],
                      2 * SCENARIO_LAUNCHES + 1 + 2 * GRAPH_NODES);
     assert_int_equal(calls.calls[op_index("cmd_create_reusable")], 2);
+    /* One indirect launch on A, and the graph's, recorded twice. */
+    assert_int_equal(calls.calls[op_index("cmd_dispatch_indirect")], 1 + 2);
+    assert_int_equal(calls.calls[op_index("cmd_fill_bytes")], 1);
     static const char *const reached[] = {"enumerate",       "device_open", "buffer_create",
                                           "pipeline_create", "cmd_begin",   "cmd_end",
                                           "fence_reset",     "submit",      "fence_wait",

@@ -754,6 +754,22 @@ SALVO_API salvo_status salvo_copy_image_to_buffer(salvo_stream *stream, salvo_im
                                                   const salvo_image_region *region,
                                                   salvo_buffer *dst, uint64_t dst_offset);
 
+/* Copy src_region of src into dst_region of dst on the device, in stream
+ * order and batched as salvo_copy_buffer_to_image (ordered against
+ * launches by what they read and write, captured into graphs). Regions as
+ * salvo_image_region says (NULL: the whole image); once resolved, the two
+ * must have the same extents. The formats need texels of one size (bytes
+ * are copied as they are: R32_UINT to RGBA8_UNORM is a copy of the bits),
+ * the types must match (2D and 2D arrays count as one), and within one
+ * image (a 2D array's layers) the two regions must be in different layers:
+ * SALVO_ERROR_INVALID_ARGUMENT with a message otherwise, nothing
+ * recorded. Counts in salvo_stats.transfer_bytes.
+ * Thread safety: as salvo_launch. Lifetime: both images as any a stream
+ * uses (their releases wait for the copy). */
+SALVO_API salvo_status salvo_copy_image(salvo_stream *stream, salvo_image *src,
+                                        const salvo_image_region *src_region, salvo_image *dst,
+                                        const salvo_image_region *dst_region);
+
 /* Release the image: as salvo_buffer_destroy, never blocks, the memory is
  * freed once no pending work can use it. NULL is a no-op. */
 SALVO_API void salvo_image_destroy(salvo_image *image);
@@ -981,6 +997,31 @@ SALVO_API salvo_status salvo_launch(salvo_stream *stream, salvo_kernel *kernel,
                                     const uint32_t groups[3], const salvo_binding *bindings,
                                     uint32_t binding_count, const void *push, uint32_t push_size);
 
+/* Record one dispatch of kernel whose workgroup counts the device reads
+ * when the dispatch runs: three uint32 (x, y, z) in count_buffer at
+ * offset (a multiple of 4, the 12 bytes inside the buffer), as
+ * cudaLaunchKernel cannot and vkCmdDispatchIndirect does. So an earlier
+ * launch, copy or fill on the stream may compute them: the dispatch reads
+ * them after that work, and later work that writes them waits for the
+ * read, as for any buffer the launch binds (in graphs too: replay a graph
+ * after the counts changed and the dispatch takes the new ones). A count
+ * of 0 runs no workgroup. Counts above salvo_device_info's
+ * max_workgroup_count are not checked (the device reads them) and are
+ * the program's to prevent. Bindings and push constants as salvo_launch;
+ * any buffer may hold the counts (one the kernel binds as well, or a
+ * HOST buffer written through its mapping before the launch). A kernel
+ * with SALVO_MAX_BINDINGS bindings is refused (the counts take one more
+ * of a command's ranges). Counts as a launch; batches, waits and
+ * timeouts as salvo_launch; in a capture, a node that salvo_graph_set_bindings
+ * and salvo_graph_set_push update as a launch's (the count buffer stays).
+ * Thread safety: as salvo_launch. Lifetime: count_buffer as a bound
+ * buffer (its release waits for the launch). */
+SALVO_API salvo_status salvo_launch_indirect(salvo_stream *stream, salvo_kernel *kernel,
+                                             salvo_buffer *count_buffer, uint64_t offset,
+                                             const salvo_binding *bindings,
+                                             uint32_t binding_count, const void *push,
+                                             uint32_t push_size);
+
 /* Fill size bytes of buffer from offset (both multiples of 4) with the
  * 32-bit value repeated (as cudaMemsetAsync with a 32-bit pattern; a byte
  * pattern b is value = b * 0x01010101u), in stream order and batched like
@@ -990,6 +1031,23 @@ SALVO_API salvo_status salvo_launch(salvo_stream *stream, salvo_kernel *kernel,
  * Thread safety: as salvo_launch. */
 SALVO_API salvo_status salvo_fill(salvo_stream *stream, salvo_buffer *buffer, uint64_t offset,
                                   uint64_t size, uint32_t value);
+
+/* Fill size bytes of buffer from offset with a pattern of pattern_size
+ * bytes (1, 2 or 4: as cudaMemsetD8, D16 and D32) repeated, starting at
+ * offset: byte offset + i gets pattern[i % pattern_size]. Any offset;
+ * size a whole number of patterns (not 0). Bytes outside the range keep
+ * their values. Ordered, batched and captured as salvo_fill, which it is
+ * where offset and size are multiples of 4; otherwise the partial words
+ * at either end are written by a small kernel of salvo's (atomically:
+ * another stream's write to the other bytes of those words is kept), on
+ * the stream's compute queue, and later work that touches any byte of
+ * those words waits for the fill, as earlier such work comes before it.
+ * Counts as a launch in the batch. Timeouts as for salvo_copy.
+ * Thread safety: as salvo_launch. Lifetime: pattern is read before the
+ * call returns. */
+SALVO_API salvo_status salvo_fill_pattern(salvo_stream *stream, salvo_buffer *buffer,
+                                          uint64_t offset, uint64_t size, const void *pattern,
+                                          uint32_t pattern_size);
 
 /* Copy size bytes from src at src_offset to dst at dst_offset on the
  * device, in stream order (after the stream's earlier launches and copies,
@@ -1116,7 +1174,7 @@ SALVO_API salvo_status salvo_stream_read(salvo_stream *stream, salvo_buffer *src
  * salvo_event_synchronize, salvo_buffer_read, salvo_buffer_write,
  * salvo_stream_host_call, salvo_stream_write, salvo_stream_read,
  * salvo_image_create, salvo_image_read, salvo_image_write and the
- * stream copies between buffers and images (each could wait for work
+ * stream copies to, from and between images (each could wait for work
  * held behind this very call), and
  * salvo_device_destroy (logged, nothing destroyed). fn may call
  * salvo_gate_raise, the queries, salvo_buffer_map, stats and destroys of

@@ -218,6 +218,10 @@ static inline const void *accel_bind_target(const accel_bind *b)
                      : b->image ? (const void *)b->image : (const void *)b->sampler;
 }
 
+/* What cmd_fill_bytes takes from a pool: one set of this many storage
+ * buffers (its partial words at either end). */
+enum { ACCEL_FILL_BYTES_DESCRIPTORS = 2 };
+
 typedef enum accel_barrier {
     ACCEL_BARRIER_COMPUTE_COMPUTE, /* shader writes -> later shader reads/writes */
     ACCEL_BARRIER_TRANSFER_COMPUTE,/* transfer writes -> shader reads/writes */
@@ -405,6 +409,46 @@ typedef struct accel_vtable {
      * state another call changes but those counts (atomics): any thread,
      * no lock. Cannot fail. */
     void (*memory_info)(void *self, accel_device *dev, salvo_memory_info *out);
+
+    /* A dispatch whose workgroup counts (three uint32: x, y, z) the device
+     * reads from counts at offset (a multiple of 4, the 12 bytes inside
+     * the buffer) when it runs, so an earlier command of the same batch
+     * may have written them (Vulkan: vkCmdDispatchIndirect). The read is
+     * the indirect-command stage's, which every barrier kind that orders
+     * later shader work orders too. A count of 0 runs nothing; counts
+     * above the device's limits are the caller's to prevent. Otherwise as
+     * cmd_dispatch (descriptors, push constants, OUT_OF_POOL_MEMORY). */
+    accel_result (*cmd_dispatch_indirect)(void *self, accel_device *dev, accel_cmd *cmd,
+                                          accel_pipeline *pipe, accel_descpool *pool,
+                                          const accel_bind *binds, uint32_t bind_count,
+                                          accel_buffer *counts, uint64_t offset,
+                                          const void *push, uint32_t push_size);
+    /* Fill size bytes (> 0) of dst from offset, any alignment: the byte at
+     * each address a gets byte a % 4 of word as word lies in memory (a 1-,
+     * 2- or 4-byte pattern repeated, turned to the phase of whole words).
+     * Whole words are filled as cmd_fill fills them (a transfer-stage
+     * write); the partial words at either end by a compute shader of the
+     * accelerator's own, which changes only the bytes inside the range,
+     * atomically, and takes one set of ACCEL_FILL_BYTES_DESCRIPTORS
+     * storage buffers from pool as cmd_dispatch does (OUT_OF_POOL_MEMORY:
+     * nothing recorded). A compute queue's command buffers only. Ordered
+     * as both a copy and a dispatch: the caller puts a barrier of kind
+     * WORK between it and what touches the bytes it binds, which run from
+     * offset rounded down to caps.info.min_storage_buffer_offset_alignment
+     * (and to 4) up to offset + size rounded up to 4: the shader's
+     * bindings start at such an offset (Vulkan's validation takes a
+     * binding's whole range for touched). */
+    accel_result (*cmd_fill_bytes)(void *self, accel_device *dev, accel_cmd *cmd,
+                                   accel_descpool *pool, accel_buffer *dst, uint64_t offset,
+                                   uint64_t size, uint32_t word);
+    /* Copy src_region of src to dst_region of dst: the same extents,
+     * texels of the same size, images of one type (2D and 2D arrays
+     * count as one), regions of one image in different layers. A
+     * transfer-stage read and write, as cmd_copy_image's. NULL where the
+     * image operations are. */
+    void (*cmd_copy_image_to_image)(void *self, accel_device *dev, accel_cmd *cmd,
+                                    accel_image *src, const accel_image_region *src_region,
+                                    accel_image *dst, const accel_image_region *dst_region);
 } accel_vtable;
 
 /* An accelerator: a table and its state. */

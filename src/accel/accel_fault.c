@@ -15,7 +15,8 @@
     X(descpool_create) X(descpool_reset) X(cmd_create) X(cmd_begin) X(cmd_end) X(cmd_reset)       \
     X(cmd_create_reusable) X(cmd_begin_reusable) X(cmd_dispatch) X(fence_create) X(fence_reset) X(fence_status) X(fence_wait) X(submit)        \
     X(timeline_create) X(timeline_signal) X(timeline_value) X(timeline_wait)                    \
-    X(image_create) X(image_view_create) X(sampler_create) X(cmd_image_init)
+    X(image_create) X(image_view_create) X(sampler_create) X(cmd_image_init)                      \
+    X(cmd_dispatch_indirect) X(cmd_fill_bytes)
 
 enum fault_op {
 #define X(name) OP_##name,
@@ -424,6 +425,20 @@ PASS(cmd_copy_image,
       accel_image *img, const accel_image_region *r, bool to_image),
      (self, cmd_copy_image, dev, c, buf, off, img, r, to_image))
 
+PLAIN(cmd_dispatch_indirect,
+      (void *self, accel_device *dev, accel_cmd *c, accel_pipeline *p, accel_descpool *pool,
+       const accel_bind *b, uint32_t n, accel_buffer *counts, uint64_t off, const void *push,
+       uint32_t ps),
+      (self, cmd_dispatch_indirect, dev, c, p, pool, b, n, counts, off, push, ps))
+PLAIN(cmd_fill_bytes,
+      (void *self, accel_device *dev, accel_cmd *c, accel_descpool *pool, accel_buffer *d,
+       uint64_t off, uint64_t size, uint32_t word),
+      (self, cmd_fill_bytes, dev, c, pool, d, off, size, word))
+PASS(cmd_copy_image_to_image,
+     (void *self, accel_device *dev, accel_cmd *c, accel_image *s,
+      const accel_image_region *sr, accel_image *d, const accel_image_region *dr),
+     (self, cmd_copy_image_to_image, dev, c, s, sr, d, dr))
+
 /* Not a fault point: a query that cannot fail, true of the device as it
  * is (after an injected loss too: the memory stays held until freed). */
 static void f_memory_info(void *self, accel_device *dev, salvo_memory_info *out)
@@ -527,6 +542,9 @@ static const accel_vtable fault_vtable = {
     .cmd_querypool_reset = f_cmd_querypool_reset,
     .cmd_timestamp = f_cmd_timestamp,
     .querypool_results = f_querypool_results,
+    .cmd_dispatch_indirect = f_cmd_dispatch_indirect,
+    .cmd_fill_bytes = f_cmd_fill_bytes,
+    .cmd_copy_image_to_image = f_cmd_copy_image_to_image,
 };
 
 bool accel_fault_wrap(const salvo_allocator *alloc, accel inner, accel *out, fault_accel **handle)

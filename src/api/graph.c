@@ -98,6 +98,29 @@ salvo_status graph_capture_image_copy_locked(salvo_graph *gr, salvo_buffer *buf,
     return r;
 }
 
+salvo_status graph_capture_launch_indirect_locked(salvo_graph *gr, salvo_kernel *k,
+                                                  const command *c, salvo_buffer **bufs,
+                                                  salvo_buffer *counts)
+{
+    salvo_status r = hold_launch_locked(gr, k, c->binds, bufs);
+    if (r == SALVO_OK)
+        r = hold_buffer_locked(gr, counts, false);
+    if (r == SALVO_OK)
+        r = graph_add_command(&gr->g, c);
+    return r;
+}
+
+salvo_status graph_capture_command_locked(salvo_graph *gr, const command *c, salvo_buffer *src,
+                                          salvo_buffer *dst)
+{
+    salvo_status r = src ? hold_buffer_locked(gr, src, false) : SALVO_OK;
+    if (r == SALVO_OK)
+        r = hold_buffer_locked(gr, dst, true);
+    if (r == SALVO_OK)
+        r = graph_add_command(&gr->g, c);
+    return r;
+}
+
 /* Let go of everything the graph holds. Under the lock: a last hold
  * queues the object's release itself. */
 static void drop_holds_locked(salvo_graph *gr)
@@ -369,8 +392,8 @@ static graph_node *launch_node(salvo_graph *gr, uint32_t n, const char *what)
                  gr->g.label, gr->g.node_count, n);
         return NULL;
     }
-    if (gr->g.nodes[n].kind != COMMAND_DISPATCH) {
-        command c = graph_node_command(&gr->g, &gr->g.nodes[n]);
+    command c = graph_node_command(&gr->g, &gr->g.nodes[n]);
+    if (!command_is_dispatch(&c)) {
         DEV_FAIL(gr->dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: node %u of %s is not a launch: %s",
                  what, n, gr->g.label, command_name(&c));
         return NULL;
@@ -414,8 +437,13 @@ salvo_status salvo_graph_set_bindings(salvo_graph *gr, uint32_t node,
     salvo_kernel *k = (salvo_kernel *)n->kernel;
     accel_bind binds[SALVO_MAX_BINDINGS];
     salvo_buffer *bufs[LAUNCH_HELD_MAX];
-    salvo_status r = launch_check(dev, k, n->groups, bindings, binding_count,
-                                  gr->g.push + n->push_at, n->push_size, binds, bufs);
+    /* An indirect launch keeps its counts: only the kernel's change. */
+    salvo_status r = n->kind == COMMAND_DISPATCH
+                         ? launch_check(dev, k, n->groups, bindings, binding_count,
+                                        gr->g.push + n->push_at, n->push_size, binds, bufs)
+                         : launch_check_bindings(dev, k, bindings, binding_count,
+                                                 gr->g.push + n->push_at, n->push_size, binds,
+                                                 bufs);
     if (r != SALVO_OK)
         return r;
     pthread_mutex_lock(&dev->q.lock);

@@ -370,6 +370,95 @@ salvo_status salvo_copy_image_to_buffer(salvo_stream *st, salvo_image *src,
     return copy_image(st, dst, dst_offset, src, region, false);
 }
 
+static const char *const type_names[] = {"?", "1D", "2D", "3D", "2D array"};
+
+/* 2D images and 2D arrays are both Vulkan's 2D images: copies between
+ * them take a box of layers; 1D and 3D copy with their own kind only. */
+static int image_copy_class(salvo_image_type type)
+{
+    return type == SALVO_IMAGE_2D_ARRAY ? SALVO_IMAGE_2D : (int)type;
+}
+
+static bool spans_overlap(uint32_t a, uint32_t alen, uint32_t b, uint32_t blen)
+{
+    return a < b + blen && b < a + alen;
+}
+
+salvo_status salvo_copy_image(salvo_stream *st, salvo_image *src,
+                              const salvo_image_region *src_region, salvo_image *dst,
+                              const salvo_image_region *dst_region)
+{
+    if (!st || !src || !dst)
+        return SALVO_FAIL(st ? &stream_device(st)->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "copy_image: %s is NULL", !st ? "stream" : !src ? "src" : "dst");
+    salvo_device *dev = stream_device(st);
+    if (src->base.dev != dev || dst->base.dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "copy_image: the %s image belongs to another device",
+                        src->base.dev != dev ? "source" : "destination");
+    if (host_call_running)
+        return host_call_refuse(dev, "copy_image");
+    command_image_pair pair;
+    uint64_t bytes, dst_bytes;
+    salvo_status r =
+        image_region_resolve(src, src_region, "copy_image (source)", &pair.src, &bytes);
+    if (r == SALVO_OK)
+        r = image_region_resolve(dst, dst_region, "copy_image (destination)", &pair.dst,
+                                 &dst_bytes);
+    if (r != SALVO_OK)
+        return r;
+    const salvo_image_desc *sd = &src->desc, *dd = &dst->desc;
+    if (src->texel != dst->texel)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "copy_image: formats %s and %s have texels of %u and %u bytes (a copy "
+                        "takes texels of one size)",
+                        salvo_format_name(sd->format), salvo_format_name(dd->format), src->texel,
+                        dst->texel);
+    if (image_copy_class(sd->type) != image_copy_class(dd->type))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "copy_image: from a %s image to a %s one (1D, 2D or 2D array, and 3D "
+                        "copy with their own kind)",
+                        type_names[sd->type], type_names[dd->type]);
+    const accel_image_region *a = &pair.src, *b = &pair.dst;
+    if (a->width != b->width || a->height != b->height || a->depth != b->depth ||
+        a->layers != b->layers)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "copy_image: the source region is %ux%ux%u (%u layers), the destination "
+                        "%ux%ux%u (%u layers); they must be the same",
+                        a->width, a->height, a->depth, a->layers, b->width, b->height, b->depth,
+                        b->layers);
+    /* A layer is in one layout for a copy, that of its source or its
+     * destination (accel.h): one image's regions take different layers. */
+    if (src == dst && spans_overlap(a->layer, a->layers, b->layer, b->layers))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "copy_image: within one image the regions must be in different layers "
+                        "(source layers [%u, +%u), destination [%u, +%u))",
+                        a->layer, a->layers, b->layer, b->layers);
+    /* Hazards know an image as a whole: range [0, 1). */
+    accel_bind ends[2] = {{.image = src->ai, .offset = 0, .size = 1},
+                          {.image = dst->ai, .offset = 0, .size = 1}};
+    command c = {.kind = COMMAND_IMAGE_TO_IMAGE, .binds = ends, .bind_count = 2, .push = &pair,
+                 .push_size = sizeof pair};
+    pthread_mutex_lock(&dev->q.lock);
+    if (device_is_lost(dev)) {
+        pthread_mutex_unlock(&dev->q.lock);
+        return device_lost_error(dev);
+    }
+    uint64_t serial = 0;
+    if (stream_capture_locked(st))
+        r = graph_capture_command_locked(st->capture, &c, &src->base, &dst->base);
+    else
+        r = stream_command_locked(&st->e, &c, bytes, &serial);
+    if (serial) {
+        buffer_note_use(&src->base, serial);
+        buffer_note_use(&dst->base, serial);
+    }
+    pthread_mutex_unlock(&dev->q.lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
 /* ------------------------------------------------------------------ */
 /* Samplers                                                            */
 /* ------------------------------------------------------------------ */

@@ -179,6 +179,10 @@ enum { LAUNCH_HELD_MAX = 2 * SALVO_MAX_BINDINGS };
 salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t groups[3],
                           const salvo_binding *bindings, uint32_t count, const void *push,
                           uint32_t push_size, accel_bind *binds, salvo_buffer **bufs);
+/* The same without the groups (an indirect launch's come from a buffer). */
+salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
+                                   const salvo_binding *bindings, uint32_t count, const void *push,
+                                   uint32_t push_size, accel_bind *binds, salvo_buffer **bufs);
 /* image.c: the region as a box (zero extents resolved) or a refusal
  * naming what (call names the caller); *bytes its packed size. */
 salvo_status image_region_resolve(salvo_image *img, const salvo_image_region *in,
@@ -203,6 +207,15 @@ salvo_status graph_capture_fill_locked(salvo_graph *gr, salvo_buffer *dst, uint6
 salvo_status graph_capture_image_copy_locked(salvo_graph *gr, salvo_buffer *buf, uint64_t offset,
                                              uint64_t bytes, salvo_image *img,
                                              const accel_image_region *region, bool to_image);
+/* An indirect launch c (bufs as launch_check gives them), holding the
+ * counts' buffer too. */
+salvo_status graph_capture_launch_indirect_locked(salvo_graph *gr, salvo_kernel *k,
+                                                  const command *c, salvo_buffer **bufs,
+                                                  salvo_buffer *counts);
+/* Another command the caller built (a fill of partial words, a copy
+ * between images), which reads src (NULL: nothing) and writes dst. */
+salvo_status graph_capture_command_locked(salvo_graph *gr, const command *c, salvo_buffer *src,
+                                          salvo_buffer *dst);
 /* The capture in progress with this id, or NULL. */
 salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id);
 /* st leaves its capture: a joined stream simply leaves; the stream that

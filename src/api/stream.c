@@ -1,5 +1,6 @@
 /* Streams: the public front of the stream engine (core/stream_engine.c).
- * Launches and copies are checked here, then recorded by the engine. */
+ * Launches (direct and indirect), copies and fills are checked here, then
+ * recorded by the engine. */
 #include <string.h>
 
 #include "api/internal.h"
@@ -156,6 +157,17 @@ salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t gro
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                             "launch of kernel '%s': groups[%d] = %u is outside 1..%u", k->ek.name, i,
                             groups[i], info->max_workgroup_count[i]);
+    return launch_check_bindings(dev, k, bindings, count, push, push_size, binds, bufs);
+}
+
+salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
+                                   const salvo_binding *bindings, uint32_t count, const void *push,
+                                   uint32_t push_size, accel_bind *binds, salvo_buffer **bufs)
+{
+    const salvo_device_info *info = &dev->info;
+    if (k->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': the kernel belongs to another device", k->ek.name);
     if (push_size != k->ek.refl.push_constant_size)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "launch of kernel '%s': push_size %u, the kernel declares %u", k->ek.name,
@@ -307,6 +319,68 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
     return r;
 }
 
+salvo_status salvo_launch_indirect(salvo_stream *st, salvo_kernel *k, salvo_buffer *counts,
+                                   uint64_t offset, const salvo_binding *bindings,
+                                   uint32_t binding_count, const void *push, uint32_t push_size)
+{
+    if (!st || !k || !counts)
+        return SALVO_FAIL(st ? &stream_device(st)->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "launch_indirect: %s is NULL",
+                          !st ? "stream" : !k ? "kernel" : "count_buffer");
+    salvo_device *dev = stream_device(st);
+    /* The kernel's ranges and the counts': one command's at most. */
+    accel_bind binds[SALVO_MAX_BINDINGS + 1];
+    salvo_buffer *bufs[LAUNCH_HELD_MAX];
+    salvo_status r = launch_check_bindings(dev, k, bindings, binding_count, push, push_size, binds,
+                                           bufs);
+    if (r != SALVO_OK)
+        return r;
+    const reflect_module *m = &k->ek.refl;
+    if (counts->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch_indirect of kernel '%s': the count buffer belongs to another "
+                        "device",
+                        k->ek.name);
+    if (offset % 4)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch_indirect of kernel '%s': count offset %llu is not a multiple of 4",
+                        k->ek.name, (unsigned long long)offset);
+    if (offset >= counts->size || counts->size - offset < 12)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch_indirect of kernel '%s': counts [%llu, +12) outside the count "
+                        "buffer of %llu bytes",
+                        k->ek.name, (unsigned long long)offset, (unsigned long long)counts->size);
+    if (m->binding_count == SALVO_MAX_BINDINGS)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch_indirect of kernel '%s': the kernel binds %d buffers, the most a "
+                        "command may use; the counts would be one more",
+                        k->ek.name, SALVO_MAX_BINDINGS);
+    binds[m->binding_count] = (accel_bind){.buffer = counts->ab, .offset = offset, .size = 12};
+    command c = {.kind = COMMAND_DISPATCH_INDIRECT, .object = &k->ek, .binds = binds,
+                 .bind_count = m->binding_count + 1, .push = push, .push_size = push_size};
+    pthread_mutex_lock(&dev->q.lock);
+    if (device_is_lost(dev)) {
+        pthread_mutex_unlock(&dev->q.lock);
+        return device_lost_error(dev);
+    }
+    uint64_t serial = 0;
+    if (stream_capture_locked(st))
+        r = graph_capture_launch_indirect_locked(st->capture, k, &c, bufs, counts);
+    else
+        r = stream_command_locked(&st->e, &c, 0, &serial);
+    if (serial) {
+        for (uint32_t i = 0; i < m->binding_count; i++)
+            buffer_note_use(bufs[i], serial);
+        buffer_note_use(counts, serial);
+    }
+    if (serial && m->buffer_addresses && serial > dev->q.address_serial)
+        dev->q.address_serial = serial;
+    pthread_mutex_unlock(&dev->q.lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
 static salvo_status check_copy_range(salvo_device *dev, const char *which, salvo_buffer *b,
                                      uint64_t offset, uint64_t size)
 {
@@ -393,6 +467,73 @@ salvo_status salvo_fill(salvo_stream *st, salvo_buffer *buf, uint64_t offset, ui
     else
         r = stream_fill_locked(&st->e, buf->ab, offset, size, value,
                                buf->domain == SALVO_DOMAIN_HOST, &serial);
+    if (serial)
+        buffer_note_use(buf, serial);
+    pthread_mutex_unlock(&dev->q.lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
+salvo_status salvo_fill_pattern(salvo_stream *st, salvo_buffer *buf, uint64_t offset,
+                                uint64_t size, const void *pattern, uint32_t pattern_size)
+{
+    if (!st)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "fill_pattern: stream is NULL");
+    salvo_device *dev = stream_device(st);
+    if (!buf || !pattern)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "fill_pattern: %s is NULL",
+                        buf ? "pattern" : "buffer");
+    if (buf->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "fill_pattern: the buffer belongs to another device");
+    if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "fill_pattern: pattern_size %u (1, 2 or 4 bytes)", pattern_size);
+    if (size == 0 || size % pattern_size)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "fill_pattern: size %llu must be a whole number of %u-byte patterns, not 0",
+                        (unsigned long long)size, pattern_size);
+    if (offset >= buf->size || size > buf->size - offset)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "fill_pattern: range [%llu, +%llu) outside the buffer of %llu bytes",
+                        (unsigned long long)offset, (unsigned long long)size,
+                        (unsigned long long)buf->size);
+    /* The pattern starts at offset, and 4 is a whole number of patterns:
+     * every word of the range holds the same bytes, the pattern turned by
+     * the offset's place in its word. */
+    const unsigned char *p = pattern;
+    unsigned char bytes[4];
+    for (uint32_t j = 0; j < 4; j++)
+        bytes[j] = p[((j + 4 - (uint32_t)(offset & 3)) & 3) % pattern_size];
+    uint32_t word;
+    memcpy(&word, bytes, sizeof word);
+    if (offset % 4 == 0 && size % 4 == 0)
+        return salvo_fill(st, buf, offset, size, word); /* whole words: vkCmdFillBuffer's */
+    /* What it is ordered against: its words, partial ones whole, and
+     * before them what the kernel for those binds (see accel.h,
+     * cmd_fill_bytes), from an aligned offset. */
+    uint64_t align = dev->info.min_storage_buffer_offset_alignment;
+    align = align > 4 ? align : 4;
+    uint64_t first = (offset & ~(uint64_t)3) / align * align;
+    uint64_t end = (offset + size + 3) & ~(uint64_t)3;
+    command_fill_bytes f = {.word = word,
+                            .lead = (uint32_t)(offset - first),
+                            .trail = (uint32_t)(end - offset - size)};
+    accel_bind words = {.buffer = buf->ab, .offset = first, .size = end - first};
+    command c = {.kind = COMMAND_FILL_BYTES, .binds = &words, .bind_count = 1, .push = &f,
+                 .push_size = sizeof f};
+    pthread_mutex_lock(&dev->q.lock);
+    if (device_is_lost(dev)) {
+        pthread_mutex_unlock(&dev->q.lock);
+        return device_lost_error(dev);
+    }
+    uint64_t serial = 0;
+    salvo_status r;
+    if (stream_capture_locked(st))
+        r = graph_capture_command_locked(st->capture, &c, NULL, buf);
+    else
+        r = stream_command_locked(&st->e, &c, 0, &serial);
     if (serial)
         buffer_note_use(buf, serial);
     pthread_mutex_unlock(&dev->q.lock);

@@ -8,13 +8,17 @@ const char *command_name(const command *c)
 {
     switch (c->kind) {
     case COMMAND_DISPATCH:
+    case COMMAND_DISPATCH_INDIRECT:
         return ((const engine_kernel *)c->object)->name;
     case COMMAND_COPY:
         return "(copy)";
     case COMMAND_FILL:
+    case COMMAND_FILL_BYTES:
         return "(fill)";
     case COMMAND_IMAGE_COPY:
         return "(image copy)";
+    case COMMAND_IMAGE_TO_IMAGE:
+        return "(image to image)";
     case COMMAND_NATIVE:
         return "(vulkan)";
     case COMMAND_GRAPH:
@@ -28,14 +32,19 @@ const char *command_name(const command *c)
 salvo_access command_access(const command *c, uint32_t i)
 {
     switch (c->kind) {
-    case COMMAND_DISPATCH: {
+    case COMMAND_DISPATCH:
+    case COMMAND_DISPATCH_INDIRECT: {
         const engine_kernel *k = c->object;
+        if (i == k->refl.binding_count) /* the indirect counts */
+            return SALVO_ACCESS_READ;
         return c->binds[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access;
     }
     case COMMAND_COPY:
     case COMMAND_IMAGE_COPY:
+    case COMMAND_IMAGE_TO_IMAGE:
         return i == 0 ? SALVO_ACCESS_READ : SALVO_ACCESS_WRITE;
     case COMMAND_FILL:
+    case COMMAND_FILL_BYTES:
         return SALVO_ACCESS_WRITE;
     case COMMAND_NATIVE: {
         command_native np;
@@ -49,6 +58,20 @@ salvo_access command_access(const command *c, uint32_t i)
     return SALVO_ACCESS_READ_WRITE;
 }
 
+uint32_t command_descriptors(const command *c)
+{
+    switch (c->kind) {
+    case COMMAND_DISPATCH:
+        return c->bind_count;
+    case COMMAND_DISPATCH_INDIRECT:
+        return c->bind_count - 1;
+    case COMMAND_FILL_BYTES:
+        return ACCEL_FILL_BYTES_DESCRIPTORS;
+    default:
+        return 0;
+    }
+}
+
 accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
                             accel_descpool *pool, const command *c)
 {
@@ -60,6 +83,12 @@ accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
         return vt->cmd_dispatch(acc->self, dev, cmd, k->pipe, pool, b, c->bind_count, c->groups,
                                 c->push, c->push_size);
     }
+    case COMMAND_DISPATCH_INDIRECT: {
+        const engine_kernel *k = c->object;
+        const accel_bind *counts = &b[c->bind_count - 1];
+        return vt->cmd_dispatch_indirect(acc->self, dev, cmd, k->pipe, pool, b, c->bind_count - 1,
+                                         counts->buffer, counts->offset, c->push, c->push_size);
+    }
     case COMMAND_COPY:
         vt->cmd_copy(acc->self, dev, cmd, b[0].buffer, b[0].offset, b[1].buffer, b[1].offset,
                      b[0].size);
@@ -70,6 +99,12 @@ accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
         vt->cmd_fill(acc->self, dev, cmd, b[0].buffer, b[0].offset, b[0].size, value);
         return ACCEL_SUCCESS;
     }
+    case COMMAND_FILL_BYTES: {
+        command_fill_bytes f;
+        memcpy(&f, c->push, sizeof f);
+        return vt->cmd_fill_bytes(acc->self, dev, cmd, pool, b[0].buffer, b[0].offset + f.lead,
+                                  b[0].size - f.lead - f.trail, f.word);
+    }
     case COMMAND_IMAGE_COPY: {
         accel_image_region region;
         memcpy(&region, c->push, sizeof region);
@@ -77,6 +112,13 @@ accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
         const accel_bind *buf = to_image ? &b[0] : &b[1];
         vt->cmd_copy_image(acc->self, dev, cmd, buf->buffer, buf->offset,
                            to_image ? b[1].image : b[0].image, &region, to_image);
+        return ACCEL_SUCCESS;
+    }
+    case COMMAND_IMAGE_TO_IMAGE: {
+        command_image_pair pair;
+        memcpy(&pair, c->push, sizeof pair);
+        vt->cmd_copy_image_to_image(acc->self, dev, cmd, b[0].image, &pair.src, b[1].image,
+                                    &pair.dst);
         return ACCEL_SUCCESS;
     }
     case COMMAND_NATIVE: {

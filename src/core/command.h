@@ -34,13 +34,23 @@ typedef enum command_kind {
     /* object: the engine_kernel; binds: one per binding the kernel
      * declares; push: its push constants */
     COMMAND_DISPATCH,
+    /* as a dispatch, with one more bind after the kernel's: the 12 bytes
+     * the device reads its workgroup counts from (read, indirect) */
+    COMMAND_DISPATCH_INDIRECT,
     /* binds[0] the source range, binds[1] the destination (same size) */
     COMMAND_COPY,
-    /* binds[0] the range written; push: the 32-bit value */
+    /* binds[0] the range written (whole words); push: the 32-bit value */
     COMMAND_FILL,
+    /* A fill with partial words at an end: binds[0] what it orders
+     * against (its words, partial ones whole, from where the kernel for
+     * those binds: accel.h, cmd_fill_bytes); push: a command_fill_bytes */
+    COMMAND_FILL_BYTES,
     /* binds[0] the source, binds[1] the destination: the image's end
      * names the image, range [0, 1); push: the accel_image_region */
     COMMAND_IMAGE_COPY,
+    /* binds[0] the source image, binds[1] the destination, each range
+     * [0, 1); push: a command_image_pair */
+    COMMAND_IMAGE_TO_IMAGE,
     /* the program's own commands; binds: the ranges it declared (none:
      * it may touch anything); push: a command_native */
     COMMAND_NATIVE,
@@ -71,18 +81,48 @@ typedef struct command_native {
     uint8_t how[SALVO_MAX_BINDINGS]; /* salvo_access of each declared range */
 } command_native;
 
+/* A FILL_BYTES's payload: the bytes of binds[0] it leaves alone at
+ * either end (lead + trail < its size), and the word each of its words
+ * gets its bytes from, as accel cmd_fill_bytes takes it. */
+typedef struct command_fill_bytes {
+    uint32_t word;
+    uint32_t lead, trail; /* trail 0..3; lead below the alignment + 4 */
+} command_fill_bytes;
+
+/* An IMAGE_TO_IMAGE's payload: the source's box and the destination's
+ * (the same extents). */
+typedef struct command_image_pair {
+    accel_image_region src, dst;
+} command_image_pair;
+
 /* What failures and traces call it: the kernel's name, "(copy)", ... */
 const char *command_name(const command *c);
-/* How c touches its range i (DISPATCH, COPY, FILL, IMAGE_COPY, NATIVE). */
+/* How c touches its range i (all kinds but GRAPH and MARK). */
 salvo_access command_access(const command *c, uint32_t i);
+/* A kernel's work, direct or indirect: object is its engine_kernel, and
+ * barriers of the compute stages order it. */
+static inline bool command_is_dispatch(const command *c)
+{
+    return c->kind == COMMAND_DISPATCH || c->kind == COMMAND_DISPATCH_INDIRECT;
+}
 /* Whether c may touch memory beyond its ranges (buffer addresses, or
  * native commands that declared none). Inline: on every launch's path. */
 static inline bool command_touches_any(const command *c)
 {
-    if (c->kind == COMMAND_DISPATCH)
+    if (command_is_dispatch(c))
         return ((const engine_kernel *)c->object)->refl.buffer_addresses;
     return c->kind == COMMAND_NATIVE && c->bind_count == 0;
 }
+/* Whether recording c binds descriptors (one set from the pool, where
+ * they are not pushed): dispatches and fills of partial words. Only such
+ * a recording can fail; ACCEL_ERROR_OUT_OF_POOL_MEMORY asks for a fresh
+ * pool. */
+static inline bool command_takes_set(const command *c)
+{
+    return command_is_dispatch(c) || c->kind == COMMAND_FILL_BYTES;
+}
+/* How many descriptors that set holds (0 for other commands). */
+uint32_t command_descriptors(const command *c);
 /* Record c onto cmd; a dispatch's descriptor sets come from pool. A
  * MARK records nothing here (its timestamp is the timing module's). */
 accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,

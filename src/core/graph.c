@@ -142,6 +142,12 @@ salvo_status graph_add_image_copy(engine_graph *g, const accel_bind ends[2],
     return add_node(g, COMMAND_IMAGE_COPY, NULL, none, ends, 2, region, sizeof *region);
 }
 
+salvo_status graph_add_command(engine_graph *g, const command *c)
+{
+    return add_node(g, c->kind, command_is_dispatch(c) ? c->object : NULL, c->groups, c->binds,
+                    c->bind_count, c->push, c->push_size);
+}
+
 /* How node n touches its i-th bound range. */
 static salvo_access node_access(const engine_graph *g, const graph_node *n, uint32_t i)
 {
@@ -360,12 +366,14 @@ static salvo_status plan(engine_graph *g)
     uint64_t groups = 0;
     for (uint32_t j = 0; j < n; j++) {
         const graph_node *nd = &g->nodes[j];
-        if (nd->kind != COMMAND_DISPATCH) {
+        if (nd->kind != COMMAND_DISPATCH && nd->kind != COMMAND_DISPATCH_INDIRECT) {
             has_copy = true;
             continue;
         }
         launches++;
-        groups += (uint64_t)nd->groups[0] * nd->groups[1] * nd->groups[2];
+        /* An indirect one's counts are the device's to read: not known here. */
+        if (nd->kind == COMMAND_DISPATCH)
+            groups += (uint64_t)nd->groups[0] * nd->groups[1] * nd->groups[2];
         uint32_t k = 0;
         while (k < name_count && names[k] != nd->kernel->name)
             k++;
@@ -458,9 +466,10 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
     uint32_t sets = 0, descriptors = 0;
     for (uint32_t p = c->first; p < c->first + c->count; p++) {
         const graph_node *n = &g->nodes[g->order[p]];
-        if (n->kind == COMMAND_DISPATCH) {
+        command cmd = graph_node_command(g, n);
+        if (command_takes_set(&cmd)) {
             sets++;
-            descriptors += n->bind_count;
+            descriptors += command_descriptors(&cmd);
         }
     }
     uint32_t per_set = sets ? (descriptors + sets - 1) / sets : 1;
@@ -597,6 +606,8 @@ salvo_status graph_set_bindings_locked(engine_graph *g, uint32_t n, const accel_
     const salvo_allocator *a = g->q->alloc;
     graph_node *nd = &g->nodes[n];
     accel_bind *at = &g->binds[nd->bind_at];
+    /* The kernel's: an indirect launch's counts, after them, stay. */
+    uint32_t changed = nd->kernel->refl.binding_count;
     uint32_t count = g->node_count;
     /* Keep the old plan to tell which chunks the new one changes. */
     uint32_t *old_order = salvo_mem_alloc(a, (count ? count : 1) * sizeof *old_order);
@@ -611,11 +622,11 @@ salvo_status graph_set_bindings_locked(engine_graph *g, uint32_t n, const accel_
     }
     memcpy(old_order, g->order, count * sizeof *old_order);
     memcpy(old_barrier, g->barrier, count * sizeof *old_barrier);
-    memcpy(old_binds, at, nd->bind_count * sizeof *at);
-    memcpy(at, binds, nd->bind_count * sizeof *at);
+    memcpy(old_binds, at, changed * sizeof *at);
+    memcpy(at, binds, changed * sizeof *at);
     salvo_status r = plan(g);
     if (r != SALVO_OK) {
-        memcpy(at, old_binds, nd->bind_count * sizeof *at);
+        memcpy(at, old_binds, changed * sizeof *at);
         /* The old levels again (the old arrays are still in place). */
         for (uint32_t p = 0; p < count; p++)
             g->nodes[old_order[p]].pos = p;

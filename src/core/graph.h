@@ -151,6 +151,9 @@ salvo_status graph_add_fill(engine_graph *g, accel_buffer *dst, uint64_t offset,
  * region as its push data. */
 salvo_status graph_add_image_copy(engine_graph *g, const accel_bind ends[2],
                                   const accel_image_region *region);
+/* Any other command, as the caller built it (an indirect dispatch, a
+ * fill of partial words, a copy between images). */
+salvo_status graph_add_command(engine_graph *g, const command *c);
 
 /* Compute the levels, the order and the chunks, and record every chunk.
  * On failure the graph is as captured, not compiled. */
@@ -164,9 +167,9 @@ salvo_status graph_prepare_locked(engine_graph *g, uint32_t stream);
 /* Note the replay on stream `stream` in its batch `serial`. */
 void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial);
 
-/* Updates of launch node n (checked by the caller: a launch, the right
- * sizes). Bindings recompute the levels; the recording is redone at the
- * next replay. */
+/* Updates of launch node n (checked by the caller: a launch, direct or
+ * indirect, the right sizes). Bindings (the kernel's) recompute the
+ * levels; the recording is redone at the next replay. */
 salvo_status graph_set_push(engine_graph *g, uint32_t n, const void *push, uint32_t size);
 salvo_status graph_set_bindings_locked(engine_graph *g, uint32_t n, const accel_bind *binds);
 

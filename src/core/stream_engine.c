@@ -400,8 +400,7 @@ static void order_command_locked(stream_engine *st, const command *c)
             a[i] = (access){accel_bind_target(&b[i]), b[i].offset, b[i].offset + b[i].size,
                             command_access(c, i)};
     }
-    order_work_locked(st, a, c->bind_count, c->kind != COMMAND_DISPATCH,
-                      command_touches_any(c));
+    order_work_locked(st, a, c->bind_count, !command_is_dispatch(c), command_touches_any(c));
 }
 
 /* Record the execution of graph c->object's recordings (c->push) into
@@ -513,12 +512,11 @@ static salvo_status open_on_compute_locked(stream_engine *st)
     return stream_open_locked(st);
 }
 
-/* Record a dispatch into the open slot, submitting first when its
- * descriptor pool is full. */
+/* Record a dispatch (or another command that takes a descriptor set)
+ * into the open slot, submitting first when its descriptor pool is full. */
 static salvo_status record_dispatch_locked(stream_engine *st, const command *c)
 {
     queue *q = st->q;
-    const engine_kernel *k = c->object;
     for (int attempt = 0;; attempt++) {
         salvo_status r = open_on_compute_locked(st);
         if (r != SALVO_OK)
@@ -535,8 +533,10 @@ static salvo_status record_dispatch_locked(stream_engine *st, const command *c)
         }
         if (ar == ACCEL_ERROR_DEVICE_LOST)
             queue_mark_lost_locked(q);
-        return QUEUE_FAIL(q, salvo_status_from_accel(ar), "launch of kernel '%s': not recorded (%s)",
-                        k->name, accel_result_name(ar));
+        return QUEUE_FAIL(q, salvo_status_from_accel(ar),
+                          command_is_dispatch(c) ? "launch of kernel '%s': not recorded (%s)"
+                                                 : "%s: not recorded (%s)",
+                          command_name(c), accel_result_name(ar));
     }
 }
 
@@ -890,6 +890,23 @@ salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
     command c = {.kind = COMMAND_NATIVE, .binds = ranges, .bind_count = n, .push = &np,
                  .push_size = sizeof np};
     return record_transfer_locked(st, &c, PLACE_COMPUTE, 0, serial);
+}
+
+salvo_status stream_command_locked(stream_engine *st, const command *c, uint64_t bytes,
+                                   uint64_t *serial)
+{
+    if (!command_takes_set(c))
+        return record_transfer_locked(st, c, PLACE_COMPUTE, bytes, serial);
+    queue *q = st->q;
+    uint64_t t0 = trace_start(st);
+    queue_relieve_locked(q);
+    salvo_status r = record_dispatch_locked(st, c);
+    if (r != SALVO_OK)
+        return r;
+    if (command_is_dispatch(c))
+        COUNTER_ADD(&q->n, launches_total, 1);
+    COUNTER_ADD(&q->n, transfer_bytes, bytes);
+    return command_done_locked(st, st->open, c, t0, serial);
 }
 
 salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX])

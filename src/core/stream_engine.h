@@ -168,6 +168,14 @@ typedef command_native_fn stream_native_fn;
 salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
                                   const salvo_access *how, uint32_t n, stream_native_fn fn,
                                   void (*record)(void), void *user, uint64_t *serial);
+/* Record c, a command the caller built whole (an indirect dispatch, a
+ * fill of partial words, a copy between images: the kinds without a
+ * function above), into a batch on st's own queue; bytes count in
+ * transfer_bytes, *serial as for a copy. One whose recording takes a
+ * descriptor set (command_takes_set) goes as a dispatch does: a full pool
+ * submits the batch and the command goes into the next. */
+salvo_status stream_command_locked(stream_engine *st, const command *c, uint64_t bytes,
+                                   uint64_t *serial);
 /* Submit and wait for every batch of st; the first failure (a kept one
  * first), its message in msg. */
 salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX]);

@@ -84,7 +84,7 @@ enum {
     MAX_KERNELS = 4,  /* k0/k2 add, k1/k3 copy */
     MAX_SID = 48,     /* streams created per seed and thread (ids never reused) */
     MAX_THREADS = 4,
-    MAX_ARGS = 10,
+    MAX_ARGS = 11,
     RAISE_QUEUE = 512,
     LOST_TAIL = 15,   /* calls issued after a loss, to see they fail fast */
     MAX_GRAPHS = 4,   /* graph slots per thread */
@@ -114,6 +114,8 @@ enum {
     X(LAUNCH_ADDR, "launch_addr", "s b off n v")                                                   \
     X(LAUNCH_ARR, "launch_arr", "s b0 off0 sz0 b1 off1 sz1 n v")                                   \
     X(FILL, "fill", "s b off n v")                                                                 \
+    X(FILL_PATTERN, "fill_pattern", "s b off n w p")                                               \
+    X(LAUNCH_INDIRECT, "launch_indirect", "s k b off sz n v gx gy gz mode")                        \
     X(SWRITE, "stream_write", "s b off n seed")                                                    \
     X(COPY, "copy", "s src soff dst doff n")                                                       \
     X(WRITE, "write", "b off n seed")                                                              \
@@ -146,6 +148,7 @@ enum {
     X(IMAGE_DESTROY, "image_destroy", "i")                                                         \
     X(IMAGE_ADD, "image_add", "s b off i x y w h v mode")                                          \
     X(IMAGE_HOST, "image_host", "i x y w h seed")                                                  \
+    X(IMAGE_COPY, "image_copy", "s i x y w h i2 x2 y2 seed")                                       \
     X(FORMAT_QUERY, "format_query", "f")                                                           \
     X(BUFFER_IMPORT, "buffer_import", "b dom n seed bad")                                          \
     X(TRACE_START, "trace_start", "bad")                                                           \
@@ -209,6 +212,9 @@ enum bad_kind {
     BAD_IMAGE_SIZE,       /* image_write of fewer bytes than the region holds */
     BAD_IMAGE_AS_BUFFER,  /* a buffer bound where the kernel declares a storage image */
     BAD_IMAGE_NO_SAMPLER, /* a combined image sampler bound without its sampler */
+    BAD_INDIRECT_OFFSET,  /* an indirect launch's counts at an offset not a multiple of 4 */
+    BAD_FILL_PATTERN,     /* a fill with a 3-byte pattern */
+    BAD_COPY_IMAGE,       /* a copy between images of regions of different extents */
     BAD_COUNT
 };
 
@@ -693,6 +699,10 @@ typedef struct mnode {
     int b[2];               /* add: b[0] data; copies: b[0] source, b[1] destination */
     uint32_t off[2], sz[2];
     uint32_t n, v;          /* push constants: elements, value added (copy: 0) */
+    /* An indirect add: its counts (in a buffer the graph keeps) reach
+     * this many elements, whatever n says. */
+    bool indirect;
+    uint32_t reach;
 } mnode;
 
 typedef struct nodelist {
@@ -1691,7 +1701,8 @@ static void node_apply(ctx *c, int sid, const mnode *nd, bool ok)
         if (w)
             note_use(c, sid, nd->b[0]);
     } else if (nd->kind == NK_ADD) {
-        apply_add(c, sid, nd->b[0], nd->off[0], nd->n, nd->v);
+        uint32_t n = nd->indirect && nd->reach < nd->n ? nd->reach : nd->n;
+        apply_add(c, sid, nd->b[0], nd->off[0], n, nd->v);
     } else {
         apply_copy(c, sid, nd->b[0], nd->off[0], nd->b[1], nd->off[1], nd->n, nd->v);
     }
@@ -1766,7 +1777,7 @@ static void exec_launch_add(ctx *c, const op *o, bool lost_before)
     const uint32_t push[2] = {n, v};
     salvo_status st = salvo_launch(c->sh[s], g_kern[k].h, groups, &bind, 1, push, sizeof push);
     if (c->sid[sid].cap) {
-        mnode nd = {NK_ADD, local, groups[0], {bi, -1}, {off, 0}, {sz, 0}, n, v};
+        mnode nd = {NK_ADD, local, groups[0], {bi, -1}, {off, 0}, {sz, 0}, n, v, false, 0};
         captured(c, sid, st, &nd, lost_before, "launch (captured)");
         return;
     }
@@ -1836,6 +1847,126 @@ static void exec_fill(ctx *c, const op *o, bool lost_before)
         stream_error(c, sid);
         break;
     }
+}
+
+/* fill_pattern: n bytes of a buffer from byte off (any offset; n a whole
+ * number of patterns) set to the w-byte pattern p repeated from off, in
+ * stream order: the words it covers change in those bytes only. */
+static void exec_fill_pattern(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0], bi = (int)o->a[1];
+    int sid = slot_sid(c, s);
+    uint32_t off = (uint32_t)o->a[2], n = (uint32_t)o->a[3], w = (uint32_t)o->a[4];
+    uint32_t p = (uint32_t)o->a[5];
+    if (sid < 0 || !buf_ok(c, bi) || (w != 1 && w != 2 && w != 4) || n == 0 || n % w ||
+        off >= c->buf[bi].n * 4 || n > c->buf[bi].n * 4 - off) {
+        fail(c, "trace names a missing object or a fill outside the buffer");
+        return;
+    }
+    if (c->replay && !ordered(c, sid, bi, NULL))
+        fprintf(stderr, "note: replayed fill_pattern is not ordered after another stream's use\n");
+    unsigned char pattern[4];
+    memcpy(pattern, &p, sizeof pattern);
+    salvo_status st = salvo_fill_pattern(c->sh[s], c->buf[bi].h, off, n, pattern, w);
+    uint32_t lo = off / 4, hi = (off + n + 3) / 4;
+    switch (outcome(c, "fill_pattern", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
+                    lost_before)) {
+    case OUT_OK:
+    case OUT_PTIMEOUT: {
+        mbuf *b = &c->buf[bi];
+        c->sid[sid].seq++;
+        for (uint32_t j = lo; j < hi; j++) {
+            unsigned char bytes[4];
+            memcpy(bytes, &b->val[j], sizeof bytes);
+            uint32_t covered = 0;
+            for (uint32_t k = 0; k < 4; k++) {
+                uint32_t at = j * 4 + k;
+                if (at >= off && at < off + n) {
+                    bytes[k] = pattern[(at - off) % w];
+                    covered++;
+                }
+            }
+            memcpy(&b->val[j], bytes, sizeof bytes);
+            if (covered == 4)
+                b->known[j] = 1; /* a word written whole is known; a partial one as it was */
+            b->risk[j] |= 1ull << sid;
+        }
+        note_use(c, sid, bi);
+        win_add(c, sid, bi, lo, hi);
+        if (g_cfg.batch == 1)
+            set_boundary(c, sid, c->sid[sid].seq);
+        break;
+    }
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        advance_unknown(c, sid, bi, lo, hi);
+        stream_error(c, sid);
+        break;
+    }
+}
+
+/* launch_indirect: launch_add's add, the device reading its workgroup
+ * counts (gx, gy, gz) from a HOST buffer of the op's own: written through
+ * its mapping (mode 0), or left (1, 1, 1) there and filled on the stream
+ * before the launch (mode 1: salvo_fill, the copy queue's work where there
+ * is one; not on a capturing stream, whose fills would be nodes). The
+ * count buffer is destroyed at once: its release waits for the launch, and
+ * a graph keeps it. Words [off, off + min(n, gx * local)) get v when no
+ * count is 0 (gy and gz are 0 or 1: the add is not atomic). */
+static void exec_launch_indirect(ctx *c, const op *o, bool lost_before)
+{
+    const int64_t *a = o->a;
+    int s = (int)a[0], k = (int)a[1], bi = (int)a[2], mode = (int)a[10];
+    int sid = slot_sid(c, s);
+    uint32_t off = (uint32_t)a[3], sz = (uint32_t)a[4], n = (uint32_t)a[5], v = (uint32_t)a[6];
+    uint32_t counts[3] = {(uint32_t)a[7], (uint32_t)a[8], (uint32_t)a[9]};
+    if (sid < 0 || !buf_ok(c, bi) || k < 0 || k >= MAX_KERNELS || !g_kern[k].h ||
+        counts[0] > 4096 || counts[1] > 1 || counts[2] > 1 || (mode == 1 && c->sid[sid].cap)) {
+        fail(c, "trace names a missing object, counts beyond what the model runs, or counts "
+                "filled on a capturing stream");
+        return;
+    }
+    if (c->replay && !c->sid[sid].cap && !ordered(c, sid, bi, NULL))
+        fprintf(stderr, "note: replayed launch_indirect is not ordered after another stream's "
+                        "use\n");
+    salvo_buffer *cb = NULL;
+    salvo_status st = salvo_buffer_create(g_dev, sizeof counts, SALVO_DOMAIN_HOST, &cb);
+    if (outcome(c, "buffer_create(counts)", st, F_DEVICE | F_ERR, lost_before) != OUT_OK)
+        return;
+    uint32_t *mapped = NULL;
+    if (salvo_buffer_map(cb, (void **)&mapped) != SALVO_OK || !mapped) {
+        fail(c, "buffer_map of a HOST buffer: %s", salvo_last_error());
+        salvo_buffer_destroy(cb);
+        return;
+    }
+    for (int i = 0; i < 3; i++)
+        mapped[i] = mode == 1 ? 1 : counts[i];
+    const unsigned flags = F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR;
+    for (int i = 0; mode == 1 && i < 3; i++) {
+        st = salvo_fill(c->sh[s], cb, i * 4ull, 4, counts[i]);
+        enum outcome r = outcome(c, "fill(counts)", st, flags, lost_before);
+        if (r == OUT_OK || r == OUT_PTIMEOUT)
+            continue;
+        if (r != OUT_NTIMEOUT)
+            stream_error(c, sid); /* the stream's earlier work may be gone with it */
+        salvo_buffer_destroy(cb);
+        return;
+    }
+    const salvo_binding bind = {.binding = 0, .buffer = c->buf[bi].h, .offset = off * 4ull,
+                                .size = sz * 4ull};
+    const uint32_t push[2] = {n, v};
+    st = salvo_launch_indirect(c->sh[s], g_kern[k].h, cb, 0, &bind, 1, push, sizeof push);
+    salvo_buffer_destroy(cb); /* never blocks; the launch (or a graph) keeps it */
+    uint32_t local = g_kern[k].local;
+    uint32_t reach = counts[1] && counts[2] ? counts[0] * local : 0;
+    if (c->sid[sid].cap) {
+        mnode nd = {NK_ADD, local, (n + local - 1) / local, {bi, -1}, {off, 0}, {sz, 0}, n, v,
+                    true, reach};
+        captured(c, sid, st, &nd, lost_before, "launch_indirect (captured)");
+        return;
+    }
+    added(c, "launch_indirect", st, lost_before, sid, bi, off, n < reach ? n : reach, v);
 }
 
 /* stream_write: n words of data_word(seed, i) written at off, in stream
@@ -2322,6 +2453,85 @@ static bool img_step(ctx *c, int sid, int ii, int bi, enum outcome r)
     return true;
 }
 
+/* image_copy: images i and i2 written whole from the host (texel k:
+ * data_word(seed, k) and data_word(seed + 1, k); each write first waits
+ * for the stream work that uses its image), a box of i copied to (x2, y2)
+ * of i2 on stream s (salvo_copy_image), then i2 read back whole, which
+ * waits for the copy: the box holds i's texels, the rest what was
+ * written. Not on a capturing stream. */
+static void exec_image_copy(ctx *c, const op *o, bool lost_before)
+{
+    const int64_t *a = o->a;
+    int s = (int)a[0], ii = (int)a[1], i2 = (int)a[6];
+    int sid = slot_sid(c, s);
+    uint32_t x = (uint32_t)a[2], y = (uint32_t)a[3], w = (uint32_t)a[4], h = (uint32_t)a[5];
+    uint32_t x2 = (uint32_t)a[7], y2 = (uint32_t)a[8];
+    uint64_t seed = (uint64_t)a[9];
+    if (sid < 0 || !img_live(c, ii) || !img_live(c, i2) || ii == i2 ||
+        !box_inside(&c->img[ii], x, y, w, h) || c->sid[sid].cap) {
+        fail(c, "trace names a missing image, one image twice, a box outside it or a "
+                "capturing stream");
+        return;
+    }
+    mimage *m = &c->img[ii], *m2 = &c->img[i2];
+    uint32_t ew = box_len(w, x, m->w), eh = box_len(h, y, m->ht);
+    if (!box_inside(m2, x2, y2, ew, eh)) {
+        fail(c, "trace: image_copy's destination box outside i%d", i2);
+        return;
+    }
+    uint32_t n = m->w * m->ht, n2 = m2->w * m2->ht;
+    uint32_t *src = malloc(n * sizeof *src), *want = malloc(n2 * sizeof *want);
+    uint32_t *got = malloc(n2 * sizeof *got);
+    if (!src || !want || !got)
+        abort();
+    for (uint32_t t = 0; t < n; t++)
+        src[t] = data_word(seed, t);
+    for (uint32_t t = 0; t < n2; t++)
+        want[t] = data_word(seed + 1, t);
+    const unsigned flags = F_DEVICE | F_NTIMEOUT | F_PTIMEOUT | F_ERR;
+    enum outcome r = outcome(c, "image_write", salvo_image_write(m->h, NULL, src, n * 4ull),
+                             flags, lost_before);
+    if (r == OUT_OK || r == OUT_PTIMEOUT)
+        r = outcome(c, "image_write", salvo_image_write(m2->h, NULL, want, n2 * 4ull), flags,
+                    lost_before);
+    if (r != OUT_OK && r != OUT_PTIMEOUT)
+        goto done;
+    memset(m->acc, 0, sizeof m->acc);
+    memset(m2->acc, 0, sizeof m2->acc);
+    const salvo_image_region from = {.x = x, .y = y, .width = w, .height = h};
+    const salvo_image_region to = {.x = x2, .y = y2, .width = ew, .height = eh};
+    r = outcome(c, "copy_image", salvo_copy_image(c->sh[s], m->h, &from, m2->h, &to), flags,
+                lost_before);
+    bool copied = r == OUT_OK || r == OUT_PTIMEOUT;
+    if (!img_step(c, sid, i2, -1, r) && r != OUT_NTIMEOUT)
+        goto done; /* failed: what i2 holds is not known */
+    if (copied) {
+        m->acc[sid] = c->sid[sid].seq;
+        for (uint32_t j = 0; j < eh; j++)
+            for (uint32_t t = 0; t < ew; t++)
+                want[(y2 + j) * m2->w + x2 + t] = src[(y + j) * m->w + x + t];
+    }
+    memset(got, 0xee, n2 * sizeof *got);
+    r = outcome(c, "image_read", salvo_image_read(m2->h, NULL, got, n2 * 4ull), flags,
+                lost_before);
+    if (r != OUT_OK && r != OUT_PTIMEOUT)
+        goto done;
+    /* The read waited for the copy: i2 is idle. */
+    memset(m2->acc, 0, sizeof m2->acc);
+    for (uint32_t t = 0; t < n2; t++)
+        if (got[t] != want[t] && !(faults_seen() && copied)) {
+            fail(c, "image_copy i%d (%ux%u) box %u,%u %ux%u to i%d (%ux%u) at %u,%u: texel "
+                    "(%u, %u) of i%d is %u, expected %u",
+                 ii, m->w, m->ht, x, y, ew, eh, i2, m2->w, m2->ht, x2, y2, t % m2->w, t / m2->w,
+                 i2, got[t], want[t]);
+            break;
+        }
+done:
+    free(src);
+    free(want);
+    free(got);
+}
+
 /* image_add: on stream s, words [off, off + n) of buffer b copied into a
  * box of image i (n its texels, rows one after another), v added on the
  * device, and the result back in the same words: b[off, off + n) += v, as
@@ -2404,7 +2614,8 @@ static void exec_launch_copy(ctx *c, const op *o, bool lost_before)
     const uint32_t push[2] = {n, add};
     salvo_status st = salvo_launch(c->sh[s], g_kern[k].h, groups, bind, 2, push, sizeof push);
     if (c->sid[sid].cap) {
-        mnode nd = {NK_LCOPY, local, groups[0], {si, di}, {soff, doff}, {ssz, dsz}, n, add};
+        mnode nd = {NK_LCOPY, local, groups[0], {si, di}, {soff, doff}, {ssz, dsz}, n, add,
+                    false, 0};
         captured(c, sid, st, &nd, lost_before, "launch(copy) (captured)");
         return;
     }
@@ -2438,7 +2649,7 @@ static void exec_copy(ctx *c, const op *o, bool lost_before)
     salvo_status st = salvo_copy(c->sh[s], c->buf[si].h, soff * 4ull, c->buf[di].h, doff * 4ull,
                                  n * 4ull);
     if (c->sid[sid].cap) {
-        mnode nd = {NK_COPY, 0, 0, {si, di}, {soff, doff}, {n, n}, n, 0};
+        mnode nd = {NK_COPY, 0, 0, {si, di}, {soff, doff}, {n, n}, n, 0, false, 0};
         captured(c, sid, st, &nd, lost_before, "copy (captured)");
         return;
     }
@@ -3177,6 +3388,12 @@ static void exec_op(ctx *c, const op *o)
         break;
     case OP_FILL:
         exec_fill(c, o, lost_before);
+        break;
+    case OP_FILL_PATTERN:
+        exec_fill_pattern(c, o, lost_before);
+        break;
+    case OP_LAUNCH_INDIRECT:
+        exec_launch_indirect(c, o, lost_before);
         break;
     case OP_SWRITE:
         exec_swrite(c, o, lost_before);
@@ -3988,6 +4205,9 @@ static void exec_op(ctx *c, const op *o)
     case OP_IMAGE_HOST:
         exec_image_host(c, o, lost_before);
         break;
+    case OP_IMAGE_COPY:
+        exec_image_copy(c, o, lost_before);
+        break;
     case OP_BUFFER_IMPORT:
         exec_buffer_import(c, o, lost_before);
         break;
@@ -4204,6 +4424,20 @@ static void exec_bad(ctx *c, const op *o, bool lost_before)
         const salvo_binding bd[2] = {{.binding = 0, .image = ih}, {.binding = 1, .buffer = bh}};
         const uint32_t push6[6] = {0, 0, 1, 1, 0, 1};
         st = salvo_launch(sh, g_img_fetch_kernel, groups, bd, 2, push6, sizeof push6);
+        break;
+    }
+    case BAD_INDIRECT_OFFSET:
+        /* The buffer as its own count buffer, counts at byte 2. */
+        st = salvo_launch_indirect(sh, kh, bh, 2, &bind, 1, push, sizeof push);
+        break;
+    case BAD_FILL_PATTERN:
+        st = salvo_fill_pattern(sh, bh, 0, 3, &word, 3);
+        break;
+    case BAD_COPY_IMAGE: {
+        /* A 1 x 1 box to a 2 x 1 one (of the same image, which is also
+         * refused: the regions share its one layer). */
+        const salvo_image_region one = {.width = 1, .height = 1}, two = {.width = 2, .height = 1};
+        st = salvo_copy_image(sh, ih, &one, ih, &two);
         break;
     }
     default:
@@ -4483,6 +4717,42 @@ static void gen_fill(ctx *c)
     uint32_t off = rnd(c, c->buf[bi].n);
     uint32_t n = 1 + rnd(c, c->buf[bi].n - off);
     ISSUE(c, OP_FILL, s, bi, off, n, rnd(c, 4) ? rnd(c, 1u << 30) : 0);
+}
+
+/* A fill of any byte offset with a 1-, 2- or 4-byte pattern; not on a
+ * capturing stream (as gen_fill). Pattern bytes below 0x40: words stay
+ * below 2^30, as data words and fills do. */
+static void gen_fill_pattern(ctx *c)
+{
+    int s = pick_stream(c);
+    int bi = pick_buf(c);
+    if (s < 0 || bi < 0 || c->sid[slot_sid(c, s)].cap || !resolve(c, s, bi))
+        return;
+    uint32_t w = 1u << rnd(c, 3), bytes = c->buf[bi].n * 4;
+    uint32_t off = rnd(c, 3) ? rnd(c, bytes) : rnd(c, 9);
+    uint32_t room = (bytes - off) / w;
+    if (room == 0)
+        return;
+    uint32_t count = 1 + (rnd(c, 2) ? rnd(c, room < 16 ? room : 16) : rnd(c, room));
+    ISSUE(c, OP_FILL_PATTERN, s, bi, off, count * w, w, rnd(c, 1u << 30) & 0x3f3f3f3fu);
+}
+
+/* An add whose counts come from a buffer: covering n, short of it, one
+ * over, or 0 (in x, y or z) now and then; on capturing streams too. */
+static void gen_launch_indirect(ctx *c)
+{
+    int s = pick_stream(c);
+    int bi = pick_buf(c), k = pick_kernel(c, 0);
+    if (s < 0 || bi < 0 || k < 0 || !resolve(c, s, bi))
+        return;
+    uint32_t off, sz, len;
+    pick_range(c, c->buf[bi].n, &off, &sz, &len);
+    uint32_t n = rnd(c, 4) ? len : 1 + rnd(c, len);
+    uint32_t local = g_kern[k].local, need = (n + local - 1) / local;
+    uint32_t gx = rnd(c, 3) ? need : rnd(c, need + 2);
+    bool capturing = c->sid[slot_sid(c, s)].cap != 0;
+    ISSUE(c, OP_LAUNCH_INDIRECT, s, k, bi, off, sz, n, 1 + rnd(c, 1000), gx, rnd(c, 10) != 0,
+          rnd(c, 10) != 0, capturing ? 0 : rnd(c, 2));
 }
 
 /* A stream write of a range; not on a capturing stream (refused there). */
@@ -4859,6 +5129,31 @@ static void gen_image_host(ctx *c, int ii)
     ISSUE(c, OP_IMAGE_HOST, ii, box[0], box[1], box[2], box[3], rnd64(c) >> 16);
 }
 
+/* A box of one image into the other at a place it fits (shrunk to fit);
+ * the host writes before the copy wait for the images' earlier users. */
+static void gen_image_copy(ctx *c)
+{
+    int s = pick_stream(c);
+    if (s < 0 || c->sid[slot_sid(c, s)].cap)
+        return;
+    for (int i = 0; i < 2; i++)
+        if (!c->img[i].h)
+            gen_image_create(c, i);
+    if (!c->img[0].h || !c->img[1].h)
+        return;
+    int ii = (int)rnd(c, 2), i2 = 1 - ii;
+    const mimage *m = &c->img[ii], *m2 = &c->img[i2];
+    uint32_t box[4];
+    pick_box(c, m->w, m->ht, box);
+    uint32_t ew = box_len(box[2], box[0], m->w), eh = box_len(box[3], box[1], m->ht);
+    if (ew > m2->w)
+        box[2] = ew = m2->w;
+    if (eh > m2->ht)
+        box[3] = eh = m2->ht;
+    ISSUE(c, OP_IMAGE_COPY, s, ii, box[0], box[1], box[2], box[3], i2, rnd(c, m2->w - ew + 1),
+          rnd(c, m2->ht - eh + 1), rnd64(c) >> 16);
+}
+
 /* Order stream s after every other stream's use of image ii, as resolve
  * does for a buffer: an image_add overwrites it. False when that failed. */
 static bool img_resolve(ctx *c, int s, int ii)
@@ -4944,6 +5239,8 @@ static void gen_image(ctx *c)
         gen_image_create(c, free_slot);
     else if (r < 8 && (live = pick_image(c)) >= 0)
         gen_image_host(c, live);
+    else if (r < 11)
+        gen_image_copy(c);
     else
         gen_image_add(c);
 }
@@ -5185,6 +5482,8 @@ static void gen_bad(ctx *c)
             !c->buf[bi].h)
             what = BAD_READ_RANGE;
     }
+    if (what == BAD_COPY_IMAGE && g_img_ok)
+        ii = pick_image(c); /* none: refused all the same (src NULL) */
     ISSUE(c, OP_BAD, what, s, bi, k, -1, g, gi, node, ii);
 }
 
@@ -5609,7 +5908,10 @@ static void gen_step(ctx *c)
         return;
     }
     if (r >= 116) {
-        gen_fill(c);
+        if (rnd(c, 2))
+            gen_fill(c);
+        else
+            gen_fill_pattern(c);
         return;
     }
     if (r >= 112) {
@@ -5624,8 +5926,10 @@ static void gen_step(ctx *c)
         gen_graph(c);
         return;
     }
-    if (r < 22)
+    if (r < 19)
         gen_launch_add(c, -1);
+    else if (r < 22)
+        gen_launch_indirect(c);
     else if (r < 30)
         gen_launch_copy(c, -1);
     else if (r < 38)

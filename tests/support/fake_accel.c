@@ -27,7 +27,8 @@
     X(destroy, 0) X(querypool_create, 1) X(querypool_destroy, 0) X(cmd_querypool_reset, 0)     \
     X(cmd_timestamp, 0) X(querypool_results, 1) X(image_format_support, 0) X(memory_info, 0)   \
     X(image_create, 1) X(image_view_create, 1) X(image_destroy, 0) X(sampler_create, 1)        \
-    X(sampler_destroy, 0) X(cmd_image_init, 1) X(cmd_copy_image, 0)
+    X(sampler_destroy, 0) X(cmd_image_init, 1) X(cmd_copy_image, 0)                         \
+    X(cmd_dispatch_indirect, 1) X(cmd_fill_bytes, 1) X(cmd_copy_image_to_image, 0)
 
 #define FAKE_ILLEGALS(X)                                                                       \
     X(begin_while_recording) X(begin_while_pending) X(end_not_recording)                       \
@@ -166,7 +167,9 @@ typedef enum rec_kind {
     REC_TIMESTAMP,
     REC_EXECUTE,    /* run a reusable command buffer's records here */
     REC_IMAGE_INIT, /* img */
-    REC_IMAGE_COPY  /* src (the buffer), src_offset, img, region, to_image, size */
+    REC_IMAGE_COPY, /* src (the buffer), src_offset, img, region, to_image, size */
+    REC_FILL_BYTES, /* dst, dst_offset, size, fill_value: byte a gets byte a % 4 of it */
+    REC_IMAGE_TO_IMAGE /* img, region to img2, region2, size */
 } rec_kind;
 
 typedef struct fake_cmd fake_cmd;
@@ -201,10 +204,16 @@ typedef struct fake_rec {
     fake_pool *pool;
     uint32_t res_count;
     fake_obj *res[2 * SALVO_MAX_BINDINGS];
-    /* image init and image copy */
-    fake_image *img;
-    accel_image_region region;
+    /* image init and image copy; between images, img2 and region2 the
+     * destination */
+    fake_image *img, *img2;
+    accel_image_region region, region2;
     bool to_image;
+    /* an indirect dispatch: where its counts are read from when it runs
+     * (counts NULL once that buffer is gone: it runs nothing) */
+    bool indirect;
+    fake_buf *counts;
+    uint64_t counts_offset;
     /* query reset (first, count) or timestamp (first) */
     fake_qpool *qpool;
     uint32_t q_first, q_count;
@@ -561,8 +570,48 @@ static void run_image_copy(fake_state *s, const fake_rec *r)
     s->copy_bytes += r->size;
 }
 
-/* The dispatch r as the hook sees it, then the hook (the kernel). */
-static void run_dispatch_hook(fake_state *s, const fake_rec *r)
+/* A copy between two images; the regions were checked when it was
+ * recorded. Through a scratch copy of the source box: one image's
+ * regions may sit side by side in the same rows. */
+static void run_image_to_image(fake_state *s, const fake_rec *r)
+{
+    const fake_image *src = r->img;
+    fake_image *dst = r->img2;
+    if (!src->initialized || !dst->initialized) {
+        note_illegal(s, IL_image_not_initialized, "submit",
+                     "an image copy before any cmd_image_init of the image has run");
+        return;
+    }
+    unsigned char *box = malloc((size_t)r->size);
+    if (!box)
+        return;
+    const fake_image *imgs[2] = {src, dst};
+    const accel_image_region *gs[2] = {&r->region, &r->region2};
+    for (int pass = 0; pass < 2; pass++) {
+        const accel_image_region *g = gs[pass];
+        const accel_image_desc *d = &imgs[pass]->desc;
+        size_t row = (size_t)g->width * src->texel;
+        unsigned char *at = box;
+        for (uint32_t l = 0; l < g->layers; l++)
+            for (uint32_t z = 0; z < g->depth; z++)
+                for (uint32_t y = 0; y < g->height; y++) {
+                    uint64_t texel = (((uint64_t)(g->layer + l) * d->depth + g->z + z) * d->height +
+                                      g->y + y) * d->width + g->x;
+                    unsigned char *mem = imgs[pass]->mem + texel * src->texel;
+                    if (pass == 0)
+                        memcpy(at, mem, row);
+                    else
+                        memcpy(mem, at, row);
+                    at += row;
+                }
+    }
+    free(box);
+    s->copy_bytes += r->size;
+}
+
+/* The dispatch r as the hook sees it, then the hook (the kernel), with
+ * the groups it runs. */
+static void run_dispatch_hook(fake_state *s, const fake_rec *r, const uint32_t groups[3])
 {
     const fake_dispatch_rec *x = r->dx;
     fake_dispatch d;
@@ -570,7 +619,7 @@ static void run_dispatch_hook(fake_state *s, const fake_rec *r)
     d.module_hash = r->pipe->module_hash;
     d.spec_count = r->pipe->spec_count;
     memcpy(d.spec, r->pipe->spec, sizeof d.spec);
-    memcpy(d.groups, x->groups, sizeof d.groups);
+    memcpy(d.groups, groups, sizeof d.groups);
     d.push = x->push;
     d.push_size = x->push_size;
     d.res_count = x->bind_count;
@@ -621,8 +670,24 @@ static void run_recs(fake_state *s, fake_rec *recs, size_t count)
                     note_illegal(s, IL_image_not_initialized, "submit",
                                  "a dispatch binds an image no cmd_image_init has run for");
             }
-            if (r->dx && r->pipe && s->owner->dispatch_hook)
-                run_dispatch_hook(s, r);
+            uint32_t groups[3] = {0, 0, 0};
+            bool runs = !r->indirect || r->counts;
+            if (r->indirect && r->counts) {
+                /* The counts as the buffer holds them now. */
+                memcpy(groups, r->counts->mem + r->counts_offset, sizeof groups);
+                for (int k = 0; k < 3; k++) {
+                    runs &= groups[k] != 0;
+                    if (groups[k] > 65535) {
+                        note_illegal(s, IL_dispatch_mismatch, "submit",
+                                     "indirect count %u = %u outside 0..65535", k, groups[k]);
+                        runs = false;
+                    }
+                }
+            } else if (r->dx) {
+                memcpy(groups, r->dx->groups, sizeof groups);
+            }
+            if (runs && r->dx && r->pipe && s->owner->dispatch_hook)
+                run_dispatch_hook(s, r, groups);
             s->dispatches_completed++;
             s->clock += FAKE_DISPATCH_TICKS;
         } else if (r->kind == REC_IMAGE_INIT) {
@@ -635,6 +700,15 @@ static void run_recs(fake_state *s, fake_rec *recs, size_t count)
         } else if (r->kind == REC_IMAGE_COPY) {
             if (r->img && r->src)
                 run_image_copy(s, r);
+        } else if (r->kind == REC_IMAGE_TO_IMAGE) {
+            if (r->img && r->img2)
+                run_image_to_image(s, r);
+        } else if (r->kind == REC_FILL_BYTES) {
+            if (r->dst) {
+                for (uint64_t a = r->dst_offset; a < r->dst_offset + r->size; a++)
+                    r->dst->mem[a] = ((const unsigned char *)&r->fill_value)[a % 4];
+                s->copy_bytes += r->size;
+            }
         } else if (r->kind == REC_QUERY_RESET) {
             if (r->qpool)
                 memset(r->qpool->written + r->q_first, 0,
@@ -763,9 +837,11 @@ static bool rec_uses(const fake_rec *r, const fake_obj *o)
         return (const fake_obj *)r->qpool == o;
     if (r->kind == REC_COPY || r->kind == REC_FILL)
         return (const fake_obj *)r->src == o || (const fake_obj *)r->dst == o;
-    if (r->kind == REC_IMAGE_INIT || r->kind == REC_IMAGE_COPY)
-        return (const fake_obj *)r->img == o || (const fake_obj *)r->src == o;
-    if ((const fake_obj *)r->pipe == o || (const fake_obj *)r->pool == o)
+    if (r->kind == REC_IMAGE_INIT || r->kind == REC_IMAGE_COPY || r->kind == REC_IMAGE_TO_IMAGE)
+        return (const fake_obj *)r->img == o || (const fake_obj *)r->img2 == o ||
+               (const fake_obj *)r->src == o;
+    if ((const fake_obj *)r->pipe == o || (const fake_obj *)r->pool == o ||
+        (const fake_obj *)r->dst == o || (const fake_obj *)r->counts == o)
         return true;
     for (uint32_t i = 0; i < r->res_count; i++)
         if (r->res[i] == o)
@@ -789,6 +865,10 @@ static void rec_forget(fake_rec *r, const fake_obj *o)
         r->exec = NULL;
     if ((const fake_obj *)r->img == o)
         r->img = NULL;
+    if ((const fake_obj *)r->img2 == o)
+        r->img2 = NULL;
+    if ((const fake_obj *)r->counts == o)
+        r->counts = NULL;
     for (uint32_t i = 0; i < r->res_count; i++)
         if (r->res[i] == o)
             r->res[i] = NULL;
@@ -1470,26 +1550,27 @@ static const char *dispatch_problem(fake_state *s, const fake_dev *d, const fake
     return NULL;
 }
 
-static accel_result f_cmd_dispatch(void *self, accel_device *dev, accel_cmd *cmd,
-                                   accel_pipeline *pipe, accel_descpool *pool,
-                                   const accel_bind *binds, uint32_t bind_count,
-                                   const uint32_t groups[3], const void *push, uint32_t push_size)
+/* A dispatch recorded (lock held, the call counted): groups as given, or
+ * indirect (groups NULL): read from counts at offset when it runs. */
+static accel_result dispatch_record(fake_state *s, const char *op, accel_device *dev,
+                                    accel_cmd *cmd, accel_pipeline *pipe, accel_descpool *pool,
+                                    const accel_bind *binds, uint32_t bind_count,
+                                    const uint32_t groups[3], accel_buffer *counts,
+                                    uint64_t counts_offset, const void *push, uint32_t push_size)
 {
-    fake_state *s = STATE(self);
-    pthread_mutex_lock(&s->lock);
-    ENTER(s, cmd_dispatch);
-    fake_dev *d = check_dev(s, dev, "cmd_dispatch");
-    fake_cmd *c = recording(s, dev, cmd, "cmd_dispatch");
-    fake_pipe *p = check(s, pipe, FAKE_PIPELINE, d, "cmd_dispatch");
-    fake_pool *pl = check(s, pool, FAKE_DESCPOOL, d, "cmd_dispatch");
-    if (!c || !p || !pl)
+    fake_dev *d = check_dev(s, dev, op);
+    fake_cmd *c = recording(s, dev, cmd, op);
+    fake_pipe *p = check(s, pipe, FAKE_PIPELINE, d, op);
+    fake_pool *pl = check(s, pool, FAKE_DESCPOOL, d, op);
+    fake_buf *cb = groups ? NULL : check(s, counts, FAKE_BUFFER, d, op);
+    if (!c || !p || !pl || (!groups && !cb))
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     if (c->transfer) {
-        note_illegal(s, IL_transfer_queue_work, "cmd_dispatch", "on a transfer queue's command buffer");
+        note_illegal(s, IL_transfer_queue_work, op, "on a transfer queue's command buffer");
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
     if (bind_count > SALVO_MAX_BINDINGS) {
-        note_illegal(s, IL_dispatch_mismatch, "cmd_dispatch", "%u bindings", bind_count);
+        note_illegal(s, IL_dispatch_mismatch, op, "%u bindings", bind_count);
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
     /* Descriptor-set allocation comes first, as in the real recorder:
@@ -1497,9 +1578,14 @@ static accel_result f_cmd_dispatch(void *self, accel_device *dev, accel_cmd *cmd
     if (pl->sets_used >= pl->max_sets ||
         pl->descriptors_used + bind_count > (uint64_t)pl->max_sets * pl->bindings_per_set)
         return unlock_return(s, ACCEL_ERROR_OUT_OF_POOL_MEMORY);
-    const char *problem = dispatch_problem(s, d, p, binds, bind_count, groups, push, push_size);
+    static const uint32_t any[3] = {1, 1, 1}; /* an indirect one's are checked when it runs */
+    const char *problem =
+        dispatch_problem(s, d, p, binds, bind_count, groups ? groups : any, push, push_size);
+    if (!problem && cb &&
+        (counts_offset % 4 || counts_offset > cb->size || cb->size - counts_offset < 12))
+        problem = "indirect counts not 12 bytes at a multiple of 4 inside their buffer";
     if (problem)
-        note_illegal(s, IL_dispatch_mismatch, "cmd_dispatch", "%s", problem);
+        note_illegal(s, IL_dispatch_mismatch, op, "%s", problem);
     fake_rec *r = add_rec(c);
     if (!r)
         return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
@@ -1508,12 +1594,16 @@ static accel_result f_cmd_dispatch(void *self, accel_device *dev, accel_cmd *cmd
     r->kind = REC_DISPATCH;
     r->pipe = p;
     r->pool = pl;
+    r->indirect = !groups;
+    r->counts = problem ? NULL : cb; /* counts it cannot read: it runs nothing */
+    r->counts_offset = counts_offset;
     /* For dispatch_hook: what the dispatch needs to run (a record with
      * no room for it runs nothing). */
     fake_dispatch_rec *x = NULL;
-    if (s->owner->dispatch_hook && groups && (push || !push_size) && push_size <= sizeof x->push &&
+    if (s->owner->dispatch_hook && (push || !push_size) && push_size <= sizeof x->push &&
         (bind_count == 0 || binds) && (x = calloc(1, sizeof *x))) {
-        memcpy(x->groups, groups, sizeof x->groups);
+        if (groups)
+            memcpy(x->groups, groups, sizeof x->groups);
         x->push_size = push_size;
         if (push_size)
             memcpy(x->push, push, push_size);
@@ -1543,12 +1633,41 @@ static accel_result f_cmd_dispatch(void *self, accel_device *dev, accel_cmd *cmd
                 x->binds[i].res = (int)r->res_count;
             r->res[r->res_count++] = o;
             if (o->kind == FAKE_IMAGE && !((fake_image *)o)->has_view)
-                note_illegal(s, IL_image_no_view, "cmd_dispatch",
-                             "binding %u: the image has no view", binds[i].binding);
+                note_illegal(s, IL_image_no_view, op, "binding %u: the image has no view",
+                             binds[i].binding);
         }
     }
     s->dispatches_recorded++;
     return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static accel_result f_cmd_dispatch(void *self, accel_device *dev, accel_cmd *cmd,
+                                   accel_pipeline *pipe, accel_descpool *pool,
+                                   const accel_bind *binds, uint32_t bind_count,
+                                   const uint32_t groups[3], const void *push, uint32_t push_size)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_dispatch);
+    if (!groups) {
+        note_illegal(s, IL_dispatch_mismatch, "cmd_dispatch", "groups is NULL");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    return dispatch_record(s, "cmd_dispatch", dev, cmd, pipe, pool, binds, bind_count, groups,
+                           NULL, 0, push, push_size);
+}
+
+static accel_result f_cmd_dispatch_indirect(void *self, accel_device *dev, accel_cmd *cmd,
+                                            accel_pipeline *pipe, accel_descpool *pool,
+                                            const accel_bind *binds, uint32_t bind_count,
+                                            accel_buffer *counts, uint64_t offset,
+                                            const void *push, uint32_t push_size)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_dispatch_indirect);
+    return dispatch_record(s, "cmd_dispatch_indirect", dev, cmd, pipe, pool, binds, bind_count,
+                           NULL, counts, offset, push, push_size);
 }
 
 static void f_cmd_barrier(void *self, accel_device *dev, accel_cmd *cmd, accel_barrier kind)
@@ -1631,6 +1750,53 @@ static void f_cmd_fill(void *self, accel_device *dev, accel_cmd *cmd, accel_buff
         }
     }
     pthread_mutex_unlock(&s->lock);
+}
+
+/* Whole words as cmd_fill; the partial ones take a set from the pool,
+ * as the Vulkan accelerator's kernel for them does. */
+static accel_result f_cmd_fill_bytes(void *self, accel_device *dev, accel_cmd *cmd,
+                                     accel_descpool *pool, accel_buffer *dst, uint64_t offset,
+                                     uint64_t size, uint32_t word)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_fill_bytes);
+    fake_dev *d = check_dev(s, dev, "cmd_fill_bytes");
+    fake_cmd *c = recording(s, dev, cmd, "cmd_fill_bytes");
+    fake_buf *db = check(s, dst, FAKE_BUFFER, d, "cmd_fill_bytes");
+    fake_pool *pl = check(s, pool, FAKE_DESCPOOL, d, "cmd_fill_bytes");
+    if (!c || !db || !pl)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (c->transfer) {
+        note_illegal(s, IL_transfer_queue_work, "cmd_fill_bytes",
+                     "its partial words are a compute shader's");
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    if (size == 0 || offset > db->size || size > db->size - offset) {
+        note_illegal(s, IL_copy_out_of_range, "cmd_fill_bytes", "%llu bytes at %llu of %llu",
+                     (unsigned long long)size, (unsigned long long)offset,
+                     (unsigned long long)db->size);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    bool partial = offset % 4 || (offset + size) % 4;
+    if (partial && (pl->sets_used >= pl->max_sets ||
+                    pl->descriptors_used + ACCEL_FILL_BYTES_DESCRIPTORS >
+                        (uint64_t)pl->max_sets * pl->bindings_per_set))
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_POOL_MEMORY);
+    fake_rec *r = add_rec(c);
+    if (!r)
+        return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    if (partial) {
+        pl->sets_used++;
+        pl->descriptors_used += ACCEL_FILL_BYTES_DESCRIPTORS;
+        r->pool = pl;
+    }
+    r->kind = REC_FILL_BYTES;
+    r->dst = db;
+    r->dst_offset = offset;
+    r->size = size;
+    r->fill_value = word;
+    return unlock_return(s, ACCEL_SUCCESS);
 }
 
 static void f_cmd_execute(void *self, accel_device *dev, accel_cmd *cmd,
@@ -2470,6 +2636,55 @@ static void f_cmd_copy_image(void *self, accel_device *dev, accel_cmd *cmd, acce
     pthread_mutex_unlock(&s->lock);
 }
 
+static void f_cmd_copy_image_to_image(void *self, accel_device *dev, accel_cmd *cmd,
+                                      accel_image *src, const accel_image_region *sr,
+                                      accel_image *dst, const accel_image_region *dr)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER_VOID(s, cmd_copy_image_to_image);
+    const char *op = "cmd_copy_image_to_image";
+    fake_dev *d = check_dev(s, dev, op);
+    fake_cmd *c = recording(s, dev, cmd, op);
+    fake_image *si = check(s, src, FAKE_IMAGE, d, op);
+    fake_image *di = check(s, dst, FAKE_IMAGE, d, op);
+    if (c && si && di) {
+        bool two_d[2] = {si->desc.type == SALVO_IMAGE_2D || si->desc.type == SALVO_IMAGE_2D_ARRAY,
+                         di->desc.type == SALVO_IMAGE_2D || di->desc.type == SALVO_IMAGE_2D_ARRAY};
+        if (!sr || !dr) {
+            note_illegal(s, IL_bad_argument, op, "a region is NULL");
+        } else if (c->transfer) {
+            note_illegal(s, IL_transfer_queue_work, op,
+                         "images belong to the compute queues' family");
+        } else if (!region_inside(si, sr) || !region_inside(di, dr)) {
+            note_illegal(s, IL_copy_out_of_range, op, "a region outside its image");
+        } else if (sr->width != dr->width || sr->height != dr->height || sr->depth != dr->depth ||
+                   sr->layers != dr->layers || si->texel != di->texel ||
+                   (si->desc.type != di->desc.type && !(two_d[0] && two_d[1]))) {
+            note_illegal(s, IL_bad_argument, op,
+                         "extents, texel sizes or image types differ");
+        } else if (si == di && sr->x < dr->x + dr->width && dr->x < sr->x + sr->width &&
+                   sr->y < dr->y + dr->height && dr->y < sr->y + sr->height &&
+                   sr->z < dr->z + dr->depth && dr->z < sr->z + sr->depth &&
+                   sr->layer < dr->layer + dr->layers && dr->layer < sr->layer + sr->layers) {
+            note_illegal(s, IL_bad_argument, op, "regions of one image overlap");
+        } else {
+            if (!si->has_view || !di->has_view)
+                note_illegal(s, IL_image_no_view, op, "an image has no view");
+            fake_rec *r = add_rec(c);
+            if (r) {
+                r->kind = REC_IMAGE_TO_IMAGE;
+                r->img = si;
+                r->region = *sr;
+                r->img2 = di;
+                r->region2 = *dr;
+                r->size = (uint64_t)sr->width * sr->height * sr->depth * sr->layers * si->texel;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* Every operation but the image ones. */
 #define FAKE_VTABLE_COMMON                                                                     \
     .name = "fake",                                                                            \
@@ -2513,7 +2728,9 @@ static void f_cmd_copy_image(void *self, accel_device *dev, accel_cmd *cmd, acce
     .querypool_destroy = f_querypool_destroy,                                                  \
     .cmd_querypool_reset = f_cmd_querypool_reset,                                              \
     .cmd_timestamp = f_cmd_timestamp,                                                          \
-    .querypool_results = f_querypool_results
+    .querypool_results = f_querypool_results,                                                  \
+    .cmd_dispatch_indirect = f_cmd_dispatch_indirect,                                          \
+    .cmd_fill_bytes = f_cmd_fill_bytes
 
 static const accel_vtable fake_vtable = {
     FAKE_VTABLE_COMMON,
@@ -2526,6 +2743,7 @@ static const accel_vtable fake_vtable = {
     .sampler_destroy = f_sampler_destroy,
     .cmd_image_init = f_cmd_image_init,
     .cmd_copy_image = f_cmd_copy_image,
+    .cmd_copy_image_to_image = f_cmd_copy_image_to_image,
 };
 
 /* For fake_accel.no_images: an accelerator without images. */

@@ -25,7 +25,13 @@
  *    submission runs its copies (so staged transfers really move bytes),
  *    counts its dispatches (which compute nothing, unless a test gives
  *    the kernels' semantics: dispatch_hook), applies its timeline signals
- *    and signals its fence.
+ *    and signals its fence. An indirect dispatch (cmd_dispatch_indirect)
+ *    reads its counts from the buffer when it runs, as a device does: a
+ *    count of 0 runs nothing (the hook is not called), one above 65535
+ *    is illegal (dispatch_mismatch, counted at the submission's run).
+ *    cmd_fill_bytes writes exactly its bytes, taking a descriptor set
+ *    from the pool where a word is partial (the Vulkan accelerator's
+ *    kernel for those words does); cmd_copy_image_to_image moves texels.
  *  - In FAKE_COMPLETE_AUTO mode whatever can complete does so as soon as
  *    the fake is called. In FAKE_COMPLETE_MANUAL mode submissions stay
  *    pending until fake_complete_next / fake_complete_all. The fake never
@@ -233,14 +239,15 @@ uint64_t fake_calls_total(fake_accel *f);
  *   destroy_in_use         destroying a handle pending work uses
  *   pool_reset_in_use      descpool_reset while pending work uses its sets
  *   dispatch_mismatch      dispatch not matching the pipeline or the limits
- *   copy_out_of_range      copy outside a buffer (nothing recorded)
+ *   copy_out_of_range      copy or fill outside a buffer (nothing recorded)
  *   bad_handle             NULL, freed, foreign or wrong-kind handle
  *   bad_argument           any other argument a real driver rejects
  *   close_with_children    device_close while handles of it are live
  *   use_after_destroy      any call after the vtable's destroy()
  *   timeline_not_increasing  a timeline signalled to a value not above its own
  *   timeline_unsupported   timeline_create with timeline_semaphores false
- *   transfer_queue_work    a dispatch or query reset recorded for the transfer queue
+ *   transfer_queue_work    a dispatch, fill of bytes or query reset recorded for the
+ *                          transfer queue
  *   submit_bad_queue       submit to a queue not of the command buffer's family,
  *                          or cmd_execute of a reusable one of another family
  *   reusable_mismatch      cmd_begin on a reusable command buffer,
@@ -257,7 +264,10 @@ uint64_t fake_calls_total(fake_accel *f);
  *                          any cmd_image_init of it has run (nothing copied)
  *
  * Image operations also count: copy_out_of_range for a cmd_copy_image
- * region outside the image or the buffer (nothing recorded);
+ * region outside the image or the buffer, or a cmd_copy_image_to_image
+ * region outside its image (nothing recorded); bad_argument for a
+ * cmd_copy_image_to_image whose extents, texel sizes or image types
+ * differ, or whose regions of one image share a layer;
  * dispatch_mismatch for an image or sampler bind of the wrong kind, a
  * missing or foreign image or sampler, an image without the usage the
  * kind needs, a linear sampler on a format that cannot filter, or an

@@ -165,6 +165,15 @@ static salvo_status add(salvo_stream *st, salvo_kernel *k, salvo_buffer *b, uint
     return salvo_launch(st, k, groups, &bind, 1, push, sizeof push);
 }
 
+/* add, its workgroup counts read from counts. */
+static salvo_status add_indirect(salvo_stream *st, salvo_kernel *k, salvo_buffer *b,
+                                 salvo_buffer *counts)
+{
+    const salvo_binding bind = {.binding = 0, .buffer = b};
+    const uint32_t push[2] = {SCENARIO_N, 1};
+    return salvo_launch_indirect(st, k, counts, 0, &bind, 1, push, sizeof push);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -200,12 +209,12 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
     };
     static uint32_t xs[SCENARIO_N], ys[SCENARIO_N]; /* runs are never concurrent */
     salvo_device *dev = NULL;
-    salvo_buffer *x = NULL, *y = NULL;
+    salvo_buffer *x = NULL, *y = NULL, *counts = NULL;
     salvo_kernel *k = NULL;
     salvo_stream *st[2] = {NULL, NULL};
     salvo_event *ev = NULL;
     salvo_graph *g = NULL;
-    salvo_image *img = NULL;
+    salvo_image *img = NULL, *img2 = NULL;
     salvo_sampler *smp = NULL;
     bool capturing = false;
 
@@ -260,12 +269,27 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
      * one), then a launch on y after it in the same stream: y's elements
      * are all equal, so the copy changes no value. */
     /* And a fill of y with the value it holds by now (B added 1 to it
-     * every other launch, where dispatches compute). */
+     * every other launch, where dispatches compute), and one of all but
+     * its first and last bytes (partial words at both ends), the pattern
+     * turned by the one byte it starts after: no value changes either.
+     * Then an indirect launch on x, its counts in a HOST buffer. */
     uint32_t y_now = Y_INIT + (cfg->dispatch_computes ? SCENARIO_LAUNCHES / 2 : 0);
+    unsigned char y_bytes[4], turned[4];
+    memcpy(y_bytes, &y_now, 4);
+    for (int i = 0; i < 4; i++)
+        turned[i] = y_bytes[(i + 1) % 4];
+    const uint32_t groups[3] = {SCENARIO_N / 64, 1, 1};
     if (!step(&r, "copy HOST A", -1,
               salvo_copy(st[0], y, 0, y, sizeof ys / 2, sizeof ys / 2)) ||
         !step(&r, "fill HOST A", -1, salvo_fill(st[0], y, 0, sizeof ys, y_now)) ||
+        !step(&r, "fill_pattern HOST A", -1,
+              salvo_fill_pattern(st[0], y, 1, sizeof ys - 4, turned, 4)) ||
         !step(&r, "launch A after copy", -1, add(st[0], k, y, 1)) ||
+        !step(&r, "buffer_create counts", -1,
+              salvo_buffer_create(dev, sizeof groups, SALVO_DOMAIN_HOST, &counts)) ||
+        !step(&r, "buffer_write counts", -1,
+              salvo_buffer_write(counts, 0, groups, sizeof groups)) ||
+        !step(&r, "launch_indirect A", -1, add_indirect(st[0], k, x, counts)) ||
         !step(&r, "synchronize A again", -1, salvo_stream_synchronize(st[0])))
         goto failed;
     /* Stream transfers and a host call on A: y written with the value it
@@ -294,16 +318,18 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
     if (atomic_load(&host_calls_run) != 1)
         host_side_bad = true;
     /* An image of y's size: written from the host with y's values, y
-     * copied into it and back out on A (no value changes), read back; and
-     * a sampler. */
+     * copied into it, from it into a second image and from that back out
+     * on A (no value changes), read back; and a sampler. */
     salvo_image_desc img_desc = {SALVO_IMAGE_2D, SALVO_FORMAT_R32_UINT, 32, SCENARIO_N / 32, 1, 1, 0};
     if (!step(&r, "image_create", -1, salvo_image_create(dev, &img_desc, &img)) ||
+        !step(&r, "image_create copy", -1, salvo_image_create(dev, &img_desc, &img2)) ||
         !step(&r, "sampler_create", -1, salvo_sampler_create(dev, NULL, &smp)) ||
         !step(&r, "image_write", -1, salvo_image_write(img, NULL, ys, sizeof ys)) ||
         !step(&r, "copy_buffer_to_image A", -1,
               salvo_copy_buffer_to_image(st[0], y, 0, img, NULL)) ||
+        !step(&r, "copy_image A", -1, salvo_copy_image(st[0], img, NULL, img2, NULL)) ||
         !step(&r, "copy_image_to_buffer A", -1,
-              salvo_copy_image_to_buffer(st[0], img, NULL, y, 0)) ||
+              salvo_copy_image_to_buffer(st[0], img2, NULL, y, 0)) ||
         !step(&r, "synchronize A image", -1, salvo_stream_synchronize(st[0])))
         goto failed;
     memset(ys, 0, sizeof ys);
@@ -321,6 +347,8 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
     for (int i = 0; i < GRAPH_NODES; i++)
         if (!step(&r, "capture launch A", i, add(st[0], k, x, 1)))
             goto failed;
+    if (!step(&r, "capture launch_indirect A", -1, add_indirect(st[0], k, x, counts)))
+        goto failed;
     capturing = false; /* over, whatever end_capture returns */
     if (!step(&r, "end_capture A", -1, salvo_stream_end_capture(st[0], &g)) ||
         !step(&r, "graph_launch A", 0, salvo_graph_launch(g, st[0])) ||
@@ -338,10 +366,11 @@ void scenario_run(const scenario_config *cfg, const scenario_fault *fault, scena
         goto failed;
     res->completed = true;
     res->data_ok = true;
-    /* A launches on x; B, after the event, on x and y in turn. */
-    uint32_t dx = cfg->dispatch_computes
-                      ? SCENARIO_LAUNCHES + (SCENARIO_LAUNCHES + 1) / 2 + GRAPH_REPLAYS * GRAPH_NODES
-                      : 0;
+    /* A launches on x; B, after the event, on x and y in turn; A's
+     * indirect launch, and the graph's. */
+    uint32_t dx = cfg->dispatch_computes ? SCENARIO_LAUNCHES + (SCENARIO_LAUNCHES + 1) / 2 +
+                                               1 + GRAPH_REPLAYS * (GRAPH_NODES + 1)
+                                         : 0;
     uint32_t dy = cfg->dispatch_computes ? SCENARIO_LAUNCHES / 2 + 1 : 0;
     for (uint32_t i = 0; i < SCENARIO_N; i++)
         if (xs[i] != X_INIT(i) + dx || ys[i] != Y_INIT + dy)
@@ -388,11 +417,13 @@ cleanup:
         cfg->before_cleanup(cfg->user);
     salvo_graph_destroy(g);
     salvo_sampler_destroy(smp);
+    salvo_image_destroy(img2);
     salvo_image_destroy(img);
     salvo_event_destroy(ev);
     salvo_stream_destroy(st[1]);
     salvo_stream_destroy(st[0]);
     salvo_kernel_destroy(k);
+    salvo_buffer_destroy(counts);
     salvo_buffer_destroy(y);
     salvo_buffer_destroy(x);
     if (dev) {
@@ -455,7 +486,8 @@ static bool names_work(const char *msg)
 {
     const char *list = strstr(msg, "kernels: ");
     return list && (strstr(list, "add") || strstr(list, "(copy)") || strstr(list, "(fill)") ||
-                    strstr(list, "(host call)") || strstr(list, "(image copy)"));
+                    strstr(list, "(host call)") || strstr(list, "(image copy)") ||
+                    strstr(list, "(image to image)"));
 }
 
 bool scenario_check(const scenario_fault *fault, bool fired, bool probe, const scenario_result *r,
@@ -609,6 +641,10 @@ static const struct {
     {"image_view_create", R_OOM_DEVICE | R_OOM_HOST},
     {"sampler_create", R_OOM_DEVICE | R_OOM_HOST},
     {"cmd_image_init", R_OOM_DEVICE | R_OOM_HOST},
+    /* vkAllocateDescriptorSets; and, for the fill's kernel at its first
+     * use, vkCreateComputePipelines and the layouts. */
+    {"cmd_dispatch_indirect", R_OOM_DEVICE | R_OOM_HOST},
+    {"cmd_fill_bytes", R_OOM_DEVICE | R_OOM_HOST},
 };
 
 static unsigned can_return(const char *op)

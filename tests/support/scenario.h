@@ -5,11 +5,12 @@
  * The scenario is a whole program in miniature: open a device, create two
  * buffers (a DEVICE one written with data, a HOST one), the add kernel and
  * two streams A and B; 150 launches on A, an event recorded on A, B waits
- * for it, 150 launches on B; synchronize both; a copy and a launch on A;
- * a stream write, a host call and a stream read on A; an image written
- * from the host, y copied into it and back out on A, the image read back,
- * a sampler;
- * a graph of launches captured on A, replayed, updated, replayed; read back, destroy
+ * for it, 150 launches on B; synchronize both; a copy, fills (one of
+ * partial words), a launch and an indirect launch on A; a stream write, a
+ * host call and a stream read on A; an image written from the host, y
+ * copied into it, into a second image and back out on A, the image read
+ * back, a sampler; a graph of launches (one indirect) captured on A,
+ * replayed, updated, replayed; read back, destroy
  * everything, destroy the device. It stops at the first public call that
  * fails (a negative status or SALVO_TIMEOUT), then still destroys
  * everything it created.

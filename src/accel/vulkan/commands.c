@@ -1,6 +1,7 @@
 /*
- * Command buffers and what is recorded into them: dispatches (descriptors,
- * pushed or in a set from a pool, and push constants), barriers, copies.
+ * Command buffers and what is recorded into them: dispatches, direct or
+ * indirect (descriptors, pushed or in a set from a pool, and push
+ * constants), barriers, copies.
  */
 #include "accel/vulkan/vk_internal.h"
 
@@ -137,12 +138,14 @@ accel_result accel_vk_cmd_reset(void *self, accel_device *d, accel_cmd *c)
     return d->vk.vkResetCommandBuffer(c->cb, 0);
 }
 
-accel_result accel_vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, accel_pipeline *p,
+/* Everything a dispatch records before the dispatch itself: the
+ * pipeline, its descriptors (pushed, or a set from pool) and push
+ * constants, each skipped where the command buffer has it bound already.
+ * A failure records nothing. */
+static accel_result dispatch_state(accel_device *d, accel_cmd *c, accel_pipeline *p,
                                    accel_descpool *pool, const accel_bind *binds,
-                                   uint32_t bind_count, const uint32_t groups[3], const void *push,
-                                   uint32_t push_size)
+                                   uint32_t bind_count, const void *push, uint32_t push_size)
 {
-    (void)self;
     if (bind_count > SALVO_MAX_BINDINGS)
         return VK_ERROR_INITIALIZATION_FAILED;
     /* Dispatch is the hot path: no heap. */
@@ -221,27 +224,58 @@ accel_result accel_vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, ac
             memcpy(c->constants, push, push_size);
         c->constants_size = fits ? push_size : UINT32_MAX;
     }
-    d->vk.vkCmdDispatch(c->cb, groups[0], groups[1], groups[2]);
     return ACCEL_SUCCESS;
 }
+
+accel_result accel_vk_cmd_dispatch(void *self, accel_device *d, accel_cmd *c, accel_pipeline *p,
+                                   accel_descpool *pool, const accel_bind *binds,
+                                   uint32_t bind_count, const uint32_t groups[3], const void *push,
+                                   uint32_t push_size)
+{
+    (void)self;
+    accel_result r = dispatch_state(d, c, p, pool, binds, bind_count, push, push_size);
+    if (r == ACCEL_SUCCESS)
+        d->vk.vkCmdDispatch(c->cb, groups[0], groups[1], groups[2]);
+    return r;
+}
+
+accel_result accel_vk_cmd_dispatch_indirect(void *self, accel_device *d, accel_cmd *c,
+                                            accel_pipeline *p, accel_descpool *pool,
+                                            const accel_bind *binds, uint32_t bind_count,
+                                            accel_buffer *counts, uint64_t offset,
+                                            const void *push, uint32_t push_size)
+{
+    (void)self;
+    accel_result r = dispatch_state(d, c, p, pool, binds, bind_count, push, push_size);
+    if (r == ACCEL_SUCCESS)
+        d->vk.vkCmdDispatchIndirect(c->cb, counts->buffer, offset);
+    return r;
+}
+
+/* A dispatch reads its indirect counts before its shaders run, at the
+ * indirect-command stage: a barrier's second scope includes stages
+ * logically later than the one named, never earlier ones, so every kind
+ * that orders later shader work names that stage and its read too. (A
+ * first scope includes the earlier stages: COMPUTE_SHADER alone already
+ * keeps a later write from overtaking an earlier dispatch's count read.) */
+#define SHADER_STAGES (VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT)
+#define SHADER_READS (VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_SHADER_READ_BIT)
 
 static const struct {
     VkPipelineStageFlags src_stage, dst_stage;
     VkAccessFlags src_access, dst_access;
 } barriers[] = {
-    [ACCEL_BARRIER_COMPUTE_COMPUTE] = {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+    [ACCEL_BARRIER_COMPUTE_COMPUTE] = {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, SHADER_STAGES,
                                        VK_ACCESS_SHADER_WRITE_BIT,
-                                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT},
+                                       SHADER_READS | VK_ACCESS_SHADER_WRITE_BIT},
     [ACCEL_BARRIER_WORK] = {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            SHADER_STAGES | VK_PIPELINE_STAGE_TRANSFER_BIT,
                             VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                            SHADER_READS | VK_ACCESS_SHADER_WRITE_BIT |
                                 VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT},
-    [ACCEL_BARRIER_TRANSFER_COMPUTE] = {VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+    [ACCEL_BARRIER_TRANSFER_COMPUTE] = {VK_PIPELINE_STAGE_TRANSFER_BIT, SHADER_STAGES,
                                         VK_ACCESS_TRANSFER_WRITE_BIT,
-                                        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT},
+                                        SHADER_READS | VK_ACCESS_SHADER_WRITE_BIT},
     [ACCEL_BARRIER_COMPUTE_TRANSFER] = {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                         VK_PIPELINE_STAGE_TRANSFER_BIT,
                                         VK_ACCESS_SHADER_WRITE_BIT,
@@ -264,7 +298,7 @@ void accel_vk_cmd_barrier(void *self, accel_device *d, accel_cmd *c, accel_barri
     if (c->transfer) {
         /* A copy engine's queue has no shader stage: only its copies are
          * there to order (what other queues did is ordered by semaphores). */
-        const VkAccessFlags shader = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        const VkAccessFlags shader = SHADER_READS | VK_ACCESS_SHADER_WRITE_BIT;
         src = VK_PIPELINE_STAGE_TRANSFER_BIT;
         dst = dst == VK_PIPELINE_STAGE_HOST_BIT ? dst : VK_PIPELINE_STAGE_TRANSFER_BIT;
         mb.srcAccessMask = (mb.srcAccessMask & ~shader) | VK_ACCESS_TRANSFER_WRITE_BIT;

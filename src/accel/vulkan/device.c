@@ -15,6 +15,8 @@
  * open end here. */
 static void device_release(accel_device *d)
 {
+    if (d->device)
+        accel_vk_fill_release(d);
     if (d->pipeline_cache)
         d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
     salvo_mem_free(d->alloc, d->cache_path);
@@ -458,6 +460,7 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
     d->timestamp_bits = d->queue_family < fam_count ? fam[d->queue_family].timestampValidBits : 0;
     d->vendor_id = props.properties.vendorID;
     d->device_id = props.properties.deviceID;
+    d->storage_align = props.properties.limits.minStorageBufferOffsetAlignment;
     memcpy(d->cache_uuid, props.properties.pipelineCacheUUID, VK_UUID_SIZE);
 
     memset(caps, 0, sizeof *caps);

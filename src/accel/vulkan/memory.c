@@ -7,12 +7,15 @@
 
 #include <string.h>
 
-/* Every buffer can be bound either way and be a copy source or target:
- * the core decides per launch, and usage bits cost nothing on the drivers
- * we know of. */
+/* Every buffer can be bound either way, be a copy source or target and
+ * hold an indirect dispatch's counts: the core decides per launch, and
+ * usage bits cost nothing on the drivers we know of (the indirect bit
+ * leaves size, alignment and memory types alike on lavapipe and on
+ * NVIDIA's H200 driver). */
 static const VkBufferUsageFlags BUFFER_USAGE =
     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
-    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+    VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
 
 /* Memory properties wanted per domain, best first; the last entry is the
  * minimum the domain accepts. */
@@ -224,10 +227,13 @@ accel_result accel_vk_buffer_create(void *self, accel_device *d, const accel_buf
         .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
     };
     uint32_t families[2];
+    /* Whole words: the last bytes of a size that is not a multiple of 4
+     * are bound, as their word, by fills of any alignment (fill.c). An
+     * import's size is a multiple of the import alignment already. */
     VkBufferCreateInfo bi = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .pNext = desc->import_host ? &external : NULL,
-        .size = desc->size,
+        .size = desc->import_host ? desc->size : (desc->size + 3) & ~(uint64_t)3,
         .usage = buffer_usage(d),
     };
     buffer_sharing(d, &bi, families);

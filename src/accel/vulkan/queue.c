@@ -62,8 +62,11 @@ accel_result accel_vk_submit(void *self, accel_device *d, const accel_submit_des
     for (size_t i = 0; i < waits; i++) {
         sems[i] = desc->waits[i].timeline->semaphore;
         values[i] = desc->waits[i].value;
+        /* An indirect dispatch reads its counts before its shaders run. */
         stages[i] = transfer ? VK_PIPELINE_STAGE_TRANSFER_BIT
-                             : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+                             : VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT |
+                                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                                   VK_PIPELINE_STAGE_TRANSFER_BIT;
     }
     for (size_t i = 0; i < desc->signal_count; i++) {
         sems[waits + i] = desc->signals[i].timeline->semaphore;

@@ -113,6 +113,9 @@ struct accel_device {
      * utils (pipelines carry their kernel's name), else NULL. */
     PFN_vkSetDebugUtilsObjectNameEXT set_object_name;
     _Atomic uint64_t heap_allocated[VK_MAX_MEMORY_HEAPS];
+    /* The partial words of fills (fill.c): made at the first, NULL before. */
+    _Atomic(accel_pipeline *) fill_pipe;
+    VkDeviceSize storage_align; /* minStorageBufferOffsetAlignment */
     struct VolkDeviceTable vk;
 };
 
@@ -288,6 +291,17 @@ void accel_vk_cmd_fill(void *self, accel_device *d, accel_cmd *c, accel_buffer *
 void accel_vk_cmd_copy(void *self, accel_device *d, accel_cmd *c, accel_buffer *src,
                        uint64_t src_offset, accel_buffer *dst, uint64_t dst_offset,
                        uint64_t size);
+accel_result accel_vk_cmd_dispatch_indirect(void *self, accel_device *d, accel_cmd *c,
+                                            accel_pipeline *p, accel_descpool *pool,
+                                            const accel_bind *binds, uint32_t bind_count,
+                                            accel_buffer *counts, uint64_t offset,
+                                            const void *push, uint32_t push_size);
+/* fill.c */
+accel_result accel_vk_cmd_fill_bytes(void *self, accel_device *d, accel_cmd *c,
+                                     accel_descpool *pool, accel_buffer *dst, uint64_t offset,
+                                     uint64_t size, uint32_t word);
+/* Destroy the fill kernel's pipeline, if made (device teardown). */
+void accel_vk_fill_release(accel_device *d);
 /* sync.c */
 accel_result accel_vk_fence_create(void *self, accel_device *d, accel_fence **out);
 void accel_vk_fence_destroy(void *self, accel_device *d, accel_fence *f);
@@ -331,6 +345,9 @@ accel_result accel_vk_cmd_image_init(void *self, accel_device *d, accel_cmd *c,
 void accel_vk_cmd_copy_image(void *self, accel_device *d, accel_cmd *c, accel_buffer *buf,
                              uint64_t offset, accel_image *img, const accel_image_region *r,
                              bool to_image);
+void accel_vk_cmd_copy_image_to_image(void *self, accel_device *d, accel_cmd *c,
+                                      accel_image *src, const accel_image_region *sr,
+                                      accel_image *dst, const accel_image_region *dr);
 VkImageView accel_vk_image_view(const accel_image *img);
 VkSampler accel_vk_sampler_handle(const accel_sampler *s);
 /* The descriptor type of a binding of this salvo_binding_kind. */

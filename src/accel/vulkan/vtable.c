@@ -65,6 +65,9 @@ static const accel_vtable vulkan_vtable = {
     .cmd_querypool_reset = accel_vk_cmd_querypool_reset,
     .cmd_timestamp = accel_vk_cmd_timestamp,
     .querypool_results = accel_vk_querypool_results,
+    .cmd_dispatch_indirect = accel_vk_cmd_dispatch_indirect,
+    .cmd_fill_bytes = accel_vk_cmd_fill_bytes,
+    .cmd_copy_image_to_image = accel_vk_cmd_copy_image_to_image,
 };
 
 bool accel_vulkan_create(const salvo_allocator *alloc, accel *out)
