@@ -227,9 +227,13 @@ typedef enum accel_barrier {
     ACCEL_BARRIER_TRANSFER_COMPUTE,/* transfer writes -> shader reads/writes */
     ACCEL_BARRIER_COMPUTE_TRANSFER,/* shader writes -> transfer reads/writes */
     ACCEL_BARRIER_ALL_HOST,        /* shader and transfer writes -> host reads */
-    ACCEL_BARRIER_WORK             /* shader and transfer writes -> later shader and
+    ACCEL_BARRIER_WORK,            /* shader and transfer writes -> later shader and
                                       transfer reads/writes: what a stream puts
                                       between launches and copies */
+    ACCEL_BARRIER_INDIRECT         /* shader and transfer writes -> the indirect
+                                      counts read of the next dispatch (and its
+                                      shaders): before each indirect dispatch only,
+                                      so that no other barrier waits at that stage */
 } accel_barrier;
 
 typedef struct accel_sem_op {

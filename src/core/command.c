@@ -86,6 +86,8 @@ accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
     case COMMAND_DISPATCH_INDIRECT: {
         const engine_kernel *k = c->object;
         const accel_bind *counts = &b[c->bind_count - 1];
+        /* Whatever wrote the counts, here or before, is seen by their read. */
+        vt->cmd_barrier(acc->self, dev, cmd, ACCEL_BARRIER_INDIRECT);
         return vt->cmd_dispatch_indirect(acc->self, dev, cmd, k->pipe, pool, b, c->bind_count - 1,
                                          counts->buffer, counts->offset, c->push, c->push_size);
     }

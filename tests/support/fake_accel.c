@@ -1675,7 +1675,7 @@ static void f_cmd_barrier(void *self, accel_device *dev, accel_cmd *cmd, accel_b
     fake_state *s = STATE(self);
     pthread_mutex_lock(&s->lock);
     ENTER_VOID(s, cmd_barrier);
-    if (recording(s, dev, cmd, "cmd_barrier") && (unsigned)kind > ACCEL_BARRIER_WORK)
+    if (recording(s, dev, cmd, "cmd_barrier") && (unsigned)kind > ACCEL_BARRIER_INDIRECT)
         note_illegal(s, IL_bad_argument, "cmd_barrier", "barrier kind %d", (int)kind);
     pthread_mutex_unlock(&s->lock);
 }
