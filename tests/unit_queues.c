@@ -1096,6 +1096,57 @@ static void test_host_bytes_copied_outside_the_lock(void **state)
     copies_outside_lock(true);
 }
 
+/* A new image is brought into use on a queue no gate holds: with stream
+ * 0's gated batch on the device on queue 0 (alone there, so not held on
+ * the host), salvo_image_create neither waits for the gate (it used to,
+ * and ran into the fence timeout) nor queues behind it: its layout change
+ * goes to queue 1. An image write likewise; once every queue holds gated
+ * work, the write waits (and times out, nothing copied). */
+static void test_image_create_beside_gated_work(void **state)
+{
+    (void)state;
+    env e;
+    /* A copy queue for staged transfers: queue 0 is then stream 0's alone. */
+    open_fake(&e, 2, FAKE_COMPLETE_AUTO, true);
+    open_device(&e, &(salvo_device_desc){.batch_size = 64, .fence_timeout_s = 0.01});
+    two_streams_only(&e);
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 1); /* on the device, waiting */
+    uint64_t on1 = fake_queue_submits(e.f, 1);
+    salvo_image_desc d = {.type = SALVO_IMAGE_2D, .format = SALVO_FORMAT_R32_UINT,
+                          .width = 8, .height = 8};
+    salvo_image *img = NULL;
+    assert_int_equal(salvo_image_create(e.dev, &d, &img), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 1);
+    assert_int_equal(fake_queue_submits(e.f, 1), on1 + 1);
+    uint32_t texels[64];
+    for (uint32_t i = 0; i < 64; i++)
+        texels[i] = 3 * i + 1;
+    assert_int_equal(salvo_image_write(img, NULL, texels, sizeof texels), SALVO_OK);
+    uint32_t back[64] = {0};
+    assert_int_equal(salvo_image_read(img, NULL, back, sizeof back), SALVO_OK);
+    assert_memory_equal(back, texels, sizeof back);
+    /* Stream 1 gated on queue 1 too: no queue is free, the write waits
+     * for the gates and gives up within the fence timeout. */
+    assert_int_equal(salvo_stream_wait_gate(e.st[1], g, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 1, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[1]), SALVO_OK);
+    assert_int_equal(salvo_image_write(img, NULL, texels, sizeof texels), SALVO_ERROR_TIMEOUT);
+    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
+    assert_int_equal(salvo_image_write(img, NULL, texels, sizeof texels), SALVO_OK);
+    salvo_image_destroy(img);
+    salvo_gate_destroy(g);
+    if (fake_illegal_total(e.f))
+        fail_msg("illegal use of the fake: %s", fake_illegal_last(e.f));
+    close_env(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1123,6 +1174,7 @@ int main(void)
         cmocka_unit_test(test_queue_ordered_query),
         cmocka_unit_test(test_queue_ordered_event_record),
         cmocka_unit_test(test_staged_copy_waited_to_the_end),
+        cmocka_unit_test(test_image_create_beside_gated_work),
         cmocka_unit_test(test_host_bytes_copied_outside_the_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

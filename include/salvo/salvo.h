@@ -76,7 +76,8 @@ typedef enum salvo_status {
  *    and salvo_buffer_read when work before them did not complete (not a
  *    byte was copied).
  * salvo_stream_flush, the queries and every create or destroy never wait
- * for the device.
+ * for the device, but salvo_image_create, which waits for its own layout
+ * change (see there).
  *
  * Gates and waits. Work that waits on a gate not raised yet holds, until
  * it is raised, everything that waits for that work: its stream's
@@ -705,7 +706,13 @@ SALVO_API salvo_status salvo_image_format_support(salvo_device *device, salvo_fo
 
 /* Create an image in device memory, ready for use (salvo keeps every
  * image in the one layout that storage, sampled and transfer use all
- * accept, so nothing is transitioned between launches). Its texels hold
+ * accept, so nothing is transitioned between launches). Bringing it into
+ * that layout is device work, which the call waits for (a layout change:
+ * microseconds) so that every later use, on any stream or queue, finds
+ * the image ready without ordering itself after it; it goes to a queue no
+ * gate holds, so the call never waits for other work (where every queue
+ * has gated work on the device it waits for that, bounded by the fence
+ * timeout: SALVO_ERROR_TIMEOUT, nothing created). Its texels hold
  * nothing defined until written. A format or usage the device does not
  * offer: SALVO_ERROR_UNSUPPORTED naming the format; extents of 0, beyond
  * the device's limits, or inconsistent with the type:

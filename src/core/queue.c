@@ -602,6 +602,33 @@ static bool gated_locked(queue *q)
     return false;
 }
 
+uint32_t queue_unblocked_compute_locked(queue *q)
+{
+    uint32_t queues = q->hw_queues ? q->hw_queues : 1;
+    for (uint32_t qi = 0; qi < queues; qi++) {
+        bool blocked = false;
+        for (stream_engine *st = q->streams; st && !blocked; st = st->next)
+            for (int i = 0; i < STREAM_SLOTS && !blocked; i++) {
+                const slot *s = &st->slots[i];
+                if (s->state != SLOT_IN_FLIGHT || s->queue != qi)
+                    continue;
+                /* Any wait not met yet: a gate, or another batch that may
+                 * itself wait for one. */
+                for (uint32_t w = 0; w < s->wait_count && !blocked; w++) {
+                    const slot_dep *d = &s->waits[w];
+                    uint64_t value = 0;
+                    blocked = d->op.timeline &&
+                              (q->acc->vt->timeline_value(q->acc->self, q->adev, d->op.timeline,
+                                                          &value) != ACCEL_SUCCESS ||
+                               value < d->op.value);
+                }
+            }
+        if (!blocked)
+            return qi;
+    }
+    return UINT32_MAX;
+}
+
 salvo_status queue_wait_ungated_locked(queue *q)
 {
     for (;;) {

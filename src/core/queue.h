@@ -140,13 +140,14 @@ typedef struct queue {
     accel_buffer_info staging_info;
     accel_cmd *xfer_cmd;
     accel_fence *xfer_fence;
-    /* Image transfers' own, on queue 0 (transfer_image_locked). */
+    /* Image transfers' own, on a compute queue (transfer_image_locked). */
     accel_cmd *image_cmd;
     accel_fence *image_fence;
     /* A transfer owns the objects above while it waits with the lock
      * dropped, or copies host memory; others wait on slot_cv for it to
      * finish. */
     bool xfer_busy;
+    uint32_t xfer_queue; /* the queue the staged transfer under way copies on */
 
     /* Host calls (api/host_call.c): the timeline the work after a call
      * waits on, and the value raised so far. A batch waiting on it is
@@ -263,6 +264,11 @@ salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buff
 salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t deadline_ns);
 /* The monotonic clock, in nanoseconds (deadlines above). */
 uint64_t queue_now_ns(void);
+/* A compute queue (0 .. hw_queues - 1) where no batch on the device waits
+ * for anything not signalled yet (a gate, or another batch), so that work
+ * given to it now runs without waiting for the host; UINT32_MAX when
+ * every one has such a batch. */
+uint32_t queue_unblocked_compute_locked(queue *q);
 /* Wait (dropping the lock meanwhile) until no batch in flight waits on
  * a gate not raised yet: work submitted after that point is then not held
  * behind a gate on the queue. SALVO_OK, TIMEOUT, DEVICE_LOST, or the

@@ -155,7 +155,7 @@ static salvo_status staged_copy_locked(queue *q, accel_buffer *src, uint64_t so,
                                        accel_buffer *dst, uint64_t dof, uint64_t size, bool to_host)
 {
     copy_args a = {src, dst, so, dof, size};
-    return run_locked(q, staging_queue(q), &q->xfer_cmd, &q->xfer_fence, true, record_copy, &a,
+    return run_locked(q, q->xfer_queue, &q->xfer_cmd, &q->xfer_fence, true, record_copy, &a,
                       to_host, size);
 }
 
@@ -226,7 +226,16 @@ salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset,
      * wait for the host to raise it. Wait for that here, before anything
      * is copied, under the fence timeout; the copies then run to the end.
      * The copy queue runs no gated work. */
-    salvo_status r = q->copy_queue != NO_COPY_QUEUE ? SALVO_OK : queue_wait_ungated_locked(q);
+    salvo_status r = SALVO_OK;
+    q->xfer_queue = staging_queue(q);
+    if (q->copy_queue == NO_COPY_QUEUE) {
+        /* A compute queue no gate holds, or else wait until none does. */
+        q->xfer_queue = queue_unblocked_compute_locked(q);
+        if (q->xfer_queue == UINT32_MAX) {
+            q->xfer_queue = 0;
+            r = queue_wait_ungated_locked(q);
+        }
+    }
     if (r == SALVO_TIMEOUT)
         r = not_done(q, "work ahead of it, held by a gate,", to_host);
     if (r == SALVO_OK)
@@ -315,9 +324,15 @@ salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image
     while (q->xfer_busy)
         pthread_cond_wait(&q->slot_cv, &q->lock);
     q->xfer_busy = true;
-    /* Queue 0 may run gated work: wait until none holds it (see
-     * transfer_staged_locked). */
-    salvo_status r = queue_wait_ungated_locked(q);
+    /* On a compute queue no gate holds (the caller has settled the work
+     * that uses the image); where every one has such work, wait until
+     * none does (see transfer_staged_locked). */
+    salvo_status r = SALVO_OK;
+    uint32_t qi = queue_unblocked_compute_locked(q);
+    if (qi == UINT32_MAX) {
+        qi = 0;
+        r = queue_wait_ungated_locked(q);
+    }
     if (r == SALVO_TIMEOUT)
         r = QUEUE_FAIL(q, SALVO_ERROR_TIMEOUT,
                        "image transfer: work ahead of it, held by a gate, did not complete "
@@ -328,7 +343,7 @@ salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image
         r = image_objects_locked(q);
     if (r == SALVO_OK && init) {
         image_args a = {.img = img, .init = true};
-        r = run_locked(q, 0, &q->image_cmd, &q->image_fence, false, record_image, &a, false, 0);
+        r = run_locked(q, qi, &q->image_cmd, &q->image_fence, false, record_image, &a, false, 0);
     }
     /* Rows of one slice of one layer at a time, as many as the staging
      * buffer holds. */
@@ -352,7 +367,7 @@ salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image
                 char *at = host + (((uint64_t)l * region->depth + z) * region->height + y) * row;
                 if (!to_host)
                     host_copy_locked(q, stage, at, n * row);
-                r = run_locked(q, 0, &q->image_cmd, &q->image_fence, false, record_image, &a,
+                r = run_locked(q, qi, &q->image_cmd, &q->image_fence, false, record_image, &a,
                                to_host, n * row);
                 if (r == SALVO_OK && to_host)
                     host_copy_locked(q, at, stage, n * row);
