@@ -719,6 +719,33 @@ public:
             salvo_launch(handle_, k.get(), g.count, b.data(), b.size(), push, push_size),
             "salvo_launch");
     }
+    /* salvo_launch_indirect: the workgroup counts are three uint32 the
+     * device reads from counts at offset when the dispatch runs. */
+    template <typename Push>
+    SALVO_HPP_CHECKED salvo_status launch_indirect(const kernel &k, const buffer &counts,
+                                                   std::uint64_t offset, bindings b,
+                                                   const Push &push) SALVO_HPP_NOEXCEPT
+    {
+        static_assert(detail::is_push_constant_v<Push>,
+                      "push constants: a trivially copyable value (not a pointer to one)");
+        return launch_indirect(k, counts, offset, b, &push,
+                               static_cast<std::uint32_t>(sizeof(Push)));
+    }
+    SALVO_HPP_CHECKED salvo_status launch_indirect(const kernel &k, const buffer &counts,
+                                                   std::uint64_t offset,
+                                                   bindings b = {}) SALVO_HPP_NOEXCEPT
+    {
+        return launch_indirect(k, counts, offset, b, nullptr, 0);
+    }
+    SALVO_HPP_CHECKED salvo_status launch_indirect(const kernel &k, const buffer &counts,
+                                                   std::uint64_t offset, bindings b,
+                                                   const void *push,
+                                                   std::uint32_t push_size) SALVO_HPP_NOEXCEPT
+    {
+        return detail::check(salvo_launch_indirect(handle_, k.get(), counts.get(), offset, b.data(),
+                                                   b.size(), push, push_size),
+                             "salvo_launch_indirect");
+    }
     /* salvo_graph_launch: replay the graph in this stream's order. */
     SALVO_HPP_CHECKED salvo_status launch(const graph &g) SALVO_HPP_NOEXCEPT
     {
@@ -735,6 +762,19 @@ public:
     SALVO_HPP_CHECKED salvo_status fill(buffer &b, std::uint32_t value) SALVO_HPP_NOEXCEPT
     {
         return fill(b, 0, b.size(), value);
+    }
+    /* salvo_fill_pattern: size bytes from any offset, pattern's bytes
+     * repeated (a 1, 2 or 4-byte value: std::uint8_t, std::uint16_t, ...). */
+    template <typename Pattern>
+    SALVO_HPP_CHECKED salvo_status fill_pattern(buffer &b, std::uint64_t offset, std::uint64_t size,
+                                                const Pattern &pattern) SALVO_HPP_NOEXCEPT
+    {
+        static_assert(std::is_trivially_copyable<Pattern>::value &&
+                          (sizeof(Pattern) == 1 || sizeof(Pattern) == 2 || sizeof(Pattern) == 4),
+                      "fill_pattern: a value of 1, 2 or 4 bytes");
+        return detail::check(salvo_fill_pattern(handle_, b.get(), offset, size, &pattern,
+                                                static_cast<std::uint32_t>(sizeof(Pattern))),
+                             "salvo_fill_pattern");
     }
 
     /* salvo_copy: on the device, in stream order. */
@@ -766,6 +806,17 @@ public:
         return detail::check(
             salvo_copy_image_to_buffer(handle_, src.get(), &region, dst.get(), dst_offset),
             "salvo_copy_image_to_buffer");
+    }
+
+    /* salvo_copy_image: src_region of src into dst_region of dst (the
+     * same extents once resolved; {}: the whole image). */
+    SALVO_HPP_CHECKED salvo_status copy(const image &src, const salvo_image_region &src_region,
+                                        image &dst, const salvo_image_region &dst_region = {})
+        SALVO_HPP_NOEXCEPT
+    {
+        return detail::check(
+            salvo_copy_image(handle_, src.get(), &src_region, dst.get(), &dst_region),
+            "salvo_copy_image");
     }
 
     /* salvo_stream_write: src is copied at the call (it may go at once);

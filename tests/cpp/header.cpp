@@ -348,6 +348,14 @@ static void empty_objects_pass_statuses_through()
     EXPECT_INVALID(s.copy(b, b2));
     EXPECT_INVALID(s.copy(b, 0, im));
     EXPECT_INVALID(s.copy(im, region, b));
+    salvo::image im2;
+    EXPECT_INVALID(s.copy(im, region, im2));
+    EXPECT_INVALID(s.copy(im, region, im2, region));
+    EXPECT_INVALID(s.launch_indirect(k, b, 0, one, push2{1, 2}));
+    EXPECT_INVALID(s.launch_indirect(k, b, 0));
+    EXPECT_INVALID(s.launch_indirect(k, b, 0, one, words, 8));
+    EXPECT_INVALID(s.fill_pattern(b, 1, 3, std::uint8_t{7}));
+    EXPECT_INVALID(s.fill_pattern(b, 2, 4, std::uint16_t{7}));
     EXPECT_INVALID(s.write_bytes(b, 0, words, 4));
     EXPECT_INVALID(s.write(b, words, 4));
     EXPECT_INVALID(s.write(b, v));

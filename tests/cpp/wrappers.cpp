@@ -513,6 +513,59 @@ void bindings_offsets_and_arrays()
     expect_nothing_live(dev);
 }
 
+/* Indirect launches, pattern fills and image-to-image copies. */
+void indirect_patterns_and_image_copies()
+{
+    salvo::device dev = open();
+    {
+        salvo::kernel add = add_kernel(dev);
+        salvo::buffer x = dev.create_buffer(N * 4);
+        salvo::buffer counts = dev.create_buffer(std::vector<std::uint32_t>{0, 0, 0, N / 64, 1, 1});
+        salvo::buffer bytes = dev.create_buffer(64, SALVO_DOMAIN_HOST);
+        salvo::stream s = dev.create_stream();
+        s.fill(x, 0);
+        s.fill(bytes, 0);
+        /* Counts at offset 12: all of x; at offset 0: no workgroup. */
+        EXPECT_EQ(s.launch_indirect(add, counts, 12, salvo::bind(0, x), push2{N, 5}), SALVO_OK);
+        EXPECT_EQ(s.launch_indirect(add, counts, 0, salvo::bind(0, x), push2{N, 100}), SALVO_OK);
+        EXPECT_EQ(s.fill_pattern(bytes, 3, 5, std::uint8_t{0xAB}), SALVO_OK);
+        EXPECT_EQ(s.fill_pattern(bytes, 10, 6, std::uint16_t{0x1234}), SALVO_OK);
+
+        salvo_image_desc d{};
+        d.type = SALVO_IMAGE_2D;
+        d.format = SALVO_FORMAT_R32_UINT;
+        d.width = 8;
+        d.height = 4;
+        salvo::image a = dev.create_image(d), b = dev.create_image(d);
+        std::vector<std::uint32_t> texels(32);
+        std::iota(texels.begin(), texels.end(), 1u);
+        EXPECT_EQ(a.write(texels), SALVO_OK);
+        EXPECT_EQ(b.write(std::vector<std::uint32_t>(32, 0)), SALVO_OK);
+        salvo_image_region from{}, to{};
+        from.width = 2;
+        from.height = 2;
+        to.x = 6;
+        to.y = 2;
+        EXPECT_EQ(s.copy(a, from, b, to), SALVO_OK); /* a's top-left 2x2 to b's bottom-right */
+        EXPECT_EQ(s.synchronize(), SALVO_OK);
+
+        EXPECT(all_equal(x.read_vector<std::uint32_t>(), 5u, "x"));
+        std::vector<std::uint8_t> got = bytes.read_vector<std::uint8_t>();
+        const std::uint8_t want[16] = {0, 0, 0,    0xAB, 0xAB, 0xAB, 0xAB, 0xAB,
+                                       0, 0, 0x34, 0x12, 0x34, 0x12, 0x34, 0x12};
+        for (int i = 0; i < 16; i++)
+            EXPECT_EQ(got[static_cast<std::size_t>(i)], want[i]);
+        std::vector<std::uint32_t> back(32);
+        EXPECT_EQ(b.read(back), SALVO_OK);
+        for (std::uint32_t y = 0; y < 4; y++)
+            for (std::uint32_t i = 0; i < 8; i++) {
+                bool copied = i >= 6 && y >= 2;
+                EXPECT_EQ(back[y * 8 + i], copied ? texels[(y - 2) * 8 + (i - 6)] : 0u);
+            }
+    }
+    expect_nothing_live(dev);
+}
+
 void events_and_gates()
 {
     salvo::device dev = open();
@@ -872,6 +925,7 @@ int main()
         {"moves_leave_empty_and_destroy_once", moves_leave_empty_and_destroy_once},
         {"scope_exit_with_work_pending", scope_exit_with_work_pending},
         {"bindings_offsets_and_arrays", bindings_offsets_and_arrays},
+        {"indirect_patterns_and_image_copies", indirect_patterns_and_image_copies},
         {"events_and_gates", events_and_gates},
         {"graphs_capture_replay_update", graphs_capture_replay_update},
         {"images_and_samplers", images_and_samplers},
