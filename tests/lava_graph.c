@@ -243,6 +243,45 @@ static void test_updates_later_replays_only(void **state)
     salvo_buffer_destroy(c);
 }
 
+/* A node updated in a graph of several chunks gets a chunk of its own:
+ * the nodes before and after it, in its old chunk and in the others, run
+ * as before and in order, replays made before each update keep the old
+ * value (one still pending at the update), and every later one has the
+ * new. 600 dependent adds: chunks of 256 split around node 300. */
+static void test_update_mid_graph(void **state)
+{
+    fixture *f = *state;
+    enum { NODES = 600 };
+    salvo_buffer *a = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    for (int i = 0; i < NODES; i++)
+        add(f, f->st, a, 1);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    uint32_t total = 0;
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK); /* pending at the update */
+    total += NODES;
+    for (uint32_t round = 0; round < 3; round++) {
+        push2 p = {N, 1000 * (round + 1)};
+        assert_int_equal(salvo_graph_set_push(g, 300, &p, sizeof p), SALVO_OK);
+        assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+        total += NODES - 1 + p.value;
+        if (round == 1) {
+            /* A neighbour of the split, too: node 299 gets its own. */
+            push2 q = {N, 7};
+            assert_int_equal(salvo_graph_set_push(g, 299, &q, sizeof q), SALVO_OK);
+            assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+            total += NODES - 2 + 7 + p.value;
+            push2 back = {N, 1};
+            assert_int_equal(salvo_graph_set_push(g, 299, &back, sizeof back), SALVO_OK);
+        }
+    }
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(a, total);
+    salvo_graph_destroy(g);
+    salvo_buffer_destroy(a);
+}
+
 /* Fork and join through events: the second stream's work belongs to the
  * graph, ordered after the point it waited for. */
 static void test_fork_join(void **state)
@@ -498,6 +537,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_replay_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_barriers_only_between_levels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_updates_later_replays_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_update_mid_graph, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fork_join, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replays_pending_on_two_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_replay_keeps_its_recording, setup, teardown),

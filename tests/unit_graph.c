@@ -87,7 +87,8 @@ static void test_update_while_pending(void **state)
     const uint32_t push[2] = {256, 5};
     assert_int_equal(salvo_graph_set_push(g, 2, push, sizeof push), SALVO_OK);
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
-    assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 2);
+    /* Node 2 got a chunk of its own: nodes 0-1, 2 and 3 recorded anew. */
+    assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 4);
     assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
     assert_int_equal(fake_pending(e.f), 2);
     /* Both done: the next update records in place. */
@@ -95,7 +96,7 @@ static void test_update_while_pending(void **state)
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
     assert_int_equal(salvo_graph_set_push(g, 2, push, sizeof push), SALVO_OK);
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
-    assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 2);
+    assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 4);
     /* Destroyed with a replay pending: never blocks, nothing freed early. */
     assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
     salvo_graph_destroy(g);
@@ -103,6 +104,49 @@ static void test_update_while_pending(void **state)
     fake_complete_all(e.f);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
     assert_int_equal(fake_dispatches_completed(e.f), 12);
+    close_env(&e);
+}
+
+/* An update records one node again, not the chunk around it: the first
+ * update of a node gives it a chunk of its own (its old chunk of 256 is
+ * recorded once more, split in three), every later one records that node
+ * alone. Past GRAPH_MAX_SPLITS nodes so updated, chunks are recorded
+ * whole again. */
+static void test_update_records_one_node(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, FAKE_COMPLETE_AUTO);
+    salvo_graph *g = NULL;
+    enum { N = 600 };
+    assert_int_equal(salvo_stream_begin_capture(e.st[0]), SALVO_OK);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(add(&e, e.st[0], e.buf[0], 1), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(e.st[0], &g), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    uint64_t d0 = fake_calls(e.f, "cmd_dispatch");
+    for (uint32_t round = 0; round < 3; round++) {
+        const uint32_t push[2] = {256, 7 + round};
+        assert_int_equal(salvo_graph_set_push(g, 300, push, sizeof push), SALVO_OK);
+        assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+        uint64_t d1 = fake_calls(e.f, "cmd_dispatch");
+        /* Recorded: the chunk of nodes 256-511 once, then node 300 alone. */
+        assert_int_equal(d1 - d0, round == 0 ? 256 : 1);
+        d0 = d1;
+    }
+    /* Every node updated once: splits stop at GRAPH_MAX_SPLITS; the replay
+     * then records whole chunks, far fewer than a command buffer a node. */
+    uint64_t made0 = fake_calls(e.f, "cmd_create_reusable");
+    for (uint32_t n = 0; n < N; n++) {
+        const uint32_t push[2] = {256, 2};
+        assert_int_equal(salvo_graph_set_push(g, n, push, sizeof push), SALVO_OK);
+    }
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_true(fake_calls(e.f, "cmd_create_reusable") - made0 <= 2 * GRAPH_MAX_SPLITS + 3);
+    salvo_graph_destroy(g);
     close_env(&e);
 }
 
@@ -256,6 +300,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_update_while_pending),
+        cmocka_unit_test(test_update_records_one_node),
         cmocka_unit_test(test_failed_replay_names_graph),
         cmocka_unit_test(test_recording_failures),
         cmocka_unit_test(test_holds),

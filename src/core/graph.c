@@ -592,12 +592,82 @@ salvo_status graph_compile_locked(engine_graph *g)
 /* Updates                                                             */
 /* ------------------------------------------------------------------ */
 
+/* The chunk holding position p (chunks cover the order in turn). */
+static uint32_t chunk_at(const engine_graph *g, uint32_t p)
+{
+    uint32_t lo = 0, hi = g->chunk_count;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->chunks[mid].first <= p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The node at position p changed (push constants, or bindings that leave
+ * the levels as they were): from the first such change on it has a chunk
+ * of its own, so that this and every later update of it records one node
+ * again, not the GRAPH_CHUNK_NODES around it. Its old chunk becomes up to
+ * three (before it, it, after it), all recorded at the next replay; the
+ * old recording retires with the batches that execute it. Out of host
+ * memory the chunk stays whole, and is recorded again whole. */
+static void isolate_locked(engine_graph *g, uint32_t p)
+{
+    uint32_t ci = chunk_at(g, p);
+    graph_chunk c = g->chunks[ci];
+    /* Room for GRAPH_MAX_SPLITS splits past the chunks the capture made:
+     * a program that updates every node gets its chunks recorded whole,
+     * not a command buffer (and a pool) per node. */
+    uint32_t made = (g->node_count + GRAPH_CHUNK_NODES - 1) / GRAPH_CHUNK_NODES;
+    if (c.count == 1 || g->chunk_count + 2 > made + 2 * GRAPH_MAX_SPLITS) {
+        g->chunks[ci].stale = true;
+        return;
+    }
+    uint32_t before = p - c.first, after = c.first + c.count - p - 1;
+    uint32_t count = g->chunk_count + (before > 0) + (after > 0);
+    const salvo_allocator *a = g->q->alloc;
+    graph_chunk *chunks = salvo_mem_calloc(a, count, sizeof *chunks);
+    accel_cmd **cmds = salvo_mem_calloc(a, count, sizeof *cmds);
+    if (!chunks || !cmds) {
+        salvo_mem_free(a, chunks);
+        salvo_mem_free(a, cmds);
+        g->chunks[ci].stale = true;
+        return;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < g->chunk_count; i++) {
+        if (i != ci) {
+            cmds[k] = g->cmds[i];
+            chunks[k++] = g->chunks[i];
+            continue;
+        }
+        if (before)
+            chunks[k++] = (graph_chunk){.first = c.first, .count = before, .stale = true};
+        chunks[k++] = (graph_chunk){.first = p, .count = 1, .stale = true};
+        if (after)
+            chunks[k++] = (graph_chunk){.first = p + 1, .count = after, .stale = true};
+    }
+    if (c.rec) {
+        if (recording_idle_locked(g, c.rec))
+            recording_free(g->q, c.rec);
+        else
+            retire_push(&g->q->retire, &c.rec->release, atomic_load(&g->q->next_serial));
+    }
+    salvo_mem_free(a, g->chunks);
+    salvo_mem_free(a, g->cmds);
+    g->chunks = chunks;
+    g->cmds = cmds;
+    g->chunk_count = count;
+}
+
 salvo_status graph_set_push(engine_graph *g, uint32_t n, const void *push, uint32_t size)
 {
     graph_node *nd = &g->nodes[n];
     if (size)
         memcpy(g->push + nd->push_at, push, size);
-    g->chunks[nd->pos / GRAPH_CHUNK_NODES].stale = true;
+    isolate_locked(g, nd->pos);
     return SALVO_OK;
 }
 
@@ -642,7 +712,7 @@ salvo_status graph_set_bindings_locked(engine_graph *g, uint32_t n, const accel_
             memcmp(old_barrier + c->first, g->barrier + c->first, span * sizeof *old_barrier))
             c->stale = true;
     }
-    g->chunks[nd->pos / GRAPH_CHUNK_NODES].stale = true;
+    isolate_locked(g, nd->pos);
     salvo_mem_free(a, old_order);
     salvo_mem_free(a, old_barrier);
     return SALVO_OK;

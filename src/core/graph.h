@@ -15,8 +15,11 @@
  * reusable command buffer with its own descriptor pool. A replay records
  * one command (execute the chunks) into the stream's open batch, so it is
  * ordered with the stream's other work by the same hazard rules, and
- * costs no host work per node. An update marks the chunk holding the node
- * stale (all of them when new bindings change the levels); the next
+ * costs no host work per node. An update gives the node a chunk of its
+ * own the first time (splitting the chunk that held it), then marks that
+ * one-node chunk stale, so that updating a node costs the recording of
+ * one node (chunks whose order or barriers new bindings change go stale
+ * too); the next
  * replay records stale chunks again, into fresh command buffers when a
  * batch still pending executes the old ones (those go to the retire
  * queue), so replays already made keep what they had.
@@ -39,7 +42,9 @@
 #define SALVO_GRAPH_CHUNK_NODES 256
 #endif
 enum {
-    GRAPH_CHUNK_NODES = SALVO_GRAPH_CHUNK_NODES
+    GRAPH_CHUNK_NODES = SALVO_GRAPH_CHUNK_NODES,
+    /* Nodes that may get a chunk of their own when updated. */
+    GRAPH_MAX_SPLITS = 64
 };
 
 /* A node: one command (a dispatch, copy, fill or image copy; see
