@@ -36,6 +36,7 @@ packages=(
     libcmocka-dev libpng-dev
     mesa-vulkan-drivers vulkan-validationlayers
     clang libclang-rt-14-dev
+    python3-dev python3-numpy
 )
 
 step "packages"
