@@ -2,7 +2,7 @@
 # Installs the build into a fresh prefix under the build tree, then uses it
 # the three ways a project would:
 #   c/          find_package(salvo), salvo_add_shader, salvo::static (C11)
-#   cpp/        find_package(salvo), salvo::salvo (shared), C++17
+#   cpp/        find_package(salvo), salvo::salvo (shared), C++17 through salvo.hpp
 #   pkgconfig/  cc main.c $(pkg-config --cflags --libs salvo), and with
 #               salvo-static instead (libsalvo.a by its path)
 # and runs each program. Exit 77 (ctest: skipped) when the programs find no
@@ -43,7 +43,7 @@ echo "== cmake --install $BUILD_DIR --prefix $prefix"
 pc=$(find "$prefix" -name salvo.pc -path '*/pkgconfig/*' | head -n 1)
 [ -n "$pc" ] || fail "no salvo.pc installed"
 libdir=$(dirname "$(dirname "$pc")")
-for f in include/salvo/salvo.h include/salvo/salvo_vulkan.h; do
+for f in include/salvo/salvo.h include/salvo/salvo_vulkan.h include/salvo/salvo.hpp; do
     [ -f "$prefix/$f" ] || fail "$f not installed"
 done
 for f in libsalvo.a libsalvo.so libsalvo.so.0 libsalvo.so.0.1.0 cmake/salvo/salvoConfig.cmake \
