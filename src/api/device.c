@@ -404,6 +404,8 @@ void salvo_device_destroy(salvo_device *dev)
                   "device destroyed with %llu object(s) never destroyed: reclaimed",
                   (unsigned long long)leaked);
     queue_fini_locked(q);
+    timing_free_locked(q);
+    transfer_free_locked(q);
     pthread_mutex_unlock(&q->lock);
     queue_destroy_lock(q);
     dev->acc.vt->device_close(dev->acc.self, dev->adev);
@@ -483,29 +485,6 @@ salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
         pthread_mutex_unlock(&dev->q.lock);
     salvo_clear_error();
     return SALVO_OK;
-}
-
-/* ------------------------------------------------------------------ */
-/* The retire clock and the free path                                  */
-/* ------------------------------------------------------------------ */
-
-void live_link_locked(salvo_device *dev, live_link *l, retire_entry *release)
-{
-    l->release = release;
-    l->next = dev->live.next;
-    l->prev = &dev->live;
-    dev->live.next->prev = l;
-    dev->live.next = l;
-}
-
-void live_unlink_locked(salvo_device *dev, live_link *l)
-{
-    (void)dev;
-    if (!l->prev)
-        return;
-    l->prev->next = l->next;
-    l->next->prev = l->prev;
-    l->prev = l->next = NULL;
 }
 
 /* ------------------------------------------------------------------ */

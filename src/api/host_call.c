@@ -1,6 +1,6 @@
 /* Host calls: fn run on salvo's worker thread at a point of a stream,
  * the stream's later work held until it returns. See host_call.h. */
-#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#define _POSIX_C_SOURCE 200809L /* POSIX threads */
 #include "api/host_call.h"
 
 #include "core/wait.h"
@@ -11,7 +11,6 @@
 #define VT(dev) ((dev)->acc.vt)
 #define SELF(dev) ((dev)->acc.self)
 
-_Thread_local bool host_call_running;
 
 struct host_call {
     host_call *next;
@@ -27,13 +26,6 @@ struct host_call {
     bool copy_out;    /* false: the read failed after its copy was recorded */
 };
 
-salvo_status host_call_refuse(salvo_device *dev, const char *what)
-{
-    return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
-                    "%s: not allowed inside a host call's function (it would wait for work "
-                    "queued behind that call)",
-                    what);
-}
 
 static void block_release(retire_entry *e, bool abandoned)
 {

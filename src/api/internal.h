@@ -192,7 +192,14 @@ uint8_t image_texel_class(salvo_format format);
 /* SALVO_IMAGE_* bits the device offers for format. */
 uint32_t image_support(salvo_device *dev, salvo_format format);
 /* Raise buf's last serial to serial. */
-void buffer_note_use(salvo_buffer *buf, uint64_t serial);
+static inline void buffer_note_use(salvo_buffer *buf, uint64_t serial)
+{
+    uint64_t old = atomic_load_explicit(&buf->last_serial, memory_order_relaxed);
+    while (old < serial && !atomic_compare_exchange_weak_explicit(
+                               &buf->last_serial, &old, serial, memory_order_relaxed,
+                               memory_order_relaxed)) {
+    }
+}
 
 /* graph.c (all [lock]) */
 /* Capture a launch or copy into st's capture. */

@@ -193,3 +193,19 @@ const char *salvo_status_string(salvo_status status)
     }
     return status < 0 ? "SALVO_ERROR (unknown code)" : "SALVO_STATUS (unknown code)";
 }
+
+/* Declared in env.h: beside the log it writes to, so that parsing the
+ * environment (env.c) needs nothing of the log. */
+void env_warn_at(const salvo_log_sink *sink, const char *file, int line, const char *name,
+                 const char *why, const char *fmt, ...)
+{
+    char fallback[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fallback, sizeof fallback, fmt, ap);
+    va_end(ap);
+    const char *text = getenv(name);
+    /* The text as it is, up to a length that keeps the line readable. */
+    salvo_log_at(sink, SALVO_LOG_WARNING, file, line, "%s=\"%.64s%s\" is not %s; using %s", name,
+                 text ? text : "", text && strlen(text) > 64 ? "..." : "", why, fallback);
+}

@@ -93,16 +93,3 @@ env_status env_flag(const char *name, bool *out, char *why)
     return st;
 }
 
-void env_warn_at(const salvo_log_sink *sink, const char *file, int line, const char *name,
-                 const char *why, const char *fmt, ...)
-{
-    char fallback[128];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(fallback, sizeof fallback, fmt, ap);
-    va_end(ap);
-    const char *text = getenv(name);
-    /* The text as it is, up to a length that keeps the line readable. */
-    salvo_log_at(sink, SALVO_LOG_WARNING, file, line, "%s=\"%.64s%s\" is not %s; using %s", name,
-                 text ? text : "", text && strlen(text) > 64 ? "..." : "", why, fallback);
-}

@@ -44,8 +44,8 @@ env_status env_choice(const char *name, const char *const *choices, unsigned *ou
 /* A 0/1 flag: *out true for "1". */
 env_status env_flag(const char *name, bool *out, char *why);
 
-/* Warns (WARNING level, through sink: NULL is the stderr sink) that
- * $name's text was not used: `NAME="TEXT" is not WHY; using FALLBACK`,
+/* Warns (WARNING level, through sink: NULL is the stderr sink; defined in
+ * diag.c, beside the log) that $name's text was not used: `NAME="TEXT" is not WHY; using FALLBACK`,
  * FALLBACK formatted from fmt. */
 void env_warn_at(const salvo_log_sink *sink, const char *file, int line, const char *name,
                  const char *why, const char *fmt, ...) __attribute__((format(printf, 6, 7)));

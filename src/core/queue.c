@@ -8,7 +8,6 @@
 
 #include "core/stream_engine.h"
 #include "core/timing.h"
-#include "core/transfer.h"
 #include "core/wait.h"
 
 salvo_status queue_init(queue *q)
@@ -66,19 +65,12 @@ void queue_fini_locked(queue *q)
 {
     retire_close(&q->retire);
     slot_table_free(&q->batches, q->alloc);
-    timing_free_locked(q);
-    transfer_free_locked(q);
 }
 
 void queue_destroy_lock(queue *q)
 {
     pthread_cond_destroy(&q->slot_cv);
     pthread_mutex_destroy(&q->lock);
-}
-
-bool queue_batch_done_locked(queue *q, uint64_t serial)
-{
-    return serial == 0 || queue_batch_owner_locked(q, serial, NULL) == NULL;
 }
 
 stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out)
@@ -227,13 +219,6 @@ void queue_release(queue *q, retire_entry *e)
     retire_push(&q->retire, e, tag);
     queue_advance_locked(q);
     pthread_mutex_unlock(&q->lock);
-}
-
-salvo_status queue_noted(queue *q, salvo_status st)
-{
-    if (st == SALVO_ERROR_DEVICE_LOST)
-        atomic_store(&q->lost, true);
-    return st;
 }
 
 void queue_mark_lost_locked(queue *q)

@@ -179,8 +179,10 @@ salvo_status queue_init(queue *q);
  * idle as a last resort, else the device taken for lost); then
  * queue_release_all_locked runs or abandons every queued release and
  * frees every stream; then, once the caller has reclaimed its own objects,
- * queue_fini_locked closes the retire queue and frees the transfer
- * objects. queue_destroy_lock after the lock is released. */
+ * queue_fini_locked closes the retire queue and the batch table (the
+ * caller frees the timing table and the transfer objects, which sit above
+ * the queue: timing_free_locked, transfer_free_locked). queue_destroy_lock
+ * after the lock is released. */
 void queue_settle_for_destroy_locked(queue *q);
 void queue_release_all_locked(queue *q);
 void queue_fini_locked(queue *q);
@@ -200,7 +202,12 @@ salvo_status queue_lost_error(queue *q);
  * text on entry, then names it as having come before the loss). */
 salvo_status queue_loss_wins_locked(queue *q, salvo_status first, char msg[SALVO_ERROR_MAX]);
 /* Pass st through; when it says the device is lost, record that. */
-salvo_status queue_noted(queue *q, salvo_status st);
+static inline salvo_status queue_noted(queue *q, salvo_status st)
+{
+    if (st == SALVO_ERROR_DEVICE_LOST)
+        atomic_store(&q->lost, true);
+    return st;
+}
 /* Observe device loss: abandon every slot and every queued release. */
 void queue_mark_lost_locked(queue *q);
 /* The one place the retire clock advances: after a slot was seen complete. */
@@ -210,7 +217,10 @@ void queue_release(queue *q, retire_entry *e);
 
 /* Whether the batch with this serial is over (not recording, held or in
  * flight): asked of the batch table, never of serial order. */
-bool queue_batch_done_locked(queue *q, uint64_t serial);
+static inline bool queue_batch_done_locked(const queue *q, uint64_t serial)
+{
+    return serial == 0 || slot_table_find(&q->batches, serial) == NULL;
+}
 /* The stream whose active batch has this serial (and the batch, in
  * *out), or NULL: the batch table's answer. */
 stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out);

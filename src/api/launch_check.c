@@ -1,0 +1,227 @@
+/* A launch's arguments checked against its kernel's reflection, and
+ * turned into the ranges the engine records: for salvo_launch and
+ * salvo_launch_indirect (stream.c) and graph updates (graph.c). */
+#include "api/internal.h"
+
+/* One image or sampler binding checked against what the kernel declares
+ * (rb): *bind filled, *held the image (or the sampler alone), *held_sampler
+ * the sampler beside an image (else NULL). */
+static salvo_status bind_image(salvo_device *dev, salvo_kernel *k, const salvo_binding *b,
+                               const reflect_binding *rb, accel_bind *bind, salvo_buffer **held,
+                               salvo_buffer **held_sampler)
+{
+    static const char *const kinds[] = {"buffer", "storage image", "sampled image", "sampler",
+                                        "combined image sampler"};
+    const char *kind = kinds[rb->kind];
+    bool wants_image = rb->kind != SALVO_BINDING_SAMPLER;
+    bool wants_sampler = rb->kind == SALVO_BINDING_SAMPLER || rb->kind == SALVO_BINDING_IMAGE_SAMPLER;
+    if (b->buffer)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': binding %u is a %s, not a buffer", k->ek.name,
+                        b->binding, kind);
+    if ((wants_image && !b->image) || (wants_sampler && !b->sampler))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': binding %u (a %s) has no %s", k->ek.name,
+                        b->binding, kind, wants_image && !b->image ? "image" : "sampler");
+    if ((!wants_image && b->image) || (!wants_sampler && b->sampler))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': binding %u (a %s) takes no %s", k->ek.name,
+                        b->binding, kind, b->image ? "image" : "sampler");
+    salvo_image *img = wants_image ? b->image : NULL;
+    salvo_sampler *smp = wants_sampler ? b->sampler : NULL;
+    if ((img && img->base.dev != dev) || (smp && smp->base.dev != dev))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': binding %u: %s of another device", k->ek.name,
+                        b->binding, img && img->base.dev != dev ? "image" : "sampler");
+    if (img) {
+        static const char *const types[] = {"?", "1D", "2D", "3D", "2D array"};
+        const salvo_image_desc *d = &img->desc;
+        uint32_t need = rb->kind == SALVO_BINDING_STORAGE_IMAGE ? SALVO_IMAGE_STORAGE
+                                                                 : SALVO_IMAGE_SAMPLED;
+        if (d->type != rb->image_type)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: the kernel declares a %s image, "
+                            "the image is %s",
+                            k->ek.name, b->binding, types[rb->image_type], types[d->type]);
+        if (!(d->usage & need))
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: a %s, the image was not created "
+                            "for %s use",
+                            k->ek.name, b->binding, kind,
+                            need == SALVO_IMAGE_STORAGE ? "storage" : "sampled");
+        if (rb->image_format != SALVO_FORMAT_UNDEFINED && rb->image_format != d->format)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: the kernel declares format %s, "
+                            "the image is %s",
+                            k->ek.name, b->binding, salvo_format_name(rb->image_format),
+                            salvo_format_name(d->format));
+        if (image_texel_class(d->format) != rb->sampled_class) {
+            static const char *const classes[] = {"floats", "signed integers",
+                                                  "unsigned integers"};
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: the kernel reads %s, format %s "
+                            "holds %s",
+                            k->ek.name, b->binding, classes[rb->sampled_class],
+                            salvo_format_name(d->format),
+                            classes[image_texel_class(d->format)]);
+        }
+        if (smp && smp->desc.filter == SALVO_FILTER_LINEAR &&
+            !(image_support(dev, d->format) & SALVO_IMAGE_LINEAR_FILTER))
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: a linear sampler on format %s, "
+                            "which the device cannot filter linearly",
+                            k->ek.name, b->binding, salvo_format_name(d->format));
+        if (smp && smp->desc.unnormalized && d->type != SALVO_IMAGE_1D &&
+            d->type != SALVO_IMAGE_2D)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: an unnormalized sampler on a %s "
+                            "image (1D and 2D only)",
+                            k->ek.name, b->binding, types[d->type]);
+    }
+    *bind = (accel_bind){
+        .binding = b->binding,
+        .element = b->element,
+        .kind = rb->kind,
+        .image = img ? img->ai : NULL,
+        .sampler = smp ? smp->as : NULL,
+        .offset = 0,
+        .size = 1,
+    };
+    *held = img ? &img->base : &smp->base;
+    *held_sampler = img && smp ? &smp->base : NULL;
+    return SALVO_OK;
+}
+
+salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t groups[3],
+                          const salvo_binding *bindings, uint32_t count, const void *push,
+                          uint32_t push_size, accel_bind *binds, salvo_buffer **bufs)
+{
+    const salvo_device_info *info = &dev->info;
+    if (k->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': the kernel belongs to another device", k->ek.name);
+    if (!groups)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "launch of kernel '%s': groups is NULL",
+                        k->ek.name);
+    for (int i = 0; i < 3; i++)
+        if (groups[i] == 0 || groups[i] > info->max_workgroup_count[i])
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': groups[%d] = %u is outside 1..%u", k->ek.name, i,
+                            groups[i], info->max_workgroup_count[i]);
+    return launch_check_bindings(dev, k, bindings, count, push, push_size, binds, bufs);
+}
+
+salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
+                                   const salvo_binding *bindings, uint32_t count, const void *push,
+                                   uint32_t push_size, accel_bind *binds, salvo_buffer **bufs)
+{
+    const salvo_device_info *info = &dev->info;
+    if (k->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': the kernel belongs to another device", k->ek.name);
+    if (push_size != k->ek.refl.push_constant_size)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': push_size %u, the kernel declares %u", k->ek.name,
+                        push_size, k->ek.refl.push_constant_size);
+    if (push_size && !push)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "launch of kernel '%s': push is NULL",
+                        k->ek.name);
+    if (count && !bindings)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': bindings is NULL", k->ek.name);
+    /* The kernel's entries are sorted by (binding, element), one per
+     * buffer; each given binding fills the entry it names, once. Every
+     * accepted one fills a distinct entry, so the arrays never overflow. */
+    const reflect_module *m = &k->ek.refl;
+    for (uint32_t j = 0; j < m->binding_count; j++) {
+        binds[j] = (accel_bind){0};
+        bufs[j] = NULL;
+        bufs[SALVO_MAX_BINDINGS + j] = NULL;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        const salvo_binding *b = &bindings[i];
+        uint32_t j = 0;
+        while (j < m->binding_count && m->bindings[j].binding != b->binding)
+            j++;
+        if (j == m->binding_count)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u is not declared by the kernel",
+                            k->ek.name, b->binding);
+        if (b->element >= m->bindings[j].count)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            m->bindings[j].count == 1
+                                ? "launch of kernel '%s': binding %u is not an array (element "
+                                  "%u given)"
+                                : "launch of kernel '%s': binding %u: element %u is outside the "
+                                  "array of %u",
+                            k->ek.name, b->binding, b->element, m->bindings[j].count);
+        j += b->element;
+        if (bufs[j])
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            m->bindings[j].count == 1
+                                ? "launch of kernel '%s': binding %u given twice"
+                                : "launch of kernel '%s': binding %u element %u given twice",
+                            k->ek.name, b->binding, b->element);
+        if (m->bindings[j].kind != SALVO_BINDING_BUFFER) {
+            salvo_status r = bind_image(dev, k, b, &m->bindings[j], &binds[j], &bufs[j],
+                                        &bufs[SALVO_MAX_BINDINGS + j]);
+            if (r != SALVO_OK)
+                return r;
+            continue;
+        }
+        salvo_buffer *buf = b->buffer;
+        if (!buf)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u has no buffer%s", k->ek.name,
+                            b->binding, b->image || b->sampler ? " (it is a buffer binding)" : "");
+        if (buf->dev != dev)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: buffer of another device", k->ek.name,
+                            b->binding);
+        uint64_t size = b->size ? b->size : (b->offset < buf->size ? buf->size - b->offset : 0);
+        if (b->offset >= buf->size || size == 0 || size > buf->size - b->offset)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: range [%llu, +%llu) outside the "
+                            "buffer of %llu bytes",
+                            k->ek.name, b->binding, (unsigned long long)b->offset,
+                            (unsigned long long)b->size, (unsigned long long)buf->size);
+        bool uniform = m->bindings[j].uniform;
+        uint64_t align = uniform ? info->min_uniform_buffer_offset_alignment
+                                 : info->min_storage_buffer_offset_alignment;
+        if (align > 1 && b->offset % align)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: offset %llu is not a multiple of "
+                            "%llu (the device's %s buffer offset alignment)",
+                            k->ek.name, b->binding, (unsigned long long)b->offset,
+                            (unsigned long long)align, uniform ? "uniform" : "storage");
+        uint32_t range = uniform ? info->max_uniform_buffer_range : info->max_storage_buffer_range;
+        if (size > range)
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': binding %u: %llu bytes exceed the device's "
+                            "%s buffer range %u",
+                            k->ek.name, b->binding, (unsigned long long)size,
+                            uniform ? "uniform" : "storage", range);
+        binds[j] = (accel_bind){
+            .binding = b->binding,
+            .element = b->element,
+            .uniform = uniform,
+            .buffer = buf->ab,
+            .offset = b->offset,
+            .size = size,
+        };
+        bufs[j] = buf;
+    }
+    /* Name the first declared one that is missing. */
+    for (uint32_t j = 0; j < m->binding_count; j++)
+        if (!bufs[j])
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            m->bindings[j].count == 1
+                                ? "launch of kernel '%s': binding %u is missing (%u given, the "
+                                  "kernel declares %u)"
+                                : "launch of kernel '%s': binding %u element %u is missing (each "
+                                  "element of an array is bound on its own)",
+                            k->ek.name, m->bindings[j].binding,
+                            m->bindings[j].count == 1 ? count : m->bindings[j].element,
+                            m->binding_count);
+    return SALVO_OK;
+}
