@@ -282,6 +282,79 @@ static void test_update_mid_graph(void **state)
     salvo_buffer_destroy(a);
 }
 
+/* A whole graph updated from another of the same shape (as
+ * cudaGraphExecUpdate): the replays after it run from's parameters (its
+ * buffers, values, a fill's value) and the replay pending at the update
+ * keeps the old ones; from can go at once; graphs of another shape are
+ * refused naming the node, and change nothing. */
+static void test_graph_update(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *a = filled(f, 0, SALVO_DOMAIN_DEVICE), *b = filled(f, 100, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *c = filled(f, 0, SALVO_DOMAIN_DEVICE), *d = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *x = filled(f, 1000, SALVO_DOMAIN_DEVICE), *y = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *z = filled(f, 0, SALVO_DOMAIN_DEVICE), *w = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_graph *g = NULL, *from = NULL, *other = NULL, *other2 = NULL;
+    /* g: a += 1; b = a + 2; fill c with 7 (then +0); w untouched. */
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    add(f, f->st, a, 1);
+    copy_add(f, f->st, a, b, 2);
+    assert_int_equal(salvo_fill(f->st, c, 0, N * 4, 7), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    /* from, the same calls on other buffers and values. */
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    add(f, f->st, x, 10);
+    copy_add(f, f->st, x, y, 20);
+    assert_int_equal(salvo_fill(f->st, z, 0, N * 4, 9), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &from), SALVO_OK);
+    /* Other shapes: one node fewer; the kernels the other way round. */
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    add(f, f->st, d, 1);
+    copy_add(f, f->st, d, w, 1);
+    assert_int_equal(salvo_stream_end_capture(f->st, &other), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    copy_add(f, f->st, d, w, 1);
+    add(f, f->st, d, 1);
+    assert_int_equal(salvo_fill(f->st, d, 0, N * 4, 3), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &other2), SALVO_OK);
+
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK); /* pending at the update */
+    assert_int_equal(salvo_graph_update(g, other), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "not the same shape"));
+    assert_int_equal(salvo_graph_update(g, other2), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "node 0"));
+    assert_int_equal(salvo_graph_update(g, from), SALVO_OK);
+    salvo_graph_destroy(from); /* g keeps what it uses */
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(a, 1);      /* the first replay: a += 1 */
+    expect(b, 1 + 2);  /* b = a + 2 */
+    expect(x, 1010);   /* the second: x += 10 */
+    expect(y, 1030);   /* y = x + 20 */
+    uint32_t v[N];
+    assert_int_equal(salvo_buffer_read(c, 0, v, sizeof v), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(v[i], 7);
+    assert_int_equal(salvo_buffer_read(z, 0, v, sizeof v), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(v[i], 9);
+    expect(w, 0);
+    /* From itself: the same again. */
+    assert_int_equal(salvo_graph_update(g, g), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(x, 1020);
+    expect(a, 1);
+    assert_int_equal(salvo_graph_update(NULL, g), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_graph_update(g, NULL), SALVO_ERROR_INVALID_ARGUMENT);
+    salvo_graph_destroy(g);
+    salvo_graph_destroy(other);
+    salvo_graph_destroy(other2);
+    salvo_buffer *all[] = {a, b, c, d, x, y, z, w};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        salvo_buffer_destroy(all[i]);
+}
+
 /* Fork and join through events: the second stream's work belongs to the
  * graph, ordered after the point it waited for. */
 static void test_fork_join(void **state)
@@ -538,6 +611,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_barriers_only_between_levels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_updates_later_replays_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_mid_graph, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_graph_update, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fork_join, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replays_pending_on_two_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_replay_keeps_its_recording, setup, teardown),

@@ -1480,6 +1480,21 @@ SALVO_API salvo_status salvo_graph_set_bindings(salvo_graph *graph, uint32_t nod
                                                 uint32_t binding_count);
 SALVO_API salvo_status salvo_graph_set_push(salvo_graph *graph, uint32_t node, const void *push,
                                             uint32_t push_size);
+/* Update every node of graph at once from from, a graph of the same shape
+ * (as cudaGraphExecUpdate): captured as the same sequence of calls, so
+ * that node i of each is the same kind of command (a launch, an indirect
+ * launch, a copy, a fill, ...), a launch of the same kernel, with as many
+ * ranges and push constant bytes. Each node takes from's node's
+ * parameters: workgroup counts, bindings and ranges, push constants,
+ * fill values. Only replays made after the call see the change (replays
+ * made before keep what they had); the next replay records the whole
+ * graph again. graph keeps alive what from uses; from is left as it was
+ * and may be destroyed. SALVO_ERROR_INVALID_ARGUMENT, naming the first
+ * node that differs, when the shapes differ or the graphs belong to
+ * different devices; nothing changes then. from == graph: records the
+ * graph again at the next replay, nothing else.
+ * Thread safety: not concurrently with another call on either graph. */
+SALVO_API salvo_status salvo_graph_update(salvo_graph *graph, const salvo_graph *from);
 
 /* Nodes in the graph (0 for NULL). Thread safety: any thread. */
 SALVO_API uint32_t salvo_graph_node_count(const salvo_graph *graph);

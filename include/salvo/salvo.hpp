@@ -620,6 +620,12 @@ public:
         return detail::check(salvo_graph_set_push(handle_, node, push, push_size),
                              "salvo_graph_set_push");
     }
+    /* salvo_graph_update: every node's parameters from `from`, a graph of
+     * the same shape, for the replays made from now on. */
+    SALVO_HPP_CHECKED salvo_status update(const graph &from) SALVO_HPP_NOEXCEPT
+    {
+        return detail::check(salvo_graph_update(handle_, from.get()), "salvo_graph_update");
+    }
 };
 
 /* ------------------------------------------------------------------ */

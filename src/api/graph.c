@@ -456,6 +456,32 @@ salvo_status salvo_graph_set_bindings(salvo_graph *gr, uint32_t node,
     return r;
 }
 
+salvo_status salvo_graph_update(salvo_graph *gr, const salvo_graph *from)
+{
+    if (!gr || !from)
+        return SALVO_FAIL(gr ? &gr->dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+                          "graph_update: %s is NULL", !gr ? "graph" : "from");
+    salvo_device *dev = gr->dev;
+    if (from->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "graph_update: %s and %s belong to different devices", gr->g.label,
+                        from->g.label);
+    pthread_mutex_lock(&dev->q.lock);
+    /* What from uses, graph keeps alive now (before any node points at
+     * it: a failure leaves extra holds, which last until the graph goes). */
+    salvo_status r = SALVO_OK;
+    for (size_t i = 0; i < from->kernel_count && r == SALVO_OK; i++)
+        r = hold_kernel_locked(gr, from->kernels[i]);
+    for (size_t i = 0; i < from->buf_count && r == SALVO_OK; i++)
+        r = hold_buffer_locked(gr, from->bufs[i].buf, from->bufs[i].written);
+    if (r == SALVO_OK)
+        r = graph_update_locked(&gr->g, &from->g);
+    pthread_mutex_unlock(&dev->q.lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
+
 uint32_t salvo_graph_node_count(const salvo_graph *gr)
 {
     return gr ? gr->g.node_count : 0;

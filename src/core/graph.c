@@ -717,3 +717,81 @@ salvo_status graph_set_bindings_locked(engine_graph *g, uint32_t n, const accel_
     salvo_mem_free(a, old_barrier);
     return SALVO_OK;
 }
+
+salvo_status graph_update_locked(engine_graph *g, const engine_graph *from)
+{
+    queue *q = g->q;
+    if (from == g) {
+        for (uint32_t i = 0; i < g->chunk_count; i++)
+            g->chunks[i].stale = true;
+        return SALVO_OK;
+    }
+    if (from->node_count != g->node_count)
+        return QUEUE_FAIL(q, SALVO_ERROR_INVALID_ARGUMENT,
+                          "graph_update: %s has %u nodes, %s %u: not the same shape; nothing "
+                          "changed",
+                          g->label, g->node_count, from->label, from->node_count);
+    for (uint32_t i = 0; i < g->node_count; i++) {
+        const graph_node *a = &g->nodes[i], *b = &from->nodes[i];
+        if (a->kind == b->kind && a->kernel == b->kernel && a->bind_count == b->bind_count &&
+            a->push_size == b->push_size)
+            continue;
+        command ca = graph_node_command(g, a), cb = graph_node_command(from, b);
+        return QUEUE_FAIL(q, SALVO_ERROR_INVALID_ARGUMENT,
+                          "graph_update: node %u is %s (%u ranges, %u bytes of push constants) "
+                          "in %s, %s (%u, %u) in %s: not the same shape; nothing changed",
+                          i, command_name(&ca), a->bind_count, a->push_size, g->label,
+                          command_name(&cb), b->bind_count, b->push_size, from->label);
+    }
+    /* The old parameters, and the old order, kept to put back should the
+     * new plan find no memory. */
+    const salvo_allocator *al = q->alloc;
+    uint32_t n = g->node_count;
+    accel_bind *old_binds = salvo_mem_alloc(al, (g->bind_count ? g->bind_count : 1) * sizeof *old_binds);
+    unsigned char *old_push = salvo_mem_alloc(al, g->push_used ? g->push_used : 1);
+    uint32_t *old_groups = salvo_mem_alloc(al, (n ? n : 1) * 3 * sizeof *old_groups);
+    uint32_t *old_order = salvo_mem_alloc(al, (n ? n : 1) * sizeof *old_order);
+    if (!old_binds || !old_push || !old_groups || !old_order) {
+        salvo_mem_free(al, old_binds);
+        salvo_mem_free(al, old_push);
+        salvo_mem_free(al, old_groups);
+        salvo_mem_free(al, old_order);
+        return QUEUE_FAIL(q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                          "graph_update of %s: out of host memory; nothing changed", g->label);
+    }
+    memcpy(old_binds, g->binds, g->bind_count * sizeof *old_binds);
+    memcpy(old_push, g->push, g->push_used);
+    memcpy(old_order, g->order, n * sizeof *old_order);
+    for (uint32_t i = 0; i < n; i++) {
+        graph_node *a = &g->nodes[i];
+        const graph_node *b = &from->nodes[i];
+        memcpy(&old_groups[3 * i], a->groups, sizeof a->groups);
+        memcpy(a->groups, b->groups, sizeof a->groups);
+        memcpy(&g->binds[a->bind_at], &from->binds[b->bind_at], a->bind_count * sizeof *g->binds);
+        if (a->push_size)
+            memcpy(g->push + a->push_at, from->push + b->push_at, a->push_size);
+    }
+    salvo_status r = plan(g);
+    if (r != SALVO_OK) {
+        memcpy(g->binds, old_binds, g->bind_count * sizeof *old_binds);
+        memcpy(g->push, old_push, g->push_used);
+        for (uint32_t i = 0; i < n; i++)
+            memcpy(g->nodes[i].groups, &old_groups[3 * i], sizeof g->nodes[i].groups);
+        /* The old levels again (the old arrays are still in place). */
+        for (uint32_t p = 0; p < n; p++)
+            g->nodes[old_order[p]].pos = p;
+    } else {
+        /* Recorded again at the next replay, into fresh command buffers
+         * where pending batches execute the old ones. */
+        for (uint32_t i = 0; i < g->chunk_count; i++)
+            g->chunks[i].stale = true;
+    }
+    salvo_mem_free(al, old_binds);
+    salvo_mem_free(al, old_push);
+    salvo_mem_free(al, old_groups);
+    salvo_mem_free(al, old_order);
+    return r == SALVO_OK ? SALVO_OK
+                         : QUEUE_FAIL(q, r, "graph_update of %s: out of host memory; nothing "
+                                            "changed",
+                                      g->label);
+}

@@ -177,6 +177,13 @@ void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial)
  * levels; the recording is redone at the next replay. */
 salvo_status graph_set_push(engine_graph *g, uint32_t n, const void *push, uint32_t size);
 salvo_status graph_set_bindings_locked(engine_graph *g, uint32_t n, const accel_bind *binds);
+/* Every node's parameters (groups, ranges, push constants) taken from
+ * from, a graph of the same shape: as many nodes, each of the same kind
+ * and kernel with as many ranges and push constant bytes. The levels are
+ * planned again and every chunk recorded again at the next replay.
+ * SALVO_ERROR_INVALID_ARGUMENT naming the first node that differs, or out
+ * of host memory: nothing changed. */
+salvo_status graph_update_locked(engine_graph *g, const engine_graph *from);
 
 /* Replay g on st: record its execution into st's open batch (the batch
  * opened, a copy-queue batch submitted first, stale chunks recorded

@@ -140,6 +140,7 @@ enum {
     X(GRAPH_LAUNCH, "graph_launch", "gr s")                                                        \
     X(GRAPH_SET_PUSH, "graph_set_push", "gr node n v")                                             \
     X(GRAPH_SET_BINDINGS, "graph_set_bindings", "gr node b off sz b2 off2 sz2")                    \
+    X(GRAPH_UPDATE, "graph_update", "gr from")                                                     \
     X(GRAPH_DESTROY, "graph_destroy", "gr")                                                        \
     X(SREAD, "stream_read", "s b off n")                                                           \
     X(HOST_CALL, "host_call", "s b off n seed mode")                                               \
@@ -4175,6 +4176,36 @@ static void exec_op(ctx *c, const op *o)
         zombies_gc(c);
         break;
     }
+    case OP_GRAPH_UPDATE: {
+        int gi = (int)a[0], fi = (int)a[1];
+        if (!graph_ok(c, gi) || !graph_ok(c, fi)) {
+            fail(c, "trace names a missing graph");
+            return;
+        }
+        mgraph *g = &c->graph[gi];
+        const mgraph *from = &c->graph[fi];
+        st = salvo_graph_update(g->h, from->h);
+        /* The model knows node kinds, not kernels: of graphs with as many
+         * nodes of the same kinds, either answer may come; of others,
+         * only the refusal. Taken: each node is from's. */
+        bool same = g->nodes.n == from->nodes.n;
+        for (uint32_t i = 0; same && i < g->nodes.n; i++)
+            same = g->nodes.v[i].kind == from->nodes.v[i].kind &&
+                   g->nodes.v[i].indirect == from->nodes.v[i].indirect;
+        if (gi == fi) {
+            if (st != SALVO_OK)
+                fail(c, "graph_update from itself returned %s", salvo_status_string(st));
+        } else if (!same) {
+            if (st != SALVO_ERROR_INVALID_ARGUMENT)
+                fail(c, "graph_update of graphs of %u and %u nodes of other kinds returned %s",
+                     g->nodes.n, from->nodes.n, salvo_status_string(st));
+        } else if (st == SALVO_OK) {
+            memcpy(g->nodes.v, from->nodes.v, from->nodes.n * sizeof *from->nodes.v);
+        } else if (st != SALVO_ERROR_INVALID_ARGUMENT) {
+            fail(c, "graph_update returned %s", salvo_status_string(st));
+        }
+        break;
+    }
     case OP_GRAPH_DESTROY: {
         int gi = (int)a[0];
         if (!graph_ok(c, gi))
@@ -5845,9 +5876,13 @@ static void gen_graph(ctx *c)
         gen_replay(c, g, -1);
     else if (r < 81 && updates)
         gen_set_push(c, g);
-    else if (r < 90 && updates)
+    else if (r < 88 && updates)
         gen_set_bindings(c, g);
-    else if (r < 95)
+    else if (r < 91 && updates) {
+        /* From another graph (most often of another shape), or itself. */
+        int from = pick_graph(c);
+        ISSUE(c, OP_GRAPH_UPDATE, g, from >= 0 ? from : g);
+    } else if (r < 95)
         ISSUE(c, OP_GRAPH_DESTROY, g);
     else
         gen_graph_keeps(c, g);
