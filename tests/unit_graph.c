@@ -264,9 +264,9 @@ static void test_destroy_member_lock_busy(void **state)
     assert_int_equal(salvo_stream_wait_event(b, ev), SALVO_OK);
     assert_int_equal(add(&e, a, e.buf[1], 1), SALVO_OK);
     assert_int_equal(add(&e, b, e.buf[1], 1), SALVO_OK);
-    pthread_mutex_lock(&e.dev->q.lock);
+    salvo_mutex_lock(&e.dev->q.lock);
     salvo_stream_destroy(a); /* cannot take the lock: kept in the capture */
-    pthread_mutex_unlock(&e.dev->q.lock);
+    salvo_mutex_unlock(&e.dev->q.lock);
     salvo_stream_destroy(b); /* leaves now */
     /* A drain point, which frees destroyed idle streams: not a kept one. */
     assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
@@ -285,9 +285,9 @@ static void test_destroy_member_lock_busy(void **state)
     assert_int_equal(salvo_stream_create(e.dev, NULL, &c), SALVO_OK);
     assert_int_equal(salvo_stream_begin_capture(c), SALVO_OK);
     assert_int_equal(add(&e, c, e.buf[0], 1), SALVO_OK);
-    pthread_mutex_lock(&e.dev->q.lock);
+    salvo_mutex_lock(&e.dev->q.lock);
     salvo_stream_destroy(c);
-    pthread_mutex_unlock(&e.dev->q.lock);
+    salvo_mutex_unlock(&e.dev->q.lock);
     uint32_t word = 0;
     assert_int_equal(salvo_buffer_read(e.buf[0], 0, &word, sizeof word), SALVO_OK);
     assert_int_equal(salvo_device_stats(e.dev, &s), SALVO_OK);

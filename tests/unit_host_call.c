@@ -333,9 +333,9 @@ static void in_gate_poll(void *user)
     if (!poll_hook.armed || !pthread_equal(pthread_self(), poll_hook.thread))
         return;
     /* Only where the poll let go of the device lock. */
-    if (pthread_mutex_trylock(&poll_hook.dev->q.lock) != 0)
+    if (!salvo_mutex_trylock(&poll_hook.dev->q.lock))
         return;
-    pthread_mutex_unlock(&poll_hook.dev->q.lock);
+    salvo_mutex_unlock(&poll_hook.dev->q.lock);
     poll_hook.armed = false;
     poll_hook.call = salvo_stream_host_call(poll_hook.other, count, NULL);
     poll_hook.raise = salvo_gate_raise(poll_hook.gate, 1);

@@ -734,9 +734,9 @@ static void raise_destroy_and_reap(void *user)
     held_hook *h = user;
     /* Only from the poll, which runs without salvo's lock (the lock's
      * holders read gate timelines too). */
-    if (pthread_mutex_trylock(&h->e->dev->q.lock) != 0)
+    if (!salvo_mutex_trylock(&h->e->dev->q.lock))
         return;
-    pthread_mutex_unlock(&h->e->dev->q.lock);
+    salvo_mutex_unlock(&h->e->dev->q.lock);
     if (h->calls++ != 0)
         return;
     assert_int_equal(salvo_gate_raise(h->gate, 1), SALVO_OK);
@@ -786,8 +786,8 @@ static void destroy_under_the_lock(void *user)
     late_release *l = user;
     if (!l->victim)
         return;
-    if (pthread_mutex_trylock(&l->e->dev->q.lock) == 0) {
-        pthread_mutex_unlock(&l->e->dev->q.lock);
+    if (salvo_mutex_trylock(&l->e->dev->q.lock)) {
+        salvo_mutex_unlock(&l->e->dev->q.lock);
         return; /* only from under the lock */
     }
     salvo_buffer_destroy(l->victim);
@@ -1029,7 +1029,7 @@ static void test_staged_copy_waited_to_the_end(void **state)
  * is made unreadable (write) or unwritable (read), and the fault handler
  * looks at the lock from the faulting thread before it lets the copy go
  * on. Through a mapping (HOST buffer) and through the staging buffer. */
-static pthread_mutex_t *fault_lock;
+static salvo_mutex *fault_lock;
 static void *fault_page;
 static volatile sig_atomic_t faults, faults_locked;
 
@@ -1040,8 +1040,8 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
     (void)ctx;
     faults++;
     /* A default mutex the faulting thread holds cannot be taken again. */
-    if (pthread_mutex_trylock(fault_lock) == 0)
-        pthread_mutex_unlock(fault_lock);
+    if (salvo_mutex_trylock(fault_lock))
+        salvo_mutex_unlock(fault_lock);
     else
         faults_locked++;
     mprotect(fault_page, 4096, PROT_READ | PROT_WRITE);

@@ -188,10 +188,10 @@ static void *hold_lock_when_told(void *arg)
 {
     salvo_device *dev = arg;
     sem_wait(&go);
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     sem_post(&done);
     sem_wait(&unlock_now);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     return NULL;
 }
 

@@ -1,7 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "accel/accel_fault.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "base/lock.h"
 
 #define FAULT_OPS(X)                                                                              \
     X(enumerate) X(device_open) X(queue_wait_idle) X(buffer_create) X(pipeline_create)            \
@@ -66,7 +66,7 @@ struct fault_accel {
     /* Orders every use of the inner queue (submit, wait idle, settle) and
      * guards waited: the highest value a submission waits for on each
      * timeline (a gate), so settle_inner can release that work. */
-    pthread_mutex_t queue_lock;
+    salvo_mutex queue_lock;
     struct {
         accel_timeline *timeline;
         uint64_t value;
@@ -175,6 +175,7 @@ static accel_result decide(fault_accel *f, enum fault_op op, bool *after)
  * (queue_lock held; a host raise signals under it too, so no value is
  * signalled twice). */
 static void release_gated_locked(fault_accel *f, accel_device *dev)
+    SALVO_REQUIRES(f->queue_lock)
 {
     const accel_vtable *vt = f->inner.vt;
     for (uint32_t i = 0; i < f->waited_count; i++) {
@@ -191,19 +192,19 @@ static void release_gated(fault_accel *f)
     accel_device *dev = atomic_load(&f->dev);
     if (!dev)
         return;
-    pthread_mutex_lock(&f->queue_lock);
+    salvo_mutex_lock(&f->queue_lock);
     release_gated_locked(f, dev);
-    pthread_mutex_unlock(&f->queue_lock);
+    salvo_mutex_unlock(&f->queue_lock);
 }
 
 static void settle_inner(fault_accel *f, accel_device *dev)
 {
     if (!dev || !atomic_load(&f->loss_injected))
         return;
-    pthread_mutex_lock(&f->queue_lock);
+    salvo_mutex_lock(&f->queue_lock);
     release_gated_locked(f, dev);
     f->inner.vt->queue_wait_idle(f->inner.self, dev);
-    pthread_mutex_unlock(&f->queue_lock);
+    salvo_mutex_unlock(&f->queue_lock);
 }
 
 /* A destroy: settle first (see settle_inner). */
@@ -248,9 +249,9 @@ static accel_result f_queue_wait_idle(void *self, accel_device *dev)
     accel_result r = decide(F(self), OP_queue_wait_idle, &after);
     if (r != ACCEL_SUCCESS)
         return r;
-    pthread_mutex_lock(&F(self)->queue_lock);
+    salvo_mutex_lock(&F(self)->queue_lock);
     r = CALL(self, queue_wait_idle, dev);
-    pthread_mutex_unlock(&F(self)->queue_lock);
+    salvo_mutex_unlock(&F(self)->queue_lock);
     return r;
 }
 
@@ -333,7 +334,7 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
     accel_result r = decide(f, OP_submit, &after);
     if (r != ACCEL_SUCCESS)
         return r;
-    pthread_mutex_lock(&f->queue_lock);
+    salvo_mutex_lock(&f->queue_lock);
     r = CALL(self, submit, dev, d);
     uint32_t n = d->wait_count + d->signal_count;
     for (uint32_t i = 0; r == ACCEL_SUCCESS && i < n; i++) {
@@ -354,7 +355,7 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
         else if (op->value > f->waited[j].value)
             f->waited[j].value = op->value;
     }
-    pthread_mutex_unlock(&f->queue_lock);
+    salvo_mutex_unlock(&f->queue_lock);
     return r;
 }
 CREATING(timeline_create, timeline_destroy,
@@ -364,11 +365,11 @@ static void f_timeline_destroy(void *self, accel_device *dev, accel_timeline *t)
 {
     fault_accel *f = F(self);
     settle_inner(f, dev);
-    pthread_mutex_lock(&f->queue_lock);
+    salvo_mutex_lock(&f->queue_lock);
     for (uint32_t i = 0; i < f->waited_count; i++)
         if (f->waited[i].timeline == t)
             f->waited[i--] = f->waited[--f->waited_count];
-    pthread_mutex_unlock(&f->queue_lock);
+    salvo_mutex_unlock(&f->queue_lock);
     CALL(self, timeline_destroy, dev, t);
 }
 /* Under queue_lock, as release_gated's signals: the two never signal one
@@ -380,12 +381,12 @@ static accel_result f_timeline_signal(void *self, accel_device *dev, accel_timel
     accel_result r = decide(f, OP_timeline_signal, &after);
     if (r != ACCEL_SUCCESS)
         return r;
-    pthread_mutex_lock(&f->queue_lock);
+    salvo_mutex_lock(&f->queue_lock);
     if (atomic_load(&f->lost))
         r = ACCEL_ERROR_DEVICE_LOST;
     else
         r = CALL(self, timeline_signal, dev, t, v);
-    pthread_mutex_unlock(&f->queue_lock);
+    salvo_mutex_unlock(&f->queue_lock);
     return r;
 }
 PLAIN(timeline_value, (void *self, accel_device *dev, accel_timeline *t, uint64_t *v),
@@ -397,7 +398,7 @@ static void f_destroy(void *self)
 {
     fault_accel *f = F(self);
     f->inner.vt->destroy(f->inner.self);
-    pthread_mutex_destroy(&f->queue_lock);
+    salvo_mutex_destroy(&f->queue_lock);
     salvo_mem_free(f->alloc, f);
 }
 
@@ -552,7 +553,7 @@ bool accel_fault_wrap(const salvo_allocator *alloc, accel inner, accel *out, fau
     fault_accel *f = salvo_mem_calloc(alloc, 1, sizeof *f);
     if (!f)
         return false;
-    if (pthread_mutex_init(&f->queue_lock, NULL) != 0) {
+    if (salvo_mutex_init(&f->queue_lock) != 0) {
         salvo_mem_free(alloc, f);
         return false;
     }

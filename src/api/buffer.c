@@ -14,6 +14,7 @@ static void buffer_release(retire_entry *e, bool abandoned)
     (void)abandoned; /* destroy commands stay valid on a lost device */
     salvo_buffer *buf = (salvo_buffer *)((char *)e - offsetof(salvo_buffer, release));
     salvo_device *dev = buf->dev;
+    salvo_mutex_held(&dev->q.lock); /* releases run under the lock */
     live_unlink_locked(dev, &buf->live);
     VT(dev)->buffer_destroy(SELF(dev), dev->adev, buf->ab);
     COUNT_SUB(dev, live_buffers, 1);
@@ -87,17 +88,17 @@ static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain d
     buf->dev = dev;
     buf->release.fn = buffer_release;
     buf->release.bytes = size;
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     accel_result r = queue_buffer_create_locked(&dev->q, &d, &buf->ab, &buf->ai);
     if (r == ACCEL_SUCCESS)
         live_link_locked(dev, &buf->live, &buf->release);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r != ACCEL_SUCCESS) {
         salvo_mem_free(dev->alloc, buf);
         if (r == ACCEL_ERROR_DEVICE_LOST) {
-            pthread_mutex_lock(&dev->q.lock);
+            salvo_mutex_lock(&dev->q.lock);
             queue_mark_lost_locked(&dev->q);
-            pthread_mutex_unlock(&dev->q.lock);
+            salvo_mutex_unlock(&dev->q.lock);
         }
         char memory[256];
         describe_memory(dev, domain, memory, sizeof memory);
@@ -236,9 +237,9 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
     void *mapped = buf->ai.mapped;
     bool direct = mapped && !(dev->force_staging && buf->domain == SALVO_DOMAIN_DEVICE);
     uint64_t imported = 0;
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     if (to_host && graph_capture_writes_locked(dev, buf)) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                         "buffer_read: a capture in progress writes this buffer; its nodes run "
                         "only when the graph is replayed");
@@ -256,7 +257,7 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
     salvo_status r = transfer_settle_locked(&dev->q, which, last, to_host);
     if (r == SALVO_OK && !direct)
         r = transfer_staged_locked(&dev->q, buf->ab, offset, host, size, to_host, &imported);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     /* Through the mapping, with no lock held: the work before it is over,
      * and the program's bytes are no business of the device lock's. */
     if (r == SALVO_OK && direct) {

@@ -378,19 +378,18 @@ void salvo_device_destroy(salvo_device *dev)
     }
     /* Pending host calls run first; their thread ends. */
     host_work_device_destroy(dev);
-    queue *q = &dev->q;
-    pthread_mutex_lock(&q->lock);
+    salvo_mutex_lock(&dev->q.lock);
     uint64_t live_streams = 0;
-    for (stream_engine *st = q->streams; st; st = st->next)
+    for (stream_engine *st = dev->q.streams; st; st = st->next)
         if (!atomic_exchange(&st->destroyed, true))
             live_streams++;
     if (live_streams)
         SALVO_LOG(&dev->log, SALVO_LOG_WARNING, "device destroyed with %llu live stream(s)",
                   (unsigned long long)live_streams);
-    queue_settle_for_destroy_locked(q);
+    queue_settle_for_destroy_locked(&dev->q);
     /* Every batch that will be seen complete has been: the trace is whole. */
     device_trace_stop_locked(dev);
-    queue_release_all_locked(q);
+    queue_release_all_locked(&dev->q);
     /* What the user never released: reclaim it now (each unlinks itself). */
     dev->reclaiming = true;
     uint64_t leaked = 0;
@@ -403,11 +402,11 @@ void salvo_device_destroy(salvo_device *dev)
         SALVO_LOG(&dev->log, SALVO_LOG_WARNING,
                   "device destroyed with %llu object(s) never destroyed: reclaimed",
                   (unsigned long long)leaked);
-    queue_fini_locked(q);
-    timing_free_locked(q);
-    transfer_free_locked(q);
-    pthread_mutex_unlock(&q->lock);
-    queue_destroy_lock(q);
+    queue_fini_locked(&dev->q);
+    timing_free_locked(&dev->q);
+    transfer_free_locked(&dev->q);
+    salvo_mutex_unlock(&dev->q.lock);
+    queue_destroy_lock(&dev->q);
     dev->acc.vt->device_close(dev->acc.self, dev->adev);
     dev->acc.vt->destroy(dev->acc.self);
     const salvo_allocator *alloc = dev->alloc ? dev->alloc : NULL;
@@ -438,24 +437,10 @@ salvo_status salvo_device_info_get(salvo_device *dev, salvo_device_info *out)
     return SALVO_OK;
 }
 
-salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
+/* The counters, as one look: see salvo_device_stats for when the lock is
+ * held. */
+static void stats_read(salvo_device *dev, salvo_stats *out)
 {
-    if (!dev || !out)
-        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "device_stats: NULL %s",
-                          dev ? "out" : "device");
-    /* Releases that found the lock busy (another thread, such as the
-     * host-call worker, held it) are taken in first, so that what was
-     * destroyed before this call and could go has gone. Not from a log
-     * callback, which may run under the lock. */
-    /* The counters are read under the lock too: a release another thread
-     * (the host-call worker) runs meanwhile is counted either before or
-     * after, never half (gone from pending, not yet from the live count). */
-    bool locked = !in_user_log;
-    if (locked) {
-        pthread_mutex_lock(&dev->q.lock);
-        if (retire_collect(&dev->q.retire))
-            queue_advance_locked(&dev->q);
-    }
 #define LOAD(f) atomic_load_explicit(&dev->q.n.f, memory_order_relaxed)
     *out = (salvo_stats){
         .live_buffers = LOAD(live_buffers),
@@ -481,8 +466,29 @@ salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
         .validation_messages = LOAD(validation_messages),
     };
 #undef LOAD
-    if (locked)
-        pthread_mutex_unlock(&dev->q.lock);
+}
+
+salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
+{
+    if (!dev || !out)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "device_stats: NULL %s",
+                          dev ? "out" : "device");
+    /* Releases that found the lock busy (another thread, such as the
+     * host-call worker, held it) are taken in first, so that what was
+     * destroyed before this call and could go has gone. Not from a log
+     * callback, which may run under the lock. */
+    /* The counters are read under the lock too: a release another thread
+     * (the host-call worker) runs meanwhile is counted either before or
+     * after, never half (gone from pending, not yet from the live count). */
+    if (in_user_log) {
+        stats_read(dev, out);
+    } else {
+        salvo_mutex_lock(&dev->q.lock);
+        if (retire_collect(&dev->q.retire))
+            queue_advance_locked(&dev->q);
+        stats_read(dev, out);
+        salvo_mutex_unlock(&dev->q.lock);
+    }
     salvo_clear_error();
     return SALVO_OK;
 }
@@ -498,11 +504,11 @@ salvo_status salvo_device_synchronize(salvo_device *dev)
     if (host_call_running)
         return host_call_refuse(dev, "device_synchronize");
     char msg[SALVO_ERROR_MAX];
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     graph_captures_settle_locked(dev);
     salvo_status first = queue_synchronize_locked(&dev->q, msg);
     uint64_t calls = host_work_sync_calls_locked(dev, NULL, first);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (calls)
         host_work_wait_run(dev->host_work, calls);
     if (first != SALVO_OK)

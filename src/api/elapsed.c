@@ -11,7 +11,7 @@ static bool timed_device(const salvo_device *dev)
 
 /* Whether ev's point is complete; submits its batch if it is open, so a
  * polling loop ends. */
-static bool point_done_locked(salvo_device *dev, const salvo_event *ev)
+static bool point_done_locked(salvo_device *dev, const salvo_event *ev) SALVO_REQUIRES(dev->q.lock)
 {
     if (queue_batch_done_locked(&dev->q, ev->serial))
         return true;
@@ -53,7 +53,7 @@ salvo_status salvo_event_elapsed(salvo_event *start, salvo_event *end, uint64_t 
     if (end->dev != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "event_elapsed: the events belong to different devices");
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
     salvo_event *ev[2] = {start, end};
     const char *name[2] = {"start", "end"};
@@ -102,7 +102,7 @@ salvo_status salvo_event_elapsed(salvo_event *start, salvo_event *end, uint64_t 
                 *ns = (uint64_t)((double)ticks * period + 0.5);
         }
     }
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;

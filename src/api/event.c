@@ -9,7 +9,8 @@ static void event_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
     salvo_event *ev = (salvo_event *)((char *)e - offsetof(salvo_event, release));
-    timing_point_release_locked(&ev->time);
+    salvo_mutex_held(&ev->dev->q.lock); /* releases run under the lock */
+    timing_point_release_locked(&ev->dev->q, &ev->time);
     live_unlink_locked(ev->dev, &ev->live);
     COUNT_SUB(ev->dev, live_events, 1);
     salvo_mem_free(ev->dev->alloc, ev);
@@ -37,16 +38,16 @@ static bool timed_device(const salvo_device *dev)
  * the batch, no free batch slot, device lost): nothing may be recorded,
  * and the record says so, as a launch would. */
 static salvo_status record_open_locked(salvo_device *dev, stream_engine *e)
+    SALVO_REQUIRES(dev->q.lock, e->q->lock)
 {
-    queue *q = &dev->q;
-    if (e->open && e->open->queue == q->copy_queue)
+    if (e->open && e->open->queue == dev->q.copy_queue)
         stream_submit_locked(e, false); /* a refusal is the stream's to report */
     if (!e->open) {
         /* The oldest batch holds the slot: wait for it as a launch would,
          * its failure kept for the stream. */
         slot *s = &e->slots[e->cur];
         if (slot_submitted(s)) {
-            salvo_status r = queue_wait_slot_locked(q, e, s, false);
+            salvo_status r = queue_wait_slot_locked(&dev->q, e, s, false);
             if (device_is_lost(dev))
                 return device_lost_error(dev);
             if (slot_submitted(s))
@@ -72,7 +73,7 @@ static salvo_status record_open_locked(salvo_device *dev, stream_engine *e)
  * or as record_open_locked): nothing may be recorded. *why: kept for a
  * record that goes on untimed (none yet). */
 static salvo_status timed_open_locked(salvo_device *dev, stream_engine *e, bool *timed,
-                                      salvo_status *why)
+                                      salvo_status *why) SALVO_REQUIRES(dev->q.lock, e->q->lock)
 {
     *timed = false;
     *why = SALVO_OK;
@@ -99,9 +100,9 @@ salvo_status salvo_event_create(salvo_device *dev, salvo_event **out)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "event_create: out of host memory");
     ev->dev = dev;
     ev->release.fn = event_release;
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     live_link_locked(dev, &ev->live, &ev->release);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     COUNT_ADD(dev, live_events, 1);
     salvo_clear_error();
     *out = ev;
@@ -125,7 +126,8 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
     if (stream_device(st) != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "event_record: the stream belongs to another device");
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     salvo_status r = SALVO_OK;
     bool timed = false, timestamps = timed_device(dev);
     salvo_status why = SALVO_OK;
@@ -165,12 +167,12 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
         ev->log_offset = 0;
     }
     if (r == SALVO_OK && ev->capture_id)
-        timing_point_lose_locked(&ev->time, SALVO_ERROR_INVALID_STATE);
+        timing_point_lose_locked(&dev->q, &ev->time, SALVO_ERROR_INVALID_STATE);
     else if (r == SALVO_OK && timed)
         batch_log_append_mark(&st->e.log, timing_write_locked(&dev->q, &ev->time, st->e.open));
     else if (r == SALVO_OK && timestamps)
-        timing_point_lose_locked(&ev->time, why);
-    pthread_mutex_unlock(&dev->q.lock);
+        timing_point_lose_locked(&dev->q, &ev->time, why);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -192,7 +194,7 @@ salvo_status salvo_event_query(salvo_event *ev)
     if (!ev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_query: event is NULL");
     salvo_device *dev = ev->dev;
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
     if (ev->capture_id) {
         r = captured_event(dev, "event_query");
@@ -210,7 +212,7 @@ salvo_status salvo_event_query(salvo_event *ev)
     }
     if (r == SALVO_OK && !ev->capture_id && !ev->cancelled)
         r = event_refused_locked(dev, ev, "event_query");
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -223,7 +225,7 @@ salvo_status salvo_event_synchronize(salvo_event *ev)
     salvo_device *dev = ev->dev;
     if (host_call_running)
         return host_call_refuse(dev, "event_synchronize");
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     salvo_status r = ev->capture_id ? captured_event(dev, "event_synchronize")
                      : ev->cancelled ? SALVO_CANCELLED
                                      : queue_wait_batch_locked(&dev->q, ev->serial);
@@ -231,7 +233,7 @@ salvo_status salvo_event_synchronize(salvo_event *ev)
         r = event_refused_locked(dev, ev, "event_synchronize");
     if (r == SALVO_OK)
         queue_reap_locked(&dev->q);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -246,7 +248,8 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
     if (ev->dev != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "stream_wait_event: the event belongs to another device");
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     graph_captures_settle_locked(dev);
     salvo_status r = SALVO_OK;
     if (device_is_lost(dev)) {
@@ -261,8 +264,10 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
             r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                          "stream_wait_event: the stream is in %s, the event in %s",
                          st->capture->g.label, gr->g.label);
-        else if (!st->capture)
+        else if (!st->capture) {
+            salvo_mutex_same(&dev->q.lock, &gr->dev->q.lock);
             r = graph_capture_join_locked(gr, st); /* fork: it joins the capture */
+        }
         /* else: in the same capture, ordered by capture order already */
     } else if (st->capture && !ev->cancelled && ev->stream != &st->e &&
                !queue_batch_done_locked(&dev->q, ev->serial)) {
@@ -278,7 +283,7 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
         stream_engine *owner = queue_batch_owner_locked(&dev->q, ev->serial, NULL);
         r = owner ? stream_wait_batch_locked(&st->e, owner, ev->serial) : SALVO_OK;
     }
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -289,7 +294,7 @@ salvo_status salvo_event_cancel(salvo_event *ev)
     if (!ev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_cancel: event is NULL");
     salvo_device *dev = ev->dev;
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
     slot *s = NULL;
     stream_engine *owner = ev->serial ? queue_batch_owner_locked(&dev->q, ev->serial, &s) : NULL;
@@ -305,20 +310,23 @@ salvo_status salvo_event_cancel(salvo_event *ev)
     } else if (!owner || s->state != SLOT_RECORDING) {
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "event_cancel: the launches before the event were submitted already");
-    } else if (!owner->log.broken && !stream_work_before_locked(owner, ev->log_offset)) {
-        /* Only other events' timestamps before it (pending, or among what
-         * a cancel withdrew). */
-        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
-                     "event_cancel: no launch before the event is waiting to be submitted");
     } else {
-        /* The batch is recorded again from its log, timestamps included:
-         * the other events of the batch keep their times (those among the
-         * withdrawn work mark the batch's start). */
-        r = stream_withdraw_locked(owner, ev->log_offset);
-        if (r == SALVO_OK)
-            ev->cancelled = true;
+        salvo_mutex_same(&dev->q.lock, &owner->q->lock);
+        if (!owner->log.broken && !stream_work_before_locked(owner, ev->log_offset)) {
+            /* Only other events' timestamps before it (pending, or among
+             * what a cancel withdrew). */
+            r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
+                         "event_cancel: no launch before the event is waiting to be submitted");
+        } else {
+            /* The batch is recorded again from its log, timestamps
+             * included: the other events of the batch keep their times
+             * (those among the withdrawn work mark the batch's start). */
+            r = stream_withdraw_locked(owner, ev->log_offset);
+            if (r == SALVO_OK)
+                ev->cancelled = true;
+        }
     }
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;

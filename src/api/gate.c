@@ -16,6 +16,7 @@ static void gate_release(retire_entry *e, bool abandoned)
     (void)abandoned;
     struct gate_ext *g = (struct gate_ext *)((char *)e - offsetof(salvo_gate, release));
     salvo_device *dev = g->gate.dev;
+    salvo_mutex_held(&dev->q.lock); /* releases run under the lock */
     live_unlink_locked(dev, &g->gate.live);
     VT(dev)->timeline_destroy(SELF(dev), dev->adev, g->gate.timeline);
     pthread_mutex_destroy(&g->raise_lock);
@@ -50,9 +51,9 @@ salvo_status salvo_gate_create(salvo_device *dev, salvo_gate **out)
     g->gate.release.fn = gate_release;
     atomic_init(&g->gate.value, 0);
     atomic_init(&g->max_waited, 0);
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     live_link_locked(dev, &g->gate.live, &g->gate.release);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     COUNT_ADD(dev, live_gates, 1);
     salvo_clear_error();
     *out = &g->gate;
@@ -80,9 +81,9 @@ static salvo_status raise_to(struct gate_ext *g, uint64_t value, bool strict)
     /* Batches held on the host for this gate go to the device now, unless
      * the lock is busy (its holder, or the next submit or wait, sends
      * them): a raise never waits for the lock. */
-    if (st == SALVO_OK && value > cur && pthread_mutex_trylock(&dev->q.lock) == 0) {
+    if (st == SALVO_OK && value > cur && salvo_mutex_trylock(&dev->q.lock)) {
         queue_pump_locked(&dev->q);
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
     }
     return st;
 }
@@ -117,7 +118,8 @@ salvo_status salvo_stream_wait_gate(salvo_stream *st, salvo_gate *gate, uint64_t
     uint64_t seen = atomic_load(&g->max_waited);
     while (seen < value && !atomic_compare_exchange_weak(&g->max_waited, &seen, value)) {
     }
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     salvo_status r = SALVO_OK;
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
@@ -130,7 +132,7 @@ salvo_status salvo_stream_wait_gate(salvo_stream *st, salvo_gate *gate, uint64_t
         slot_dep w = {.op = {gate->timeline, value}};
         r = stream_add_wait_locked(&st->e, &w);
     }
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;

@@ -6,6 +6,7 @@
 
 /* Keep buf alive for the graph (once per graph); note a write. */
 static salvo_status hold_buffer_locked(salvo_graph *gr, salvo_buffer *buf, bool write)
+    SALVO_REQUIRES(gr->dev->q.lock)
 {
     for (size_t i = 0; i < gr->buf_count; i++)
         if (gr->bufs[i].buf == buf) {
@@ -23,6 +24,7 @@ static salvo_status hold_buffer_locked(salvo_graph *gr, salvo_buffer *buf, bool 
 }
 
 static salvo_status hold_kernel_locked(salvo_graph *gr, salvo_kernel *k)
+    SALVO_REQUIRES(gr->dev->q.lock)
 {
     for (size_t i = 0; i < gr->kernel_count; i++)
         if (gr->kernels[i] == k)
@@ -40,7 +42,7 @@ static salvo_status hold_kernel_locked(salvo_graph *gr, salvo_kernel *k)
 /* Hold what a launch binds (before it is a node: a failure leaves extra
  * holds, which only last until the graph goes). */
 static salvo_status hold_launch_locked(salvo_graph *gr, salvo_kernel *k, const accel_bind *binds,
-                                       salvo_buffer **bufs)
+                                       salvo_buffer **bufs) SALVO_REQUIRES(gr->dev->q.lock)
 {
     salvo_status r = hold_kernel_locked(gr, k);
     for (uint32_t i = 0; i < k->ek.refl.binding_count && r == SALVO_OK; i++) {
@@ -123,7 +125,7 @@ salvo_status graph_capture_command_locked(salvo_graph *gr, const command *c, sal
 
 /* Let go of everything the graph holds. Under the lock: a last hold
  * queues the object's release itself. */
-static void drop_holds_locked(salvo_graph *gr)
+static void drop_holds_locked(salvo_graph *gr) SALVO_REQUIRES(gr->dev->q.lock)
 {
     queue *q = &gr->dev->q;
     for (size_t i = 0; i < gr->buf_count; i++)
@@ -139,7 +141,8 @@ static void graph_release(retire_entry *e, bool abandoned)
     (void)abandoned;
     salvo_graph *gr = (salvo_graph *)((char *)e - offsetof(salvo_graph, release));
     salvo_device *dev = gr->dev;
-    live_unlink_locked(dev, &gr->live);
+    salvo_mutex_held(&gr->dev->q.lock); /* releases run under the lock */
+    live_unlink_locked(gr->dev, &gr->live);
     /* Reclaiming at device destroy: what it holds is reclaimed too, maybe
      * already. */
     if (!dev->reclaiming)
@@ -152,7 +155,7 @@ static void graph_release(retire_entry *e, bool abandoned)
     salvo_mem_free(dev->alloc, gr);
 }
 
-static void capture_close_locked(salvo_graph *gr);
+static void capture_close_locked(salvo_graph *gr) SALVO_REQUIRES(gr->dev->q.lock);
 
 /* Streams destroyed while the lock was busy are still in their captures
  * (kept): take them out now, as their destroy would have. */
@@ -163,6 +166,7 @@ void graph_captures_settle_locked(salvo_device *dev)
     bool released = false;
     for (salvo_graph *gr = dev->captures, *next; gr; gr = next) {
         next = gr->next_capture;
+        salvo_mutex_same(&dev->q.lock, &gr->dev->q.lock);
         if (gr->origin && atomic_load(&gr->origin->e.destroyed)) {
             capture_close_locked(gr);
             graph_release(&gr->release, false); /* nothing of it was ever submitted */
@@ -174,6 +178,7 @@ void graph_captures_settle_locked(salvo_device *dev)
             if (atomic_load(&m->e.destroyed)) {
                 gr->members[i] = gr->members[--gr->member_count];
                 m->capture = NULL;
+                salvo_mutex_same(&dev->q.lock, &m->e.q->lock);
                 stream_release_kept_locked(&m->e);
                 released = true;
             } else {
@@ -190,6 +195,7 @@ void graph_captures_settle_locked(salvo_device *dev)
 salvo_graph *stream_capture_locked(salvo_stream *st)
 {
     salvo_device *dev = stream_device(st);
+    salvo_mutex_same(&st->e.q->lock, &dev->q.lock);
     if (dev->captures)
         graph_captures_settle_locked(dev);
     return st->capture;
@@ -228,11 +234,14 @@ static void capture_close_locked(salvo_graph *gr)
     gr->origin = NULL;
     if (origin) {
         origin->capture = NULL;
+        salvo_mutex_same(&gr->dev->q.lock, &origin->e.q->lock);
         stream_release_kept_locked(&origin->e);
     }
     for (size_t i = 0; i < gr->member_count; i++) {
-        gr->members[i]->capture = NULL;
-        stream_release_kept_locked(&gr->members[i]->e);
+        salvo_stream *m = gr->members[i];
+        m->capture = NULL;
+        salvo_mutex_same(&gr->dev->q.lock, &m->e.q->lock);
+        stream_release_kept_locked(&m->e);
     }
     gr->member_count = 0;
 }
@@ -240,6 +249,7 @@ static void capture_close_locked(salvo_graph *gr)
 void graph_capture_leave_locked(salvo_stream *st)
 {
     salvo_graph *gr = st->capture;
+    salvo_mutex_same(&st->e.q->lock, &gr->dev->q.lock);
     if (gr->origin == st) {
         capture_close_locked(gr);
         graph_release(&gr->release, false); /* nothing of it was ever submitted */
@@ -263,6 +273,7 @@ salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st)
                         "stream_wait_event: out of host memory; the stream did not join %s",
                         gr->g.label);
     /* Its work so far is not part of the graph: it goes now. */
+    salvo_mutex_same(&gr->dev->q.lock, &st->e.q->lock);
     salvo_status r = stream_submit_locked(&st->e, true);
     if (r != SALVO_OK)
         return r;
@@ -281,7 +292,8 @@ salvo_status salvo_stream_begin_capture(salvo_stream *st)
     if (!gr)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
                         "stream_begin_capture: out of host memory");
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     graph_captures_settle_locked(dev);
     salvo_status r = SALVO_OK;
     if (device_is_lost(dev))
@@ -293,7 +305,7 @@ salvo_status salvo_stream_begin_capture(salvo_stream *st)
     else
         r = stream_submit_locked(&st->e, true);
     if (r != SALVO_OK) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         salvo_mem_free(dev->alloc, gr);
         return r;
     }
@@ -308,7 +320,7 @@ salvo_status salvo_stream_begin_capture(salvo_stream *st)
     st->e.kept = true;
     live_link_locked(dev, &gr->live, &gr->release);
     COUNT_ADD(dev, live_graphs, 1);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     salvo_clear_error();
     return SALVO_OK;
 }
@@ -321,7 +333,7 @@ salvo_status salvo_stream_end_capture(salvo_stream *st, salvo_graph **out)
         return SALVO_FAIL(st ? &stream_device(st)->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
                           "stream_end_capture: %s is NULL", st ? "out" : "stream");
     salvo_device *dev = stream_device(st);
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     graph_captures_settle_locked(dev);
     salvo_graph *gr = st->capture;
     salvo_status r = SALVO_OK;
@@ -333,19 +345,21 @@ salvo_status salvo_stream_end_capture(salvo_stream *st, salvo_graph **out)
                      "it there",
                      gr->g.label);
     if (r != SALVO_OK) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return r;
     }
+    salvo_mutex_same(&dev->q.lock, &gr->dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &gr->g.q->lock);
     capture_close_locked(gr);
     queue_advance_locked(&dev->q); /* streams destroyed while in it may have gone */
     r = device_is_lost(dev) ? device_lost_error(dev) : graph_compile_locked(&gr->g);
     if (r != SALVO_OK) {
         graph_release(&gr->release, false); /* never executed */
         queue_advance_locked(&dev->q);      /* what its holds kept */
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return r;
     }
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     salvo_clear_error();
     *out = gr;
     return SALVO_OK;
@@ -360,7 +374,8 @@ salvo_status salvo_graph_launch(salvo_graph *gr, salvo_stream *st)
     if (stream_device(st) != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "graph_launch: the stream belongs to another device");
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     salvo_status r;
     uint64_t serial = 0;
     if (device_is_lost(dev))
@@ -378,7 +393,7 @@ salvo_status salvo_graph_launch(salvo_graph *gr, salvo_stream *st)
     if (serial)
         for (size_t i = 0; i < gr->buf_count; i++)
             buffer_note_use(gr->bufs[i].buf, serial);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -416,9 +431,10 @@ salvo_status salvo_graph_set_push(salvo_graph *gr, uint32_t node, const void *pu
                         node, n->kernel->name, n->push_size, push_size);
     if (push_size && !push)
         return DEV_FAIL(gr->dev, SALVO_ERROR_INVALID_ARGUMENT, "graph_set_push: push is NULL");
-    pthread_mutex_lock(&gr->dev->q.lock);
+    salvo_mutex_lock(&gr->dev->q.lock);
+    salvo_mutex_same(&gr->dev->q.lock, &gr->g.q->lock);
     salvo_status r = graph_set_push(&gr->g, node, push, push_size);
-    pthread_mutex_unlock(&gr->dev->q.lock);
+    salvo_mutex_unlock(&gr->dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -446,11 +462,12 @@ salvo_status salvo_graph_set_bindings(salvo_graph *gr, uint32_t node,
                                                  bufs);
     if (r != SALVO_OK)
         return r;
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&gr->dev->q.lock);
+    salvo_mutex_same(&gr->dev->q.lock, &gr->g.q->lock);
     r = hold_launch_locked(gr, k, binds, bufs);
     if (r == SALVO_OK)
         r = graph_set_bindings_locked(&gr->g, node, binds);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&gr->dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -466,7 +483,8 @@ salvo_status salvo_graph_update(salvo_graph *gr, const salvo_graph *from)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "graph_update: %s and %s belong to different devices", gr->g.label,
                         from->g.label);
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&gr->dev->q.lock);
+    salvo_mutex_same(&gr->dev->q.lock, &gr->g.q->lock);
     /* What from uses, graph keeps alive now (before any node points at
      * it: a failure leaves extra holds, which last until the graph goes). */
     salvo_status r = SALVO_OK;
@@ -476,7 +494,7 @@ salvo_status salvo_graph_update(salvo_graph *gr, const salvo_graph *from)
         r = hold_buffer_locked(gr, from->bufs[i].buf, from->bufs[i].written);
     if (r == SALVO_OK)
         r = graph_update_locked(&gr->g, &from->g);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&gr->dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;

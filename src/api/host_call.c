@@ -116,27 +116,27 @@ salvo_status host_work_get_locked(salvo_device *dev, host_work **out)
  * release on the retire queue's incoming list, which this thread then
  * takes in (and runs what can run) rather than leave it for the program's
  * next call. */
-static void worker_unlock(queue *q)
+static void worker_unlock(queue *q) SALVO_RELEASE(q->lock)
 {
     /* Ends: each pass takes in what was there; destroys are finite. */
     for (;;) {
         if (atomic_load(&q->retire.incoming))
             queue_reap_locked(q);
-        pthread_mutex_unlock(&q->lock);
+        salvo_mutex_unlock(&q->lock);
         if (!atomic_load(&q->retire.incoming))
             return;
-        pthread_mutex_lock(&q->lock);
+        salvo_mutex_lock(&q->lock);
     }
 }
 
-/* Wait, the queue's lock held (dropped meanwhile), until the batch with
- * this serial is over: completed, refused or failed (its stream reports
- * that), or abandoned with the device. A wait that expires or fails
- * otherwise is tried again: the work is still going (within bounds, below).
- * False when it stopped waiting with the batch not over. */
-static bool wait_batch_locked(host_work *hw, uint64_t serial)
+/* Wait, q's lock held (dropped meanwhile; q is hw's device's queue),
+ * until the batch with this serial is over: completed, refused or failed
+ * (its stream reports that), or abandoned with the device. A wait that
+ * expires or fails otherwise is tried again: the work is still going
+ * (within bounds, below). False when it stopped waiting with the batch
+ * not over. */
+static bool wait_batch_locked(queue *q, host_work *hw, uint64_t serial) SALVO_REQUIRES(q->lock)
 {
-    queue *q = &hw->dev->q;
     int failures = 0;
     uint64_t nap = 20 * 1000;
     for (;;) {
@@ -194,8 +194,8 @@ static void run_call(host_work *hw, host_call *c)
 {
     salvo_device *dev = hw->dev;
     queue *q = &dev->q;
-    pthread_mutex_lock(&q->lock);
-    bool over = wait_batch_locked(hw, c->serial);
+    salvo_mutex_lock(&q->lock);
+    bool over = wait_batch_locked(q, hw, c->serial);
     bool lost = queue_is_lost(q);
     if (c->read && !over && !lost) {
         /* The copy into staging may still run: dst is left alone, and the
@@ -248,7 +248,7 @@ static void run_call(host_work *hw, host_call *c)
      * releases that found the lock busy while this thread held it (a
      * destroy only tries the lock) are not left waiting for a later call:
      * looked at until none is left. */
-    pthread_mutex_lock(&q->lock);
+    salvo_mutex_lock(&q->lock);
     /* From the raise on, the program may go ahead (and destroy things):
      * releases that meet this section stay on the incoming list, which
      * worker_unlock takes in before it lets go. */
@@ -281,9 +281,11 @@ static void *worker(void *arg)
 }
 
 static salvo_status enqueue_locked(salvo_stream *st, const host_call *what, uint64_t *call_index)
+    SALVO_REQUIRES(st->e.q->lock)
 {
     salvo_device *dev = stream_device(st);
     queue *q = &dev->q;
+    salvo_mutex_same(&st->e.q->lock, &dev->q.lock);
     host_work *hw;
     salvo_status r = host_work_get_locked(dev, &hw);
     if (r != SALVO_OK)
@@ -293,7 +295,7 @@ static salvo_status enqueue_locked(salvo_stream *st, const host_call *what, uint
         if (ar != ACCEL_SUCCESS) {
             hw->timeline = NULL;
             if (ar == ACCEL_ERROR_DEVICE_LOST)
-                queue_mark_lost_locked(q);
+                queue_mark_lost_locked(st->e.q);
             return DEV_FAIL(dev, salvo_status_from_accel(ar), "host call: timeline: %s",
                             accel_result_name(ar));
         }
@@ -343,7 +345,7 @@ static salvo_status enqueue_locked(salvo_stream *st, const host_call *what, uint
     *c = *what;
     c->value = value;
     c->index = hw->issued;
-    c->serial = queue_batch_done_locked(q, serial) ? 0 : serial;
+    c->serial = queue_batch_done_locked(st->e.q, serial) ? 0 : serial;
     c->copy_out = true;
     if (c->mapped) {
         /* Later host access to the buffer (salvo_buffer_write, _read)
@@ -421,14 +423,14 @@ void host_work_device_destroy(salvo_device *dev)
         pthread_mutex_unlock(&hw->mu);
         pthread_join(hw->thread, NULL);
     }
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     staging_block_release_locked(&dev->q, hw->block);
     hw->block = NULL;
     /* Batches that waited on the timeline may still be in flight: it goes
      * with the releases, after the destroy has waited for all work. */
     retire_push(&dev->q.retire, &hw->release, atomic_load(&dev->q.next_serial));
     dev->host_work = NULL;
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
 }
 
 salvo_status salvo_stream_host_call(salvo_stream *st, void (*fn)(void *user), void *user)
@@ -443,7 +445,8 @@ salvo_status salvo_stream_host_call(salvo_stream *st, void (*fn)(void *user), vo
     if (r != SALVO_OK)
         return r;
     uint64_t index = 0;
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     if (device_is_lost(dev))
         r = device_lost_error(dev);
     else if (stream_capture_locked(st))
@@ -454,7 +457,7 @@ salvo_status salvo_stream_host_call(salvo_stream *st, void (*fn)(void *user), vo
     else
         r = host_call_enqueue_locked(st, fn, user, NULL, NULL, &index);
     host_work *hw = dev->host_work;
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK && !hw->timeline)
         host_work_wait_run(hw, index);
     if (r == SALVO_OK)

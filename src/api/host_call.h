@@ -80,14 +80,15 @@ salvo_status host_call_refuse(salvo_device *dev, const char *what);
 #define HOST_CALL_CHECK(dev, what) (host_call_running ? host_call_refuse((dev), (what)) : SALVO_OK)
 
 /* The device's host work, made at first use [q.lock]. */
-salvo_status host_work_get_locked(salvo_device *dev, host_work **out);
+salvo_status host_work_get_locked(salvo_device *dev, host_work **out) SALVO_REQUIRES(dev->q.lock);
 /* Make a host call at this point of st (not capturing, device not lost)
  * [q.lock]. A read's copy-out (staging, its mapping, dst, size) runs
  * before fn; fn may be NULL. On failure nothing is queued (the staging
  * buffer then is the caller's to release). *call_index is the call's
  * number, for a fallback wait (host_work_wait_run). */
 salvo_status host_call_enqueue_locked(salvo_stream *st, void (*fn)(void *), void *user,
-                                      staging_block *read_staging, void *dst, uint64_t *call_index);
+                                      staging_block *read_staging, void *dst, uint64_t *call_index)
+    SALVO_REQUIRES(st->e.q->lock);
 /* A read straight from a buffer the host sees coherently (src->ai.mapped,
  * host_coherent): at this point of st, size bytes at offset are copied
  * to dst by the worker, with no staging and no device copy. The call holds
@@ -95,7 +96,8 @@ salvo_status host_call_enqueue_locked(salvo_stream *st, void (*fn)(void *), void
  * it. On failure nothing is queued and no hold is kept [q.lock]. */
 salvo_status host_call_enqueue_mapped_read_locked(salvo_stream *st, salvo_buffer *src,
                                                   uint64_t offset, void *dst, uint64_t size,
-                                                  uint64_t *call_index);
+                                                  uint64_t *call_index)
+    SALVO_REQUIRES(st->e.q->lock);
 /* Without timelines: wait, the queue's lock not held, until the worker has
  * run call number index. */
 void host_work_wait_run(host_work *hw, uint64_t index);
@@ -107,14 +109,15 @@ void host_work_wait_run(host_work *hw, uint64_t index);
  * that no fn runs, nor buffer a read holds stays held, after it returned.
  * The calls' work is over by then (or failed), so they run at once. */
 uint64_t host_work_sync_calls_locked(salvo_device *dev, const salvo_stream *st,
-                                     salvo_status synced);
+                                     salvo_status synced) SALVO_REQUIRES(dev->q.lock);
 /* Device destroy, before it takes the queue's lock: run what is pending,
  * join the worker, queue the release of the rest. */
-void host_work_device_destroy(salvo_device *dev);
+void host_work_device_destroy(salvo_device *dev) SALVO_EXCLUDES(dev->q.lock);
 /* Release a staging block once the batches recorded so far are over (once
  * its last writer has recorded its copy); at once where they are [q.lock]. */
-void staging_block_release_locked(queue *q, staging_block *b);
+void staging_block_release_locked(queue *q, staging_block *b) SALVO_REQUIRES(q->lock);
 /* A host-visible staging block of size bytes [q.lock]. */
-salvo_status staging_block_create_locked(salvo_device *dev, uint64_t size, staging_block **out);
+salvo_status staging_block_create_locked(salvo_device *dev, uint64_t size, staging_block **out)
+    SALVO_REQUIRES(dev->q.lock);
 
 #endif

@@ -91,6 +91,7 @@ static void image_release(retire_entry *e, bool abandoned)
     (void)abandoned;
     salvo_image *img = (salvo_image *)((char *)e - offsetof(salvo_buffer, release));
     salvo_device *dev = img->base.dev;
+    salvo_mutex_held(&dev->q.lock); /* releases run under the lock */
     live_unlink_locked(dev, &img->base.live);
     VT(dev)->image_destroy(SELF(dev), dev->adev, img->ai);
     COUNT_SUB(dev, live_images, 1);
@@ -182,7 +183,7 @@ salvo_status salvo_image_create(salvo_device *dev, const salvo_image_desc *desc,
     atomic_init(&img->base.holds, 1);
     accel_image_desc ad = {d.type, d.format, d.width, d.height, d.depth, d.layers, d.usage};
     const char *step = "image";
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     accel_result ar = VT(dev)->image_create(SELF(dev), dev->adev, &ad, &img->ai);
     if (ar == ACCEL_SUCCESS) {
         step = "view";
@@ -201,7 +202,7 @@ salvo_status salvo_image_create(salvo_device *dev, const salvo_image_desc *desc,
         /* Nothing used it: nothing to wait for. */
         VT(dev)->image_destroy(SELF(dev), dev->adev, img->ai);
     }
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (ar != ACCEL_SUCCESS) {
         salvo_mem_free(dev->alloc, img);
         return DEV_FAIL(dev, salvo_status_from_accel(ar),
@@ -281,9 +282,9 @@ static salvo_status image_transfer(salvo_image *img, const salvo_image_region *r
                         "bytes a texel)",
                         what, (unsigned long long)size, (unsigned long long)bytes, box.width,
                         box.height, box.depth, box.layers, img->texel);
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     if (to_host && graph_capture_writes_locked(dev, &img->base)) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                         "image_read: a capture in progress writes this image; its nodes run only "
                         "when the graph is replayed");
@@ -292,7 +293,7 @@ static salvo_status image_transfer(salvo_image *img, const salvo_image_region *r
                                atomic_load(&img->base.last_serial), to_host);
     if (r == SALVO_OK)
         r = transfer_image_locked(&dev->q, img->ai, &box, img->texel, host, to_host, false);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK) {
         COUNT_ADD(dev, transfer_bytes, size);
         salvo_clear_error();
@@ -336,22 +337,25 @@ static salvo_status copy_image(salvo_stream *st, salvo_buffer *buf, uint64_t off
                         "multiple of the texel size, %u)",
                         what, (unsigned long long)bytes, (unsigned long long)offset,
                         (unsigned long long)buf->size, img->texel);
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     if (device_is_lost(dev)) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return device_lost_error(dev);
     }
     uint64_t serial = 0;
-    if (stream_capture_locked(st))
+    if (stream_capture_locked(st)) {
+        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
         r = graph_capture_image_copy_locked(st->capture, buf, offset, bytes, img, &box, to_image);
-    else
+    } else {
         r = stream_copy_image_locked(&st->e, buf->ab, offset, bytes, img->ai, &box, to_image,
                                      &serial);
+    }
     if (serial) {
         buffer_note_use(buf, serial);
         buffer_note_use(&img->base, serial);
     }
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -439,21 +443,24 @@ salvo_status salvo_copy_image(salvo_stream *st, salvo_image *src,
                           {.image = dst->ai, .offset = 0, .size = 1}};
     command c = {.kind = COMMAND_IMAGE_TO_IMAGE, .binds = ends, .bind_count = 2, .push = &pair,
                  .push_size = sizeof pair};
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     if (device_is_lost(dev)) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return device_lost_error(dev);
     }
     uint64_t serial = 0;
-    if (stream_capture_locked(st))
+    if (stream_capture_locked(st)) {
+        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
         r = graph_capture_command_locked(st->capture, &c, &src->base, &dst->base);
-    else
+    } else {
         r = stream_command_locked(&st->e, &c, bytes, &serial);
+    }
     if (serial) {
         buffer_note_use(&src->base, serial);
         buffer_note_use(&dst->base, serial);
     }
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -468,6 +475,7 @@ static void sampler_release(retire_entry *e, bool abandoned)
     (void)abandoned;
     salvo_sampler *s = (salvo_sampler *)((char *)e - offsetof(salvo_buffer, release));
     salvo_device *dev = s->base.dev;
+    salvo_mutex_held(&dev->q.lock); /* releases run under the lock */
     live_unlink_locked(dev, &s->base.live);
     VT(dev)->sampler_destroy(SELF(dev), dev->adev, s->as);
     COUNT_SUB(dev, live_samplers, 1);
@@ -515,13 +523,13 @@ salvo_status salvo_sampler_create(salvo_device *dev, const salvo_sampler_desc *d
     accel_sampler_desc ad = {d.filter == SALVO_FILTER_LINEAR,
                              {(uint8_t)d.address[0], (uint8_t)d.address[1], (uint8_t)d.address[2]},
                              d.unnormalized};
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     accel_result ar = VT(dev)->sampler_create(SELF(dev), dev->adev, &ad, &s->as);
     if (ar == ACCEL_SUCCESS)
         live_link_locked(dev, &s->base.live, &s->base.release);
     else if (ar == ACCEL_ERROR_DEVICE_LOST)
         queue_mark_lost_locked(&dev->q);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (ar != ACCEL_SUCCESS) {
         salvo_mem_free(dev->alloc, s);
         return DEV_FAIL(dev, salvo_status_from_accel(ar), "sampler_create: %s",

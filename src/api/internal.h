@@ -205,39 +205,46 @@ static inline void buffer_note_use(salvo_buffer *buf, uint64_t serial)
 /* Capture a launch or copy into st's capture. */
 salvo_status graph_capture_launch_locked(salvo_graph *gr, salvo_kernel *k, const uint32_t groups[3],
                                          const accel_bind *binds, salvo_buffer **bufs,
-                                         const void *push, uint32_t push_size);
+                                         const void *push, uint32_t push_size)
+    SALVO_REQUIRES(gr->dev->q.lock);
 salvo_status graph_capture_copy_locked(salvo_graph *gr, salvo_buffer *src, uint64_t so,
-                                       salvo_buffer *dst, uint64_t dof, uint64_t size);
+                                       salvo_buffer *dst, uint64_t dof, uint64_t size)
+    SALVO_REQUIRES(gr->dev->q.lock);
 salvo_status graph_capture_fill_locked(salvo_graph *gr, salvo_buffer *dst, uint64_t offset,
-                                       uint64_t size, uint32_t value);
+                                       uint64_t size, uint32_t value)
+    SALVO_REQUIRES(gr->dev->q.lock);
 /* A copy between buf (from offset, bytes) and region of img. */
 salvo_status graph_capture_image_copy_locked(salvo_graph *gr, salvo_buffer *buf, uint64_t offset,
                                              uint64_t bytes, salvo_image *img,
-                                             const accel_image_region *region, bool to_image);
+                                             const accel_image_region *region, bool to_image)
+    SALVO_REQUIRES(gr->dev->q.lock);
 /* An indirect launch c (bufs as launch_check gives them), holding the
  * counts' buffer too. */
 salvo_status graph_capture_launch_indirect_locked(salvo_graph *gr, salvo_kernel *k,
                                                   const command *c, salvo_buffer **bufs,
-                                                  salvo_buffer *counts);
+                                                  salvo_buffer *counts)
+    SALVO_REQUIRES(gr->dev->q.lock);
 /* Another command the caller built (a fill of partial words, a copy
  * between images), which reads src (NULL: nothing) and writes dst. */
 salvo_status graph_capture_command_locked(salvo_graph *gr, const command *c, salvo_buffer *src,
-                                          salvo_buffer *dst);
+                                          salvo_buffer *dst) SALVO_REQUIRES(gr->dev->q.lock);
 /* The capture in progress with this id, or NULL. */
-salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id);
+salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id) SALVO_REQUIRES(dev->q.lock);
 /* st leaves its capture: a joined stream simply leaves; the stream that
  * began it abandons it (no graph is made). */
-void graph_capture_leave_locked(salvo_stream *st);
+void graph_capture_leave_locked(salvo_stream *st) SALVO_REQUIRES(st->e.q->lock);
 /* st (not capturing) joins capture gr: its work so far is submitted. */
-salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st);
+salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st)
+    SALVO_REQUIRES(gr->dev->q.lock);
 /* Take streams destroyed while the lock was busy out of their captures
  * (the stream that began one abandons it): at every capture call and
  * synchronize. */
-void graph_captures_settle_locked(salvo_device *dev);
+void graph_captures_settle_locked(salvo_device *dev) SALVO_REQUIRES(dev->q.lock);
 /* The capture st's calls go to (settled first), or NULL. */
-salvo_graph *stream_capture_locked(salvo_stream *st);
+salvo_graph *stream_capture_locked(salvo_stream *st) SALVO_REQUIRES(st->e.q->lock);
 /* Whether a capture in progress has a node that writes buf. */
-bool graph_capture_writes_locked(salvo_device *dev, const salvo_buffer *buf);
+bool graph_capture_writes_locked(salvo_device *dev, const salvo_buffer *buf)
+    SALVO_REQUIRES(dev->q.lock);
 /* Let go of one hold (the last one releases). kernel.c/buffer.c. */
 void buffer_let_go(salvo_buffer *buf);
 void kernel_let_go(salvo_kernel *k);
@@ -254,14 +261,15 @@ void device_entries_disambiguate(salvo_device_entry *e, uint32_t n);
 
 /* Link an object (whose release entry is set) into the live ring; unlink
  * it (from its release function). Both under the lock. */
-void live_link_locked(salvo_device *dev, live_link *l, retire_entry *release);
-void live_unlink_locked(salvo_device *dev, live_link *l);
+void live_link_locked(salvo_device *dev, live_link *l, retire_entry *release)
+    SALVO_REQUIRES(dev->q.lock);
+void live_unlink_locked(salvo_device *dev, live_link *l) SALVO_REQUIRES(dev->q.lock);
 
 /* trace.c */
 /* Start tracing to $SALVO_TRACE (device create; a failure is logged). */
-void device_trace_env_start(salvo_device *dev);
+void device_trace_env_start(salvo_device *dev) SALVO_EXCLUDES(dev->q.lock);
 /* Close the trace if one is open; false when writing it failed. */
-bool device_trace_stop_locked(salvo_device *dev);
+bool device_trace_stop_locked(salvo_device *dev) SALVO_REQUIRES(dev->q.lock);
 
 #define device_is_lost(dev) queue_is_lost(&(dev)->q)
 #define device_lost_error(dev) queue_lost_error(&(dev)->q)
@@ -274,6 +282,7 @@ bool device_trace_stop_locked(salvo_device *dev);
 /* The failure of ev's batch where it was refused at its submit (it never
  * ran), logged for what; SALVO_OK otherwise. Events report it without
  * taking it from the batch's stream [q.lock]. */
-salvo_status event_refused_locked(salvo_device *dev, const salvo_event *ev, const char *what);
+salvo_status event_refused_locked(salvo_device *dev, const salvo_event *ev, const char *what)
+    SALVO_REQUIRES(dev->q.lock);
 
 #endif

@@ -103,7 +103,8 @@ salvo_status salvo_vk_stream_record(salvo_stream *st, const salvo_vk_buffer_use 
         ranges[i] = (accel_bind){.buffer = b->ab, .offset = u->offset, .size = size};
         how[i] = u->access;
     }
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     salvo_status r;
     uint64_t serial = 0;
     if (device_is_lost(dev))
@@ -118,7 +119,7 @@ salvo_status salvo_vk_stream_record(salvo_stream *st, const salvo_vk_buffer_use 
                                  (void (*)(void))record, user, &serial);
     for (uint32_t i = 0; serial && i < use_count; i++)
         buffer_note_use(uses[i].buffer, serial);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;

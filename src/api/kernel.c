@@ -18,6 +18,7 @@ static void kernel_release(retire_entry *e, bool abandoned)
     (void)abandoned;
     salvo_kernel *k = (salvo_kernel *)((char *)e - offsetof(salvo_kernel, release));
     salvo_device *dev = k->dev;
+    salvo_mutex_held(&dev->q.lock); /* releases run under the lock */
     live_unlink_locked(dev, &k->live);
     VT(dev)->pipeline_destroy(SELF(dev), dev->adev, k->ek.pipe);
     COUNT_SUB(dev, live_kernels, 1);
@@ -379,9 +380,9 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
         salvo_mem_free(dev->alloc, k->ek.name);
         salvo_mem_free(dev->alloc, k);
         if (r == ACCEL_ERROR_DEVICE_LOST) {
-            pthread_mutex_lock(&dev->q.lock);
+            salvo_mutex_lock(&dev->q.lock);
             queue_mark_lost_locked(&dev->q);
-            pthread_mutex_unlock(&dev->q.lock);
+            salvo_mutex_unlock(&dev->q.lock);
         }
         return DEV_FAIL(dev, salvo_status_from_accel(r), "kernel '%s': pipeline creation failed (%s)",
                         name, accel_result_name(r));
@@ -389,9 +390,9 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
     k->dev = dev;
     atomic_init(&k->holds, 1);
     k->release.fn = kernel_release;
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     live_link_locked(dev, &k->live, &k->release);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     COUNT_ADD(dev, live_kernels, 1);
     salvo_clear_error();
     *out = k;

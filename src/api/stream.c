@@ -42,12 +42,13 @@ void salvo_stream_destroy(salvo_stream *st)
     /* The free path only tries the lock (a log callback may hold it). A
      * stream in a capture leaves it here; when the lock is busy it stays
      * in the capture, kept, until the capture ends (or the device goes). */
-    if (pthread_mutex_trylock(&dev->q.lock) == 0) {
+    if (salvo_mutex_trylock(&dev->q.lock)) {
+        salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
         if (st->capture) {
             graph_capture_leave_locked(st);
             queue_advance_locked(&dev->q); /* what the capture let go of */
         }
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
     }
     stream_engine_destroy(&st->e);
 }
@@ -67,22 +68,25 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
                                   bufs);
     if (r != SALVO_OK)
         return r;
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     if (device_is_lost(dev)) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return device_lost_error(dev);
     }
     uint64_t serial = 0;
-    if (stream_capture_locked(st))
+    if (stream_capture_locked(st)) {
+        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
         r = graph_capture_launch_locked(st->capture, k, groups, binds, bufs, push, push_size);
-    else
+    } else {
         r = stream_dispatch_locked(&st->e, &k->ek, groups, binds, push, push_size, &serial);
+    }
     if (serial)
         for (uint32_t i = 0; i < binding_count; i++)
             buffer_note_use(bufs[i], serial); /* samplers: never written, nothing to note */
     if (serial && k->ek.refl.buffer_addresses && serial > dev->q.address_serial)
         dev->q.address_serial = serial;
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -127,16 +131,19 @@ salvo_status salvo_launch_indirect(salvo_stream *st, salvo_kernel *k, salvo_buff
     binds[m->binding_count] = (accel_bind){.buffer = counts->ab, .offset = offset, .size = 12};
     command c = {.kind = COMMAND_DISPATCH_INDIRECT, .object = &k->ek, .binds = binds,
                  .bind_count = m->binding_count + 1, .push = push, .push_size = push_size};
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     if (device_is_lost(dev)) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return device_lost_error(dev);
     }
     uint64_t serial = 0;
-    if (stream_capture_locked(st))
+    if (stream_capture_locked(st)) {
+        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
         r = graph_capture_launch_indirect_locked(st->capture, k, &c, bufs, counts);
-    else
+    } else {
         r = stream_command_locked(&st->e, &c, 0, &serial);
+    }
     if (serial) {
         for (uint32_t i = 0; i < m->binding_count; i++)
             buffer_note_use(bufs[i], serial);
@@ -144,7 +151,7 @@ salvo_status salvo_launch_indirect(salvo_stream *st, salvo_kernel *k, salvo_buff
     }
     if (serial && m->buffer_addresses && serial > dev->q.address_serial)
         dev->q.address_serial = serial;
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -182,24 +189,27 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "copy: the ranges overlap");
     if (r != SALVO_OK)
         return r;
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     if (device_is_lost(dev)) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return device_lost_error(dev);
     }
     uint64_t serial = 0;
     /* A HOST buffer is in system memory: the copy engine's work. */
     bool host_side = src->domain == SALVO_DOMAIN_HOST || dst->domain == SALVO_DOMAIN_HOST;
-    if (stream_capture_locked(st))
+    if (stream_capture_locked(st)) {
+        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
         r = graph_capture_copy_locked(st->capture, src, src_offset, dst, dst_offset, size);
-    else
+    } else {
         r = stream_copy_locked(&st->e, src->ab, src_offset, dst->ab, dst_offset, size, host_side,
                                &serial);
+    }
     if (serial) {
         buffer_note_use(src, serial);
         buffer_note_use(dst, serial);
     }
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -224,21 +234,24 @@ salvo_status salvo_fill(salvo_stream *st, salvo_buffer *buf, uint64_t offset, ui
                         "fill: range [%llu, +%llu) outside the buffer of %llu bytes",
                         (unsigned long long)offset, (unsigned long long)size,
                         (unsigned long long)buf->size);
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     if (device_is_lost(dev)) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return device_lost_error(dev);
     }
     uint64_t serial = 0;
     salvo_status r;
-    if (stream_capture_locked(st))
+    if (stream_capture_locked(st)) {
+        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
         r = graph_capture_fill_locked(st->capture, buf, offset, size, value);
-    else
+    } else {
         r = stream_fill_locked(&st->e, buf->ab, offset, size, value,
                                buf->domain == SALVO_DOMAIN_HOST, &serial);
+    }
     if (serial)
         buffer_note_use(buf, serial);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -292,20 +305,23 @@ salvo_status salvo_fill_pattern(salvo_stream *st, salvo_buffer *buf, uint64_t of
     accel_bind words = {.buffer = buf->ab, .offset = first, .size = end - first};
     command c = {.kind = COMMAND_FILL_BYTES, .binds = &words, .bind_count = 1, .push = &f,
                  .push_size = sizeof f};
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     if (device_is_lost(dev)) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return device_lost_error(dev);
     }
     uint64_t serial = 0;
     salvo_status r;
-    if (stream_capture_locked(st))
+    if (stream_capture_locked(st)) {
+        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
         r = graph_capture_command_locked(st->capture, &c, NULL, buf);
-    else
+    } else {
         r = stream_command_locked(&st->e, &c, 0, &serial);
+    }
     if (serial)
         buffer_note_use(buf, serial);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -316,12 +332,13 @@ salvo_status salvo_stream_flush(salvo_stream *st)
     if (!st)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "flush: stream is NULL");
     salvo_device *dev = stream_device(st);
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     salvo_status r = device_is_lost(dev) ? device_lost_error(dev)
                                          : stream_submit_locked(&st->e, true);
     if (r == SALVO_OK)
         queue_reap_locked(&dev->q);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -335,11 +352,12 @@ salvo_status salvo_stream_synchronize(salvo_stream *st)
     if (host_call_running)
         return host_call_refuse(dev, "synchronize");
     char msg[SALVO_ERROR_MAX];
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     graph_captures_settle_locked(dev);
     /* A loss outranks the capture: every synchronize says it. */
     if (st->capture && !device_is_lost(dev)) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                         "synchronize: the stream is capturing into %s; its work runs when the "
                         "graph is replayed",
@@ -347,7 +365,7 @@ salvo_status salvo_stream_synchronize(salvo_stream *st)
     }
     salvo_status first = stream_synchronize_locked(&st->e, msg);
     uint64_t calls = host_work_sync_calls_locked(dev, st, first);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (calls)
         host_work_wait_run(dev->host_work, calls);
     if (first != SALVO_OK)
@@ -365,11 +383,12 @@ salvo_status salvo_stream_is_capturing(salvo_stream *st, bool *out)
         return SALVO_FAIL(st ? &stream_device(st)->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
                           "stream_is_capturing: %s is NULL", st ? "out" : "stream");
     salvo_device *dev = stream_device(st);
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     /* Settled first: a stream left in a capture by a destroy that found
      * the lock busy is out of it by now, as its next capture call says. */
     *out = stream_capture_locked(st) != NULL;
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     salvo_clear_error();
     return SALVO_OK;
 }

@@ -34,7 +34,7 @@ static salvo_status check_transfer(salvo_stream *st, const char *what, salvo_buf
 
 /* The state every stream transfer needs [q.lock]: device alive, stream
  * not capturing. */
-static salvo_status usable_locked(salvo_stream *st, const char *what)
+static salvo_status usable_locked(salvo_stream *st, const char *what) SALVO_REQUIRES(st->e.q->lock)
 {
     salvo_device *dev = stream_device(st);
     if (device_is_lost(dev))
@@ -53,8 +53,8 @@ salvo_status salvo_stream_write(salvo_stream *st, salvo_buffer *dst, uint64_t of
     if (r != SALVO_OK)
         return r;
     salvo_device *dev = stream_device(st);
-    queue *q = &dev->q;
-    pthread_mutex_lock(&q->lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     r = usable_locked(st, "stream_write");
     host_work *hw = NULL;
     if (r == SALVO_OK)
@@ -71,7 +71,7 @@ salvo_status salvo_stream_write(salvo_stream *st, salvo_buffer *dst, uint64_t of
             staging_block *fresh = NULL;
             r = staging_block_create_locked(dev, STREAM_WRITE_BLOCK_BYTES, &fresh);
             if (r == SALVO_OK) {
-                staging_block_release_locked(q, hw->block);
+                staging_block_release_locked(&dev->q, hw->block);
                 hw->block = b = fresh;
                 at = 0;
             }
@@ -83,12 +83,12 @@ salvo_status salvo_stream_write(salvo_stream *st, salvo_buffer *dst, uint64_t of
              * let go, so that other threads' calls do not wait for a copy
              * of megabytes. The stream is this thread's meanwhile (thread
              * safety as salvo_launch); the device may be lost meanwhile. */
-            pthread_mutex_unlock(&q->lock);
+            salvo_mutex_unlock(&dev->q.lock);
             memcpy(b->info.mapped, src, size);
-            pthread_mutex_lock(&q->lock);
+            salvo_mutex_lock(&dev->q.lock);
             r = usable_locked(st, "stream_write");
             if (r != SALVO_OK) {
-                staging_block_release_locked(q, b); /* no copy from it was recorded */
+                staging_block_release_locked(&dev->q, b); /* no copy from it was recorded */
                 b = NULL;
             }
         }
@@ -104,11 +104,11 @@ salvo_status salvo_stream_write(salvo_stream *st, salvo_buffer *dst, uint64_t of
         r = stream_copy_locked(&st->e, b->ab, at, dst->ab, offset, size, true, &serial);
         b->writers--;
         if (b != hw->block || b->dropped)
-            staging_block_release_locked(q, b);
+            staging_block_release_locked(&dev->q, b);
     }
     if (serial)
         buffer_note_use(dst, serial);
-    pthread_mutex_unlock(&q->lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -121,9 +121,9 @@ salvo_status salvo_stream_read(salvo_stream *st, salvo_buffer *src, uint64_t off
     if (r != SALVO_OK)
         return r;
     salvo_device *dev = stream_device(st);
-    queue *q = &dev->q;
     uint64_t index = 0;
-    pthread_mutex_lock(&q->lock);
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     r = usable_locked(st, "stream_read");
     staging_block *b = NULL;
     /* A buffer the host sees coherently is read where it is, by the host
@@ -144,15 +144,15 @@ salvo_status salvo_stream_read(salvo_stream *st, salvo_buffer *src, uint64_t off
             salvo_status copied = r;
             r = host_call_enqueue_locked(st, NULL, NULL, b, dst, &index);
             if (r != SALVO_OK)
-                staging_block_release_locked(q, b); /* the copy may still run: after it */
+                staging_block_release_locked(&dev->q, b); /* the copy may still run: after it */
             else
                 r = copied;
         } else if (b) {
-            staging_block_release_locked(q, b);
+            staging_block_release_locked(&dev->q, b);
         }
     }
     host_work *hw = dev->host_work;
-    pthread_mutex_unlock(&q->lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if ((r == SALVO_OK || r == SALVO_TIMEOUT) && !hw->timeline)
         host_work_wait_run(hw, index);
     if (r == SALVO_OK)

@@ -26,6 +26,7 @@ static bool has_timestamps(const salvo_device *dev)
 }
 
 static salvo_status trace_start_locked(salvo_device *dev, const char *path)
+    SALVO_REQUIRES(dev->q.lock)
 {
     if (dev->q.trace)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
@@ -40,8 +41,10 @@ static salvo_status trace_start_locked(salvo_device *dev, const char *path)
                                         reason, sizeof reason);
     if (r != SALVO_OK)
         return DEV_FAIL(dev, r, "trace_start: %s", reason);
-    for (stream_engine *st = dev->q.streams; st; st = st->next)
+    for (stream_engine *st = dev->q.streams; st; st = st->next) {
+        salvo_mutex_same(&dev->q.lock, &st->q->lock);
         stream_trace_attach_locked(st);
+    }
     SALVO_LOG(&dev->log, SALVO_LOG_INFO, "trace: writing %s", path);
     return SALVO_OK;
 }
@@ -97,11 +100,11 @@ void device_trace_env_start(salvo_device *dev)
             numbered[0] = '\0';
         name = numbered;
     }
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     salvo_status r = *name ? trace_start_locked(dev, name) : SALVO_ERROR_INVALID_ARGUMENT;
     if (r == SALVO_OK)
         dev->trace_env_slot = i + 1;
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r != SALVO_OK) {
         pthread_mutex_lock(&env_lock);
         env_in_use &= ~(1ull << i);
@@ -118,9 +121,9 @@ salvo_status salvo_trace_start(salvo_device *dev, const char *path)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "trace_start: device is NULL");
     if (!path || !*path)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "trace_start: no path");
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     salvo_status r = trace_start_locked(dev, path);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -130,16 +133,16 @@ salvo_status salvo_trace_stop(salvo_device *dev)
 {
     if (!dev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "trace_stop: device is NULL");
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     if (!dev->q.trace) {
-        pthread_mutex_unlock(&dev->q.lock);
+        salvo_mutex_unlock(&dev->q.lock);
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE, "trace_stop: the device is not tracing");
     }
     /* Batches already complete go in; nothing is submitted or waited for. */
     if (!device_is_lost(dev))
         queue_reap_locked(&dev->q);
     bool ok = device_trace_stop_locked(dev);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (!ok)
         return DEV_FAIL(dev, SALVO_ERROR_UNKNOWN,
                         "trace_stop: writing the trace file failed; it is incomplete");

@@ -11,10 +11,11 @@ salvo_status salvo_stream_query(salvo_stream *st)
     salvo_device *dev = stream_device(st);
     char msg[SALVO_ERROR_MAX];
     msg[0] = '\0';
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     graph_captures_settle_locked(dev);
     salvo_status r = SALVO_OK;
     stream_engine *e = &st->e;
+    salvo_mutex_same(&dev->q.lock, &e->q->lock);
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
     } else if (st->capture) {
@@ -43,7 +44,7 @@ salvo_status salvo_stream_query(salvo_stream *st)
             r = SALVO_NOT_READY; /* the empty batch could not go yet */
         }
     }
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     else if (msg[0])
@@ -60,7 +61,7 @@ salvo_status salvo_event_wait(salvo_event *ev, uint64_t timeout_ns)
     uint64_t deadline = timeout_ns == UINT64_MAX ? UINT64_MAX
                         : timeout_ns > UINT64_MAX - 1 - now ? UINT64_MAX - 1
                                                              : now + timeout_ns;
-    pthread_mutex_lock(&dev->q.lock);
+    salvo_mutex_lock(&dev->q.lock);
     salvo_status r;
     if (ev->capture_id)
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
@@ -74,7 +75,7 @@ salvo_status salvo_event_wait(salvo_event *ev, uint64_t timeout_ns)
         r = event_refused_locked(dev, ev, "event_wait");
     if (r == SALVO_OK)
         queue_reap_locked(&dev->q);
-    pthread_mutex_unlock(&dev->q.lock);
+    salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;

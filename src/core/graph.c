@@ -26,6 +26,7 @@ static void recording_free(queue *q, graph_recording *rec)
 
 /* No batch that has not completed executes rec. */
 static bool recording_idle_locked(const engine_graph *g, const graph_recording *rec)
+    SALVO_REQUIRES(g->q->lock)
 {
     for (uint32_t i = 0; i < g->use_count; i++)
         if (g->uses[i].replay >= rec->born && !queue_batch_done_locked(g->q, g->uses[i].serial))
@@ -416,7 +417,7 @@ static void kernel_list(const engine_graph *g, char *buf, size_t size)
  * that is free, else a fresh one (the old one retires with the batches
  * that execute it). Its pool fits the chunk's launches. */
 static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint32_t sets,
-                                           uint32_t per_set)
+                                           uint32_t per_set) SALVO_REQUIRES(g->q->lock)
 {
     queue *q = g->q;
     graph_recording *rec = c->rec;
@@ -443,7 +444,7 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
     if (ar != ACCEL_SUCCESS) {
         recording_free(q, fresh);
         if (ar == ACCEL_ERROR_DEVICE_LOST)
-            queue_mark_lost_locked(q);
+            queue_mark_lost_locked(g->q);
         char names[256];
         kernel_list(g, names, sizeof names);
         return QUEUE_FAIL(q, salvo_status_from_accel(ar),
@@ -460,7 +461,7 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
     return SALVO_OK;
 }
 
-static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
+static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c) SALVO_REQUIRES(g->q->lock)
 {
     queue *q = g->q;
     uint32_t sets = 0, descriptors = 0;
@@ -498,7 +499,7 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
         /* Not executable: recorded from scratch next time. */
         VT(q)->cmd_reset(SELF(q), q->adev, rec->cmd);
         if (ar == ACCEL_ERROR_DEVICE_LOST)
-            queue_mark_lost_locked(q);
+            queue_mark_lost_locked(g->q);
         char names[256];
         kernel_list(g, names, sizeof names);
         return QUEUE_FAIL(q, salvo_status_from_accel(ar), "%s: recording %s (%s); kernels: %s",
@@ -509,7 +510,7 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c)
 }
 
 /* The stale chunks recorded again. */
-static salvo_status record_stale_locked(engine_graph *g)
+static salvo_status record_stale_locked(engine_graph *g) SALVO_REQUIRES(g->q->lock)
 {
     for (uint32_t i = 0; i < g->chunk_count; i++) {
         graph_chunk *c = &g->chunks[i];
@@ -613,7 +614,7 @@ static uint32_t chunk_at(const engine_graph *g, uint32_t p)
  * three (before it, it, after it), all recorded at the next replay; the
  * old recording retires with the batches that execute it. Out of host
  * memory the chunk stays whole, and is recorded again whole. */
-static void isolate_locked(engine_graph *g, uint32_t p)
+static void isolate_locked(engine_graph *g, uint32_t p) SALVO_REQUIRES(g->q->lock)
 {
     uint32_t ci = chunk_at(g, p);
     graph_chunk c = g->chunks[ci];

@@ -162,32 +162,37 @@ salvo_status graph_add_command(engine_graph *g, const command *c);
 
 /* Compute the levels, the order and the chunks, and record every chunk.
  * On failure the graph is as captured, not compiled. */
-salvo_status graph_compile_locked(engine_graph *g);
+salvo_status graph_compile_locked(engine_graph *g) SALVO_REQUIRES(g->q->lock);
 
 /* Before a replay on the stream numbered `stream`: record the stale
  * chunks again and make room to note the replay
  * (graph_note_replay_locked then cannot fail). On failure the
  * stale chunks stay stale and nothing else changed. */
-salvo_status graph_prepare_locked(engine_graph *g, uint32_t stream);
+salvo_status graph_prepare_locked(engine_graph *g, uint32_t stream) SALVO_REQUIRES(g->q->lock);
 /* Note the replay on stream `stream` in its batch `serial`. */
-void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial);
+void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial)
+    SALVO_REQUIRES(g->q->lock);
 
 /* Updates of launch node n (checked by the caller: a launch, direct or
  * indirect, the right sizes). Bindings (the kernel's) recompute the
  * levels; the recording is redone at the next replay. */
-salvo_status graph_set_push(engine_graph *g, uint32_t n, const void *push, uint32_t size);
-salvo_status graph_set_bindings_locked(engine_graph *g, uint32_t n, const accel_bind *binds);
+salvo_status graph_set_push(engine_graph *g, uint32_t n, const void *push, uint32_t size)
+    SALVO_REQUIRES(g->q->lock);
+salvo_status graph_set_bindings_locked(engine_graph *g, uint32_t n, const accel_bind *binds)
+    SALVO_REQUIRES(g->q->lock);
 /* Every node's parameters (groups, ranges, push constants) taken from
  * from, a graph of the same shape: as many nodes, each of the same kind
  * and kernel with as many ranges and push constant bytes. The levels are
  * planned again and every chunk recorded again at the next replay.
  * SALVO_ERROR_INVALID_ARGUMENT naming the first node that differs, or out
  * of host memory: nothing changed. */
-salvo_status graph_update_locked(engine_graph *g, const engine_graph *from);
+salvo_status graph_update_locked(engine_graph *g, const engine_graph *from)
+    SALVO_REQUIRES(g->q->lock);
 
 /* Replay g on st: record its execution into st's open batch (the batch
  * opened, a copy-queue batch submitted first, stale chunks recorded
  * again). *serial: the batch it went into. */
-salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *serial);
+salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *serial)
+    SALVO_REQUIRES(st->q->lock);
 
 #endif

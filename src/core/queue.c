@@ -13,10 +13,10 @@
 salvo_status queue_init(queue *q)
 {
     q->env = (slot_env){q->acc, q->adev, q->log, &q->batches};
-    if (pthread_mutex_init(&q->lock, NULL) != 0)
+    if (salvo_mutex_init(&q->lock) != 0)
         return SALVO_FAIL(q->log, SALVO_ERROR_OUT_OF_HOST_MEMORY, "cannot create the device lock");
     if (pthread_cond_init(&q->slot_cv, NULL) != 0) {
-        pthread_mutex_destroy(&q->lock);
+        salvo_mutex_destroy(&q->lock);
         return SALVO_FAIL(q->log, SALVO_ERROR_OUT_OF_HOST_MEMORY, "cannot create the device lock");
     }
     atomic_init(&q->next_serial, 1);
@@ -53,8 +53,10 @@ void queue_release_all_locked(queue *q)
     /* Streams first: freeing one queues the release of its timeline. */
     if (queue_is_lost(q))
         queue_mark_lost_locked(q);
-    while (q->streams)
+    while (q->streams) {
+        salvo_mutex_same(&q->lock, &q->streams->q->lock);
         stream_free_locked(q->streams);
+    }
     if (queue_is_lost(q))
         retire_abandon(&q->retire);
     else
@@ -70,7 +72,7 @@ void queue_fini_locked(queue *q)
 void queue_destroy_lock(queue *q)
 {
     pthread_cond_destroy(&q->slot_cv);
-    pthread_mutex_destroy(&q->lock);
+    salvo_mutex_destroy(&q->lock);
 }
 
 stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out)
@@ -87,8 +89,10 @@ void queue_submit_batch_locked(queue *q, uint64_t serial)
 {
     slot *s = NULL;
     stream_engine *owner = queue_batch_owner_locked(q, serial, &s);
-    if (owner && s->state == SLOT_RECORDING)
+    if (owner && s->state == SLOT_RECORDING) {
+        salvo_mutex_same(&q->lock, &owner->q->lock);
         stream_submit_locked(owner, false);
+    }
 }
 
 salvo_status queue_wait_batch_locked(queue *q, uint64_t serial)
@@ -100,6 +104,7 @@ salvo_status queue_wait_batch_locked(queue *q, uint64_t serial)
         stream_engine *owner = queue_batch_owner_locked(q, serial, &s);
         if (!owner)
             return SALVO_OK;
+        salvo_mutex_same(&q->lock, &owner->q->lock);
         salvo_status r = s->state == SLOT_RECORDING ? stream_submit_locked(owner, false)
                                                     : queue_wait_slot_locked(q, owner, s, false);
         if (r != SALVO_OK && queue_batch_owner_locked(q, serial, NULL))
@@ -172,7 +177,7 @@ salvo_status queue_lost_error(queue *q)
 
 /* Lowest serial that may still reference a resource: the oldest batch
  * recording or in flight, or the next serial when the device is idle. */
-static uint64_t floor_locked(queue *q)
+static uint64_t floor_locked(queue *q) SALVO_REQUIRES(q->lock)
 {
     uint64_t floor = atomic_load(&q->next_serial);
     for (const queue_pin *p = q->pins; p; p = p->next)
@@ -201,7 +206,7 @@ void queue_advance_locked(queue *q)
 void queue_release(queue *q, retire_entry *e)
 {
     uint64_t tag = atomic_load(&q->next_serial);
-    bool locked = pthread_mutex_trylock(&q->lock) == 0;
+    bool locked = salvo_mutex_trylock(&q->lock);
     if (!locked) {
         /* Held, by another thread (the host-call thread, which looks at
          * the list as it lets go) or by this very one (a log callback):
@@ -209,16 +214,16 @@ void queue_release(queue *q, retire_entry *e)
         retire_push_incoming(&q->retire, e, tag);
         /* Another thread that let go meanwhile may not have seen it (the
          * host-call thread looks at the list after it lets go): once more. */
-        if (pthread_mutex_trylock(&q->lock) != 0)
+        if (!salvo_mutex_trylock(&q->lock))
             return;
         retire_collect(&q->retire);
         queue_advance_locked(q);
-        pthread_mutex_unlock(&q->lock);
+        salvo_mutex_unlock(&q->lock);
         return;
     }
     retire_push(&q->retire, e, tag);
     queue_advance_locked(q);
-    pthread_mutex_unlock(&q->lock);
+    salvo_mutex_unlock(&q->lock);
 }
 
 void queue_mark_lost_locked(queue *q)
@@ -245,7 +250,7 @@ void queue_mark_lost_locked(queue *q)
 
 /* Whether host gate d (serial 0) is raised. A value that cannot be read
  * counts as raised: the device then waits for it, as without holding. */
-static bool gate_open_locked(queue *q, const slot_dep *d)
+static bool gate_open_locked(queue *q, const slot_dep *d) SALVO_REQUIRES(q->lock)
 {
     if (d->op.timeline && d->op.timeline == q->host_timeline)
         return atomic_load(&q->host_raised) >= d->op.value;
@@ -257,6 +262,7 @@ static bool gate_open_locked(queue *q, const slot_dep *d)
 
 /* Whether other work goes to hardware queue qi than st's batches. */
 static bool queue_shared_locked(queue *q, uint32_t qi, const stream_engine *st)
+    SALVO_REQUIRES(q->lock)
 {
     /* Staged transfers copy on queue 0 where there is no copy queue. */
     if (qi == q->copy_queue || q->hw_queues <= 1 || (q->copy_queue == NO_COPY_QUEUE && qi == 0))
@@ -295,6 +301,7 @@ bool queue_must_hold_locked(queue *q, stream_engine *st, const slot *s)
 
 /* The oldest held batch with a serial above after, or NULL. */
 static slot *next_held_locked(queue *q, uint64_t after, stream_engine **owner)
+    SALVO_REQUIRES(q->lock)
 {
     slot *best = NULL;
     for (stream_engine *st = q->streams; st; st = st->next)
@@ -331,6 +338,7 @@ void queue_pump_locked(queue *q)
             }
             if (r == SALVO_ERROR_DEVICE_LOST)
                 queue_mark_lost_locked(q);
+            salvo_mutex_same(&q->lock, &st->q->lock);
             stream_defer_locked(st, r);
             break;
         }
@@ -340,6 +348,7 @@ void queue_pump_locked(queue *q)
 /* A gate not raised that holds s back: its own, or one holding a held
  * batch it is behind (of its stream, or one it waits for); NULL if none. */
 static const slot_dep *blocking_gate_locked(queue *q, stream_engine *st, const slot *s, int depth)
+    SALVO_REQUIRES(q->lock)
 {
     if (depth > 4 * STREAM_SLOTS)
         return NULL;
@@ -370,7 +379,7 @@ static const slot_dep *blocking_gate_locked(queue *q, stream_engine *st, const s
 /* Wait on the host, the lock dropped, for the gate that holds st's slot s
  * back to be raised, or the fence timeout: then pump. SALVO_OK (look
  * again), SALVO_TIMEOUT, or the device lost. */
-static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s)
+static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s) SALVO_REQUIRES(q->lock)
 {
     const slot_dep *gate = blocking_gate_locked(q, st, s, 0);
     if (gate) {
@@ -398,7 +407,7 @@ static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s)
 }
 
 static salvo_status observed_locked(queue *q, stream_engine *st, slot *s, accel_result r,
-                                    bool report);
+                                    bool report) SALVO_REQUIRES(q->lock);
 
 salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool report)
 {
@@ -434,6 +443,7 @@ salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool r
 static salvo_status observed_locked(queue *q, stream_engine *st, slot *s, accel_result r,
                                     bool report)
 {
+    salvo_mutex_same(&q->lock, &st->q->lock);
     uint64_t serial = s->serial;
     uint32_t n = s->launches;
     salvo_status res = slot_complete(s, &q->env, r);
@@ -467,6 +477,7 @@ void queue_reap_locked(queue *q)
      * pump runs (another thread's, or one from inside a gate poll). */
     retire_collect(&q->retire);
     for (stream_engine *st = q->streams; st; st = st->next) {
+        salvo_mutex_same(&q->lock, &st->q->lock);
         if (atomic_load(&st->destroyed) && st->open && !queue_is_lost(q))
             stream_submit_locked(st, false);
         for (int i = 0; i < STREAM_SLOTS && !queue_is_lost(q); i++) {
@@ -494,6 +505,7 @@ void queue_reap_locked(queue *q)
         stream_engine *st = q->streams;
         while (st) {
             stream_engine *next = st->next;
+            salvo_mutex_same(&q->lock, &st->q->lock);
             if (atomic_load(&st->destroyed) && !st->kept && stream_idle_locked(st))
                 stream_free_locked(st);
             st = next;
@@ -533,6 +545,7 @@ salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buff
         stream_engine *wst = NULL;
         slot *ws = NULL;
         for (stream_engine *st = q->streams; st; st = st->next) {
+            salvo_mutex_same(&q->lock, &st->q->lock);
             if (st->open && st->open->serial <= limit)
                 stream_submit_locked(st, false);
             for (int i = 0; i < STREAM_SLOTS; i++) {
@@ -561,7 +574,7 @@ salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buff
  * queue runs in order, so every later batch waits behind it too: a wait
  * for any of them could last until the host raises the gate, which may be
  * this very thread. */
-static bool slot_gated_locked(queue *q, const slot *s, bool on_device)
+static bool slot_gated_locked(queue *q, const slot *s, bool on_device) SALVO_REQUIRES(q->lock)
 {
     if (on_device ? s->state != SLOT_IN_FLIGHT : !slot_submitted(s))
         return false;
@@ -578,7 +591,7 @@ static bool slot_gated_locked(queue *q, const slot *s, bool on_device)
     return false;
 }
 
-static bool gated_locked(queue *q)
+static bool gated_locked(queue *q) SALVO_REQUIRES(q->lock)
 {
     for (stream_engine *st = q->streams; st; st = st->next)
         for (int i = 0; i < STREAM_SLOTS; i++)
@@ -711,6 +724,7 @@ salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t d
             return SALVO_OK;
         if (s->state == SLOT_RECORDING) {
             /* A refusal is its stream's to report; the batch is over then. */
+            salvo_mutex_same(&q->lock, &owner->q->lock);
             stream_submit_locked(owner, false);
             continue;
         }

@@ -29,6 +29,7 @@
 #include "accel/accel.h"
 #include "base/alloc.h"
 #include "base/diag.h"
+#include "base/lock.h"
 #include "core/retire.h"
 #include "core/slot.h"
 #include "core/trace.h"
@@ -112,7 +113,7 @@ typedef struct queue {
      * transfers use it too. */
     uint32_t copy_queue;
 
-    pthread_mutex_t lock;         /* the batch lock; see the top of this file */
+    salvo_mutex lock;             /* the batch lock; see the top of this file */
     pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left, or a
                                      transfer let go of the transfer objects */
     _Atomic uint64_t next_serial; /* the next batch's serial; read by the free path */
@@ -183,24 +184,25 @@ salvo_status queue_init(queue *q);
  * caller frees the timing table and the transfer objects, which sit above
  * the queue: timing_free_locked, transfer_free_locked). queue_destroy_lock
  * after the lock is released. */
-void queue_settle_for_destroy_locked(queue *q);
-void queue_release_all_locked(queue *q);
-void queue_fini_locked(queue *q);
+void queue_settle_for_destroy_locked(queue *q) SALVO_REQUIRES(q->lock);
+void queue_release_all_locked(queue *q) SALVO_REQUIRES(q->lock);
+void queue_fini_locked(queue *q) SALVO_REQUIRES(q->lock);
 void queue_destroy_lock(queue *q);
 
 /* Batch serial was refused at its submit (refused, with why): note it for
  * the events that mark it. */
-void queue_note_refused_locked(queue *q, uint64_t serial, salvo_status why);
+void queue_note_refused_locked(queue *q, uint64_t serial, salvo_status why) SALVO_REQUIRES(q->lock);
 /* How batch serial, done (queue_batch_done_locked), ended: SALVO_OK, or
  * the failure that refused it (among the last QUEUE_REFUSED_KEPT). */
-salvo_status queue_batch_outcome_locked(const queue *q, uint64_t serial);
+salvo_status queue_batch_outcome_locked(const queue *q, uint64_t serial) SALVO_REQUIRES(q->lock);
 
 bool queue_is_lost(const queue *q);
 salvo_status queue_lost_error(queue *q);
 /* The outcome of a synchronization point: once the device is lost, the
  * loss, whatever first failure was kept before it (msg, that failure's
  * text on entry, then names it as having come before the loss). */
-salvo_status queue_loss_wins_locked(queue *q, salvo_status first, char msg[SALVO_ERROR_MAX]);
+salvo_status queue_loss_wins_locked(queue *q, salvo_status first, char msg[SALVO_ERROR_MAX])
+    SALVO_REQUIRES(q->lock);
 /* Pass st through; when it says the device is lost, record that. */
 static inline salvo_status queue_noted(queue *q, salvo_status st)
 {
@@ -209,31 +211,33 @@ static inline salvo_status queue_noted(queue *q, salvo_status st)
     return st;
 }
 /* Observe device loss: abandon every slot and every queued release. */
-void queue_mark_lost_locked(queue *q);
+void queue_mark_lost_locked(queue *q) SALVO_REQUIRES(q->lock);
 /* The one place the retire clock advances: after a slot was seen complete. */
-void queue_advance_locked(queue *q);
+void queue_advance_locked(queue *q) SALVO_REQUIRES(q->lock);
 /* Queue or run a release: the free path. Never blocks. */
 void queue_release(queue *q, retire_entry *e);
 
 /* Whether the batch with this serial is over (not recording, held or in
  * flight): asked of the batch table, never of serial order. */
 static inline bool queue_batch_done_locked(const queue *q, uint64_t serial)
+    SALVO_REQUIRES(q->lock)
 {
     return serial == 0 || slot_table_find(&q->batches, serial) == NULL;
 }
 /* The stream whose active batch has this serial (and the batch, in
  * *out), or NULL: the batch table's answer. */
-stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out);
+stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out)
+    SALVO_REQUIRES(q->lock);
 
 /* If the batch with this serial is still being recorded, submit it: it
  * would otherwise never complete (a query loop), and once submitted it
  * orders every batch submitted after it on the queue (a stream's wait).
  * A failure of that submission is its own stream's to report. */
-void queue_submit_batch_locked(queue *q, uint64_t serial);
+void queue_submit_batch_locked(queue *q, uint64_t serial) SALVO_REQUIRES(q->lock);
 /* Wait on the host until the batch with this serial is over (submitting
  * it first if it is open). Failures of that batch stay with its stream
  * (they are that stream's to report); the caller gets the status. */
-salvo_status queue_wait_batch_locked(queue *q, uint64_t serial);
+salvo_status queue_wait_batch_locked(queue *q, uint64_t serial) SALVO_REQUIRES(q->lock);
 /* Held batches. A batch that waits on a host gate not raised yet, going
  * to a queue that other work shares (one queue for all streams, a queue
  * two streams share, the copy queue), is kept on the host rather than
@@ -245,25 +249,27 @@ salvo_status queue_wait_batch_locked(queue *q, uint64_t serial);
  * submitted, must be held; queue_pump_locked submits, oldest first, the
  * held batches that need not be held any more. Pumped at every submit,
  * wait, reap and gate raise. */
-bool queue_must_hold_locked(queue *q, stream_engine *st, const slot *s);
-void queue_pump_locked(queue *q);
+bool queue_must_hold_locked(queue *q, stream_engine *st, const slot *s) SALVO_REQUIRES(q->lock);
+void queue_pump_locked(queue *q) SALVO_REQUIRES(q->lock);
 /* Poll every in-flight slot of every stream; finish destroyed streams.
  * Failures go to their stream's deferred error. */
-void queue_reap_locked(queue *q);
+void queue_reap_locked(queue *q) SALVO_REQUIRES(q->lock);
 /* Wait (dropping the lock meanwhile) for stream st's slot s if it is still
  * the same submission. report: return a failure to the caller; otherwise
  * keep it as the stream's deferred error. */
-salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool report);
+salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool report)
+    SALVO_REQUIRES(q->lock);
 /* Submit every open batch with serial <= limit and wait for every batch
  * with serial <= limit, on all streams. Failures are kept on their streams
  * (never consumed); returns SALVO_OK, or DEVICE_LOST / TIMEOUT when the
  * wait could not finish. */
-salvo_status queue_quiesce_locked(queue *q, uint64_t limit);
+salvo_status queue_quiesce_locked(queue *q, uint64_t limit) SALVO_REQUIRES(q->lock);
 /* queue_quiesce_locked for a host transfer of buffer ab: a batch waiting
  * on a gate that does not bind ab is not waited for (the gate may stay
  * down for long; the transfer does not need it, and its own copy is not
  * queued behind it: such a batch on the transfer's queue is held). */
-salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buffer *ab);
+salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buffer *ab)
+    SALVO_REQUIRES(q->lock);
 /* queue_wait_batch_locked with a bound: wait until the monotonic clock
  * reads deadline_ns at most (UINT64_MAX: no bound; at or before now: a
  * query that still submits the batch if it is open). SALVO_OK once the
@@ -271,31 +277,32 @@ salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buff
  * on), DEVICE_LOST, or the error of a wait that could not be made. The
  * lock is dropped while it waits or sleeps; the batch's failure stays with
  * its stream. */
-salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t deadline_ns);
+salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t deadline_ns)
+    SALVO_REQUIRES(q->lock);
 /* The monotonic clock, in nanoseconds (deadlines above). */
 uint64_t queue_now_ns(void);
 /* A compute queue (0 .. hw_queues - 1) where no batch on the device waits
  * for anything not signalled yet (a gate, or another batch), so that work
  * given to it now runs without waiting for the host; UINT32_MAX when
  * every one has such a batch. */
-uint32_t queue_unblocked_compute_locked(queue *q);
+uint32_t queue_unblocked_compute_locked(queue *q) SALVO_REQUIRES(q->lock);
 /* Wait (dropping the lock meanwhile) until no batch in flight waits on
  * a gate not raised yet: work submitted after that point is then not held
  * behind a gate on the queue. SALVO_OK, TIMEOUT, DEVICE_LOST, or the
  * error of a wait that keeps failing. */
-salvo_status queue_wait_ungated_locked(queue *q);
+salvo_status queue_wait_ungated_locked(queue *q) SALVO_REQUIRES(q->lock);
 /* When the release bounds are exceeded, run what completed, then wait. */
-void queue_relieve_locked(queue *q);
+void queue_relieve_locked(queue *q) SALVO_REQUIRES(q->lock);
 /* Wait for the queue to be idle: the last resort of a recovery. Out of
  * memory is retried RECOVERY_ATTEMPTS times; returns the last result. */
-accel_result queue_wait_idle_locked(queue *q);
+accel_result queue_wait_idle_locked(queue *q) SALVO_REQUIRES(q->lock);
 /* Make a buffer allocation, retrying once after running releases when
  * device memory ran out. */
 accel_result queue_buffer_create_locked(queue *q, const accel_buffer_desc *d, accel_buffer **out,
-                                        accel_buffer_info *info);
+                                        accel_buffer_info *info) SALVO_REQUIRES(q->lock);
 /* Submit and wait for everything, then hand over the first failure kept on
  * any stream (all are taken) or of the wait itself; its message in msg. */
-salvo_status queue_synchronize_locked(queue *q, char msg[SALVO_ERROR_MAX]);
+salvo_status queue_synchronize_locked(queue *q, char msg[SALVO_ERROR_MAX]) SALVO_REQUIRES(q->lock);
 
 /* Log where, return the code; a DEVICE_LOST status makes the loss sticky
  * at once (the work is abandoned at the next locked step). */

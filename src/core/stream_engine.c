@@ -126,14 +126,14 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
     barrier(q, s, ACCEL_BARRIER_ALL_HOST);
     uint32_t n = s->launches;
     uint64_t t0 = trace_submit_begin(st->trace, slot_index(st, s), &q->env, s->cmd);
-    queue_pump_locked(q);
+    queue_pump_locked(st->q);
     /* Sending held batches may have found the device lost (and abandoned
      * this one). */
     if (queue_is_lost(q) || s->state == SLOT_ABANDONED) {
         trace_submit_end(st->trace, slot_index(st, s), t0, false);
         return queue_lost_error(q);
     }
-    bool hold = queue_must_hold_locked(q, st, s);
+    bool hold = queue_must_hold_locked(st->q, st, s);
     bool gated = hold;
     for (uint32_t w = 0; w < s->wait_count && !gated; w++)
         gated = s->waits[w].serial == 0 && s->waits[w].op.timeline;
@@ -152,10 +152,10 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
     if (!slot_active(s)) {
         COUNTER_SUB(&q->n, launches_pending, n);
         if (s->state == SLOT_IDLE)
-            queue_note_refused_locked(q, s->serial, r);
+            queue_note_refused_locked(st->q, s->serial, r);
     }
     if (r == SALVO_ERROR_DEVICE_LOST)
-        queue_mark_lost_locked(q);
+        queue_mark_lost_locked(st->q);
     if (!report)
         stream_defer_locked(st, r);
     return r;
@@ -203,13 +203,14 @@ static void order_reset(stream_engine *st)
  * with it, and starts with a barrier, since earlier batches (and staged
  * transfers) wrote what it may read. */
 static salvo_status begin_locked(stream_engine *st, slot *s, uint64_t serial)
+    SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     accel_sem_op signal = {st->timeline ? st->timeline->t : NULL, serial};
     salvo_status r = slot_begin(s, &q->env, serial, signal);
     if (r != SALVO_OK) {
         if (queue_noted(q, r) == SALVO_ERROR_DEVICE_LOST)
-            queue_mark_lost_locked(q);
+            queue_mark_lost_locked(st->q);
         return r;
     }
     st->open = s;
@@ -231,7 +232,7 @@ salvo_status stream_open_on_locked(stream_engine *st, bool copy)
         return SALVO_OK;
     slot *s = &st->slots[st->cur];
     if (slot_submitted(s)) {
-        salvo_status r = queue_wait_slot_locked(q, st, s, true);
+        salvo_status r = queue_wait_slot_locked(st->q, st, s, true);
         /* Without a free slot nothing can be recorded: the caller's work
          * did not happen, which a positive status would not say. */
         if (r == SALVO_TIMEOUT)
@@ -245,7 +246,7 @@ salvo_status stream_open_on_locked(stream_engine *st, bool copy)
     /* Another thread may still be inside a wait on this slot's fence (it
      * saw the work end, or is about to): begin resets the fence. */
     while (s->waiters)
-        pthread_cond_wait(&q->slot_cv, &q->lock);
+        salvo_cond_wait(&st->q->slot_cv, &st->q->lock);
     if (queue_is_lost(q) || s->state == SLOT_ABANDONED)
         return queue_lost_error(q);
     /* Without a command buffer for the copy queue (out of memory) the
@@ -262,7 +263,8 @@ salvo_status stream_open_on_locked(stream_engine *st, bool copy)
         return r;
     /* One queue runs the stream's batches in order; across two, this
      * batch waits for the previous one (which waited for its own). */
-    if (s->queue != st->last_queue && queue_batch_owner_locked(q, st->last_serial, NULL) == st) {
+    if (s->queue != st->last_queue &&
+        queue_batch_owner_locked(st->q, st->last_serial, NULL) == st) {
         slot_dep w = {.op = {st->timeline->t, st->last_serial}, .serial = st->last_serial,
                       .owner = st};
         slot_add_wait(s, &q->env, &w); /* the first wait of a fresh batch: fits */
@@ -292,14 +294,15 @@ salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
 salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, uint64_t serial)
 {
     queue *q = st->q;
+    salvo_mutex_same(&st->q->lock, &owner->q->lock);
     slot *s = NULL;
     /* Submitted now, the batch cannot end up waiting for one that waits
      * for it: waits between streams never form a cycle. */
-    if (queue_batch_owner_locked(q, serial, &s) == owner && s->state == SLOT_RECORDING)
+    if (queue_batch_owner_locked(st->q, serial, &s) == owner && s->state == SLOT_RECORDING)
         stream_submit_locked(owner, false);
     if (queue_is_lost(q))
         return queue_lost_error(q);
-    if (owner == st || queue_batch_owner_locked(q, serial, &s) != owner)
+    if (owner == st || queue_batch_owner_locked(st->q, serial, &s) != owner)
         return SALVO_OK; /* in order in one stream, or over already */
     /* Where st's next batch surely goes to st's queue (no copy queue to
      * take a copy elsewhere), it is in order with the owner's batch on the
@@ -341,7 +344,7 @@ static bool conflicts(const hazard_set *h, const access *a, uint32_t n)
  * the batch wrote, or writes what earlier work read. A copy also waits
  * for dispatches that only a compute-only barrier stands between. */
 static void order_work_locked(stream_engine *st, const access *a, uint32_t n, bool copy,
-                              bool addresses)
+                              bool addresses) SALVO_REQUIRES(st->q->lock)
 {
     hazard_set *h = &st->hazards;
     /* A barrier between dispatches only needs the compute stage; one that
@@ -385,7 +388,7 @@ static void order_work_locked(stream_engine *st, const access *a, uint32_t n, bo
 
 /* Order c after what it depends on in st's open batch (see
  * order_work_locked): the ranges it declares, as command_access says. */
-static void order_command_locked(stream_engine *st, const command *c)
+static void order_command_locked(stream_engine *st, const command *c) SALVO_REQUIRES(st->q->lock)
 {
     access a[SALVO_MAX_BINDINGS];
     const accel_bind *b = c->binds;
@@ -408,7 +411,7 @@ static void order_command_locked(stream_engine *st, const command *c)
  * earlier work wrote, or writes what it read (as for a launch, with the
  * graph's touches); then what it touches joins the batch's hazards.
  * Names and counts its nodes in the slot. */
-static void record_graph_locked(stream_engine *st, const command *c)
+static void record_graph_locked(stream_engine *st, const command *c) SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     slot *s = st->open;
@@ -467,6 +470,7 @@ static void record_graph_locked(stream_engine *st, const command *c)
  * failure (a dispatch the driver refused) leaves the batch as it was
  * but for its trace mark. */
 static accel_result record_command_locked(stream_engine *st, const command *c, bool log)
+    SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     slot *s = st->open;
@@ -502,7 +506,7 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
 /* Open a batch on st's own queue for work that does not run on the copy
  * queue (kernels, images, the program's own commands): a batch of copies
  * open there goes first. */
-static salvo_status open_on_compute_locked(stream_engine *st)
+static salvo_status open_on_compute_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock)
 {
     if (st->open && st->open->queue == st->q->copy_queue) {
         salvo_status r = stream_submit_locked(st, true);
@@ -515,6 +519,7 @@ static salvo_status open_on_compute_locked(stream_engine *st)
 /* Record a dispatch (or another command that takes a descriptor set)
  * into the open slot, submitting first when its descriptor pool is full. */
 static salvo_status record_dispatch_locked(stream_engine *st, const command *c)
+    SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     for (int attempt = 0;; attempt++) {
@@ -532,7 +537,7 @@ static salvo_status record_dispatch_locked(stream_engine *st, const command *c)
             continue;
         }
         if (ar == ACCEL_ERROR_DEVICE_LOST)
-            queue_mark_lost_locked(q);
+            queue_mark_lost_locked(st->q);
         return QUEUE_FAIL(q, salvo_status_from_accel(ar),
                           command_is_dispatch(c) ? "launch of kernel '%s': not recorded (%s)"
                                                  : "%s: not recorded (%s)",
@@ -544,7 +549,7 @@ static salvo_status record_dispatch_locked(stream_engine *st, const command *c)
  * offset on: its waits, then those entries. Same serial, so events and
  * releases keyed on it stay right. On failure the slot holds part of the
  * entries and is still open. */
-static salvo_status rerecord_locked(stream_engine *st, size_t offset)
+static salvo_status rerecord_locked(stream_engine *st, size_t offset) SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     slot *s = st->open;
@@ -580,13 +585,13 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset)
         if (w->kind != COMMAND_MARK)
             continue;
         if (start)
-            timing_rewrite_same_locked(batch_entry_mark(w), start);
+            timing_rewrite_same_locked(st->q, batch_entry_mark(w), start);
         else
-            timing_rewrite_locked(q, start = batch_entry_mark(w), s);
+            timing_rewrite_locked(st->q, start = batch_entry_mark(w), s);
     }
     for (const batch_entry *e; (e = batch_log_at(&st->log, offset)); offset += e->size) {
         if (e->kind == COMMAND_MARK) {
-            timing_rewrite_locked(q, batch_entry_mark(e), s);
+            timing_rewrite_locked(st->q, batch_entry_mark(e), s);
             continue;
         }
         command c = batch_entry_command(e);
@@ -706,14 +711,14 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
             return r;
         }
     }
-    pthread_mutex_lock(&q->lock);
+    salvo_mutex_lock(&q->lock);
     /* Room in the batch table for every slot of every stream, this one's
      * included: a batch never allocates as it begins. */
     uint32_t streams = 1;
     for (const stream_engine *o = q->streams; o; o = o->next)
         streams++;
     if (slot_table_reserve(&q->batches, q->alloc, streams * STREAM_SLOTS) != SALVO_OK) {
-        pthread_mutex_unlock(&q->lock);
+        salvo_mutex_unlock(&q->lock);
         for (int i = 0; i < STREAM_SLOTS; i++)
             slot_destroy(&st->slots[i], &q->env);
         if (st->timeline)
@@ -737,8 +742,9 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
     for (int i = 0; i < STREAM_SLOTS; i++)
         st->slots[i].queue = st->hwq;
     st->last_queue = st->hwq;
+    salvo_mutex_same(&q->lock, &st->q->lock);
     stream_trace_attach_locked(st);
-    pthread_mutex_unlock(&q->lock);
+    salvo_mutex_unlock(&q->lock);
     COUNTER_ADD(&q->n, live_streams, 1);
     return SALVO_OK;
 }
@@ -748,11 +754,12 @@ void stream_engine_destroy(stream_engine *st)
     /* Once destroyed is set without the lock, any drain point on another
      * thread may free the stream: it is the last thing done to st. */
     queue *q = st->q;
-    if (pthread_mutex_trylock(&q->lock) != 0) {
+    if (!salvo_mutex_trylock(&q->lock)) {
         if (!atomic_exchange(&st->destroyed, true))
             COUNTER_SUB(&q->n, live_streams, 1);
         return;
     }
+    salvo_mutex_same(&q->lock, &st->q->lock);
     if (!atomic_exchange(&st->destroyed, true)) {
         COUNTER_SUB(&q->n, live_streams, 1);
         if (stream_idle_locked(st) && !st->kept && atomic_load(&q->waiters) == 0) {
@@ -760,13 +767,13 @@ void stream_engine_destroy(stream_engine *st)
             queue_advance_locked(q); /* its timeline's release, if nothing waits on it */
         }
     }
-    pthread_mutex_unlock(&q->lock);
+    salvo_mutex_unlock(&q->lock);
 }
 
 /* The one epilogue of every command recorded into a batch: submit it when
  * full (growing the next towards the full size), and with a batch size of
  * 1 wait for it, whatever the command. */
-static salvo_status batch_check_locked(stream_engine *st, slot *s)
+static salvo_status batch_check_locked(stream_engine *st, slot *s) SALVO_REQUIRES(st->q->lock)
 {
     if (s->launches < st->batch_limit && st->batch_groups < BATCH_MAX_GROUPS)
         return SALVO_OK;
@@ -787,7 +794,7 @@ static const char *trace_name(const command *c)
 /* After c went into st's open batch s: its trace note, then the batch
  * policy (the one epilogue). */
 static salvo_status command_done_locked(stream_engine *st, slot *s, const command *c,
-                                        uint64_t t0, uint64_t *serial)
+                                        uint64_t t0, uint64_t *serial) SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     if (st->trace)
@@ -807,7 +814,7 @@ salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
 {
     queue *q = st->q;
     uint64_t t0 = trace_start(st);
-    queue_relieve_locked(q);
+    queue_relieve_locked(st->q);
     command c = {.kind = COMMAND_DISPATCH, .object = k, .groups = {groups[0], groups[1], groups[2]},
                  .binds = binds, .bind_count = k->refl.binding_count, .push = push,
                  .push_size = push_size};
@@ -829,6 +836,7 @@ typedef enum batch_place {
  * st's open batch, opened where place says. */
 static salvo_status record_transfer_locked(stream_engine *st, const command *c, batch_place place,
                                            uint64_t bytes, uint64_t *serial)
+    SALVO_REQUIRES(st->q->lock)
 {
     uint64_t t0 = trace_start(st);
     queue_relieve_locked(st->q);
@@ -899,7 +907,7 @@ salvo_status stream_command_locked(stream_engine *st, const command *c, uint64_t
         return record_transfer_locked(st, c, PLACE_COMPUTE, bytes, serial);
     queue *q = st->q;
     uint64_t t0 = trace_start(st);
-    queue_relieve_locked(q);
+    queue_relieve_locked(st->q);
     salvo_status r = record_dispatch_locked(st, c);
     if (r != SALVO_OK)
         return r;
@@ -929,7 +937,7 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
     bool expired = false;
     for (int k = 0; k < STREAM_SLOTS && !expired; k++) {
         slot *s = &st->slots[(st->cur + k) % STREAM_SLOTS];
-        r = queue_wait_slot_locked(q, st, s, true);
+        r = queue_wait_slot_locked(st->q, st, s, true);
         if (r != SALVO_OK && first == SALVO_OK) {
             first = r;
             memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
@@ -944,7 +952,7 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
         r = stream_submit_covering_locked(st);
         slot *cover = &st->slots[(st->cur + STREAM_SLOTS - 1) % STREAM_SLOTS];
         if (r == SALVO_OK)
-            r = queue_wait_slot_locked(q, st, cover, true);
+            r = queue_wait_slot_locked(st->q, st, cover, true);
         if (r != SALVO_OK && first == SALVO_OK) {
             first = r;
             memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
@@ -956,9 +964,9 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
         memcpy(msg, st->deferred_msg, SALVO_ERROR_MAX);
         st->deferred = SALVO_OK;
     }
-    first = queue_loss_wins_locked(q, first, msg);
+    first = queue_loss_wins_locked(st->q, first, msg);
     if (!queue_is_lost(q))
-        queue_reap_locked(q);
+        queue_reap_locked(st->q);
     /* The stream is idle: the next batch starts small so the device starts early. */
     st->batch_limit = st->first_batch;
     return first;
@@ -1003,12 +1011,13 @@ salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *s
     if (g->node_count == 0)
         return SALVO_OK; /* nothing to run, nothing to order */
     uint64_t t0 = trace_start(st);
-    queue_relieve_locked(q);
+    queue_relieve_locked(st->q);
     salvo_status r = open_on_compute_locked(st);
     if (r != SALVO_OK)
         return r;
     /* After the open, which may drop the lock: what is executed is what
      * the graph holds now. */
+    salvo_mutex_same(&st->q->lock, &g->q->lock);
     r = graph_prepare_locked(g, st->number);
     if (r != SALVO_OK)
         return r;

@@ -80,85 +80,89 @@ struct stream_engine {
  * FIRST_BATCH; high_priority: on the queue's high-priority hardware queue
  * where it has one. On failure nothing is left allocated. */
 salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
-                                uint32_t first_batch, bool high_priority);
+                                uint32_t first_batch, bool high_priority) SALVO_EXCLUDES(q->lock);
 /* The free path: try-lock only, submit nothing. Work left is finished,
  * and the stream freed, by the next drain point. */
 void stream_engine_destroy(stream_engine *st);
 /* Free a destroyed stream whose slots are all idle or abandoned. */
-void stream_free_locked(stream_engine *st);
+void stream_free_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
 /* Clear st->kept; free st if it was destroyed meanwhile and is idle. */
-void stream_release_kept_locked(stream_engine *st);
-bool stream_idle_locked(const stream_engine *st);
+void stream_release_kept_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
+bool stream_idle_locked(const stream_engine *st) SALVO_REQUIRES(st->q->lock);
 
 /* Open a batch on st if none is (waiting for the ring slot if needed;
  * SALVO_ERROR_TIMEOUT when that wait expired: nothing opened), on st's
  * hardware queue. */
-salvo_status stream_open_locked(stream_engine *st);
+salvo_status stream_open_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
 /* The same, on the copy queue when copy is true and the queue has one
  * (else on st's). A batch that goes to another queue than st's previous
  * one waits for that one on the device (st's timeline): a stream stays in
  * order across its queues. */
-salvo_status stream_open_on_locked(stream_engine *st, bool copy);
+salvo_status stream_open_on_locked(stream_engine *st, bool copy) SALVO_REQUIRES(st->q->lock);
 /* Submit st's open batch. report as for queue_wait_slot_locked. */
-salvo_status stream_submit_locked(stream_engine *st, bool report);
+salvo_status stream_submit_locked(stream_engine *st, bool report) SALVO_REQUIRES(st->q->lock);
 /* Submit st's open batch so that the end of its last batch (last_serial)
  * is the end of everything st is ordered after, other streams' batches it
  * waited for included: where st follows one by queue order alone and has
  * no batch to submit, an empty one goes (it may wait for a free slot, as
  * stream_open_locked). For what must run after all of that on the host (a
  * host call). */
-salvo_status stream_submit_covering_locked(stream_engine *st);
+salvo_status stream_submit_covering_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
 /* The same for a caller that must not wait (a query), failures kept for
  * st (report false). Where the empty batch cannot go without waiting (for
  * its slot: st is not idle then) or could not be opened, nothing goes and
  * st->queue_ordered stays set. */
-void stream_submit_covering_nowait_locked(stream_engine *st);
+void stream_submit_covering_nowait_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
 /* Make the next launches of st wait for w on the device: the launches
  * already recorded are submitted first, so only later ones wait. Opens
  * the next batch, which may wait for a free slot (SALVO_ERROR_TIMEOUT:
  * nothing registered). */
-salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w);
+salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
+    SALVO_REQUIRES(st->q->lock);
 /* Make st's next launches wait on the device for the batch with this
  * serial of stream owner (another stream's, still active): through its
  * timeline where the two are on different queues, else by submitting
  * that batch first (one queue runs in order and every batch opens with a
  * barrier over what came before). Never waits itself. */
-salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, uint64_t serial);
+salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, uint64_t serial)
+    SALVO_REQUIRES(st->q->lock);
 /* Withdraw the launches of st's open batch logged before offset: record
  * the batch again with only the ones after. A failure withdraws nothing
  * (or, where even that cannot be recorded, drops the batch and keeps the
  * failure for the stream). */
-salvo_status stream_withdraw_locked(stream_engine *st, size_t offset);
+salvo_status stream_withdraw_locked(stream_engine *st, size_t offset) SALVO_REQUIRES(st->q->lock);
 /* Whether st's open batch logs work (not only event timestamps) between
  * the last withdrawal and offset; for an offset inside what was withdrawn,
  * before it among that. */
-bool stream_work_before_locked(const stream_engine *st, size_t offset);
+bool stream_work_before_locked(const stream_engine *st, size_t offset) SALVO_REQUIRES(st->q->lock);
 /* Keep err (and this thread's message) as st's deferred error, first wins. */
-void stream_defer_locked(stream_engine *st, salvo_status err);
+void stream_defer_locked(stream_engine *st, salvo_status err) SALVO_REQUIRES(st->q->lock);
 
 /* Record one dispatch (binds in the kernel's binding order); on success
  * *serial is the batch it went into (which may be submitted already). */
 salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
                                     const uint32_t groups[3], const accel_bind *binds,
-                                    const void *push, uint32_t push_size, uint64_t *serial);
+                                    const void *push, uint32_t push_size, uint64_t *serial)
+    SALVO_REQUIRES(st->q->lock);
 /* Record a copy of size bytes, src at so to dst at dof; *serial as above.
  * host_side: one end is in host memory; such a copy that opens a batch
  * opens it on the copy queue, where there is one (a dispatch then
  * submits that batch and opens the next on st's queue). */
 salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
                                 accel_buffer *dst, uint64_t dof, uint64_t size, bool host_side,
-                                uint64_t *serial);
+                                uint64_t *serial) SALVO_REQUIRES(st->q->lock);
 /* Record a fill of size bytes of dst at offset with value (a copy-like
  * write); host_side and *serial as for a copy. */
 salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
-                                uint64_t size, uint32_t value, bool host_side, uint64_t *serial);
+                                uint64_t size, uint32_t value, bool host_side, uint64_t *serial)
+    SALVO_REQUIRES(st->q->lock);
 /* Record a copy between bytes of buf from offset (texels packed) and
  * region of img, to_image saying which way; on st's own queue (images are
  * not used on the copy queue). *serial as for a copy. */
 salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint64_t offset,
                                       uint64_t bytes, accel_image *img,
                                       const accel_image_region *region, bool to_image,
-                                      uint64_t *serial);
+                                      uint64_t *serial) SALVO_REQUIRES(st->q->lock);
 /* Commands the program records itself into st's open batch (on its
  * compute queue): fn(native command buffer, user), called now under the
  * lock, and again should the batch be recorded again (a cancel). ranges
@@ -167,7 +171,8 @@ salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint
 typedef command_native_fn stream_native_fn;
 salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
                                   const salvo_access *how, uint32_t n, stream_native_fn fn,
-                                  void (*record)(void), void *user, uint64_t *serial);
+                                  void (*record)(void), void *user, uint64_t *serial)
+    SALVO_REQUIRES(st->q->lock);
 /* Record c, a command the caller built whole (an indirect dispatch, a
  * fill of partial words, a copy between images: the kinds without a
  * function above), into a batch on st's own queue; bytes count in
@@ -175,17 +180,18 @@ salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
  * descriptor set (command_takes_set) goes as a dispatch does: a full pool
  * submits the batch and the command goes into the next. */
 salvo_status stream_command_locked(stream_engine *st, const command *c, uint64_t bytes,
-                                   uint64_t *serial);
+                                   uint64_t *serial) SALVO_REQUIRES(st->q->lock);
 /* Submit and wait for every batch of st; the first failure (a kept one
  * first), its message in msg. */
-salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX]);
+salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX])
+    SALVO_REQUIRES(st->q->lock);
 
 /* While the queue traces: give st its trace records (once) and name it in
  * the trace. */
-void stream_trace_attach_locked(stream_engine *st);
+void stream_trace_attach_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
 /* st's batch in slot s was seen complete: write its events (before the
  * retire clock advances: the names it writes live until then). */
-void stream_trace_retired_locked(stream_engine *st, slot *s);
+void stream_trace_retired_locked(stream_engine *st, slot *s) SALVO_REQUIRES(st->q->lock);
 
 static inline uint32_t slot_index(const stream_engine *st, const slot *s)
 {

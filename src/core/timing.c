@@ -103,21 +103,24 @@ void timing_rewrite_locked(queue *q, timing_mark *m, slot *s)
     write_mark(q, m, s);
 }
 
-void timing_rewrite_same_locked(timing_mark *m, const timing_mark *as)
+void timing_rewrite_same_locked(queue *q, timing_mark *m, const timing_mark *as)
 {
+    (void)q;
     if (m != as)
         m->same = as;
 }
 
-void timing_point_lose_locked(timing_point *p, salvo_status why)
+void timing_point_lose_locked(queue *q, timing_point *p, salvo_status why)
 {
+    (void)q;
     let_go(p);
     p->state = TIMING_LOST;
     p->lost = why;
 }
 
-void timing_point_release_locked(timing_point *p)
+void timing_point_release_locked(queue *q, timing_point *p)
 {
+    (void)q;
     let_go(p);
 }
 

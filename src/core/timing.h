@@ -34,9 +34,9 @@
 #include <stdint.h>
 
 #include "accel/accel.h"
+#include "core/queue.h"
 #include "core/slot.h"
 
-struct queue;
 struct timing_mark;
 typedef struct timing_table timing_table; /* the queue's: pools and marks */
 
@@ -59,29 +59,32 @@ typedef struct timing_point {
 
 /* Make sure a mark is free for the next timing_write_locked (makes the
  * first query pool, or another one). A failure changes nothing. */
-salvo_status timing_reserve_locked(struct queue *q);
+salvo_status timing_reserve_locked(struct queue *q) SALVO_REQUIRES(q->lock);
 /* Write p's timestamp at the end of what s (a RECORDING slot on a queue
  * that computes) holds so far. After timing_reserve_locked; cannot fail.
  * Returns the mark written, for the batch log (timing_rewrite_locked). */
-struct timing_mark *timing_write_locked(struct queue *q, timing_point *p, slot *s);
+struct timing_mark *timing_write_locked(struct queue *q, timing_point *p, slot *s)
+    SALVO_REQUIRES(q->lock);
 /* Write mark m again, at the end of what s holds so far: s is its batch,
  * recorded again. The mark stays pending on that batch until it is over,
  * whoever owns it now (none: the write is harmless). */
-void timing_rewrite_locked(struct queue *q, struct timing_mark *m, slot *s);
+void timing_rewrite_locked(struct queue *q, struct timing_mark *m, slot *s) SALVO_REQUIRES(q->lock);
 /* Mark m, of the same batch as `as`, recorded again at the same point
  * (marks of withdrawn work, all at the batch's start): it takes as's
  * time, exactly, and writes nothing of its own. */
-void timing_rewrite_same_locked(struct timing_mark *m, const struct timing_mark *as);
+void timing_rewrite_same_locked(struct queue *q, struct timing_mark *m,
+                                const struct timing_mark *as) SALVO_REQUIRES(q->lock);
 /* p's latest record has no timestamp: why. Lets go of its mark. */
-void timing_point_lose_locked(timing_point *p, salvo_status why);
+void timing_point_lose_locked(struct queue *q, timing_point *p, salvo_status why)
+    SALVO_REQUIRES(q->lock);
 /* The owner of p is going away: its mark (if any) is let go. */
-void timing_point_release_locked(timing_point *p);
+void timing_point_release_locked(struct queue *q, timing_point *p) SALVO_REQUIRES(q->lock);
 /* The batch with this serial completed successfully: read its marks. Marks
  * of batches over without completing are found here too, and lost. */
-void timing_batch_done_locked(struct queue *q, uint64_t serial);
+void timing_batch_done_locked(struct queue *q, uint64_t serial) SALVO_REQUIRES(q->lock);
 /* A PENDING point whose batch is over without completing: lost. */
-void timing_point_settle_locked(struct queue *q, timing_point *p);
+void timing_point_settle_locked(struct queue *q, timing_point *p) SALVO_REQUIRES(q->lock);
 /* Device destroy: free the pools and the marks. */
-void timing_free_locked(struct queue *q);
+void timing_free_locked(struct queue *q) SALVO_REQUIRES(q->lock);
 
 #endif

@@ -24,7 +24,7 @@ static uint32_t staging_queue(const queue *q)
     return q->copy_queue != NO_COPY_QUEUE ? q->copy_queue : 0;
 }
 
-static salvo_status staging_locked(queue *q)
+static salvo_status staging_locked(queue *q) SALVO_REQUIRES(q->lock)
 {
     if (q->staging)
         return SALVO_OK;
@@ -70,7 +70,7 @@ static accel_result record_copy(queue *q, accel_cmd *cmd, const void *what)
  * makes new ones. */
 static salvo_status run_locked(queue *q, uint32_t qi, accel_cmd **cmd, accel_fence **fence,
                                bool drop_staging, record_fn record, const void *what,
-                               bool to_host, uint64_t bytes)
+                               bool to_host, uint64_t bytes) SALVO_REQUIRES(q->lock)
 {
     const accel_vtable *vt = VT(q);
     void *self = SELF(q);
@@ -143,16 +143,18 @@ static salvo_status run_locked(queue *q, uint32_t qi, accel_cmd **cmd, accel_fen
  * and no other thread waits behind the lock for a copy of the program's
  * bytes. */
 static void host_copy_locked(queue *q, void *dst, const void *src, uint64_t n)
+    SALVO_REQUIRES(q->lock)
 {
-    pthread_mutex_unlock(&q->lock);
+    salvo_mutex_unlock(&q->lock);
     memcpy(dst, src, n);
-    pthread_mutex_lock(&q->lock);
+    salvo_mutex_lock(&q->lock);
 }
 
 /* One staged copy through the device's transfer command buffer, waited for
  * before returning (the transfer is synchronous). */
 static salvo_status staged_copy_locked(queue *q, accel_buffer *src, uint64_t so,
                                        accel_buffer *dst, uint64_t dof, uint64_t size, bool to_host)
+    SALVO_REQUIRES(q->lock)
 {
     copy_args a = {src, dst, so, dof, size};
     return run_locked(q, q->xfer_queue, &q->xfer_cmd, &q->xfer_fence, true, record_copy, &a,
@@ -162,7 +164,7 @@ static salvo_status staged_copy_locked(queue *q, accel_buffer *src, uint64_t so,
 /* host[0, size) <-> buf[offset, +size) through the staging buffer, a
  * chunk at a time. */
 static salvo_status staged_locked(queue *q, accel_buffer *ab, uint64_t offset, char *host,
-                                  uint64_t size, bool to_host)
+                                  uint64_t size, bool to_host) SALVO_REQUIRES(q->lock)
 {
     salvo_status r = SALVO_OK;
     for (uint64_t done = 0; r == SALVO_OK && done < size;) {
@@ -186,7 +188,7 @@ static salvo_status staged_locked(queue *q, accel_buffer *ab, uint64_t offset, c
  * small, the device cannot import, or the import is refused (the caller
  * then stages everything: nothing is reported). */
 static accel_buffer *import_middle_locked(queue *q, char *host, uint64_t size,
-                                          uint64_t *begin, uint64_t *end)
+                                          uint64_t *begin, uint64_t *end) SALVO_REQUIRES(q->lock)
 {
     uint64_t align = q->host_import_alignment;
     if (!q->transfer_import || !q->host_import || !align || size < IMPORT_MIN_BYTES)
@@ -219,7 +221,7 @@ salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset,
     /* The transfer objects are this call's until it returns; another
      * transfer waits its turn (the lock is dropped while it waits). */
     while (q->xfer_busy)
-        pthread_cond_wait(&q->slot_cv, &q->lock);
+        salvo_cond_wait(&q->slot_cv, &q->lock);
     q->xfer_busy = true;
     /* On one queue a copy starts only after every batch submitted before
      * it, so one behind a batch that waits on a gate not raised yet would
@@ -298,7 +300,7 @@ static accel_result record_image(queue *q, accel_cmd *cmd, const void *what)
     return ACCEL_SUCCESS;
 }
 
-static salvo_status image_objects_locked(queue *q)
+static salvo_status image_objects_locked(queue *q) SALVO_REQUIRES(q->lock)
 {
     if (q->image_cmd)
         return SALVO_OK;
@@ -322,7 +324,7 @@ salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image
     if (queue_is_lost(q))
         return queue_lost_error(q);
     while (q->xfer_busy)
-        pthread_cond_wait(&q->slot_cv, &q->lock);
+        salvo_cond_wait(&q->slot_cv, &q->lock);
     q->xfer_busy = true;
     /* On a compute queue no gate holds (the caller has settled the work
      * that uses the image); where every one has such work, wait until

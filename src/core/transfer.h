@@ -22,19 +22,21 @@
  * before the host touches the buffer: SALVO_OK, DEVICE_LOST, or
  * SALVO_ERROR_TIMEOUT (nothing done) when the wait expired. */
 salvo_status transfer_settle_locked(queue *q, const accel_buffer *ab, uint64_t last_serial,
-                                    bool to_host);
+                                    bool to_host) SALVO_REQUIRES(q->lock);
 /* host[0, size) -> ab[offset, +size) (to_host false) or back, through the
  * device; *imported: the bytes the device copied from or to the caller's
  * own pages. */
 salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset, char *host,
-                                    uint64_t size, bool to_host, uint64_t *imported);
+                                    uint64_t size, bool to_host, uint64_t *imported)
+    SALVO_REQUIRES(q->lock);
 /* Bring a new image into use (init), or copy region of img (texel bytes
  * a texel) to or from host, packed as the public region says; through the
  * staging buffer on the streams' first queue, waited for. The caller has
  * settled the work that uses the image. */
 salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image_region *region,
-                                   uint32_t texel, char *host, bool to_host, bool init);
+                                   uint32_t texel, char *host, bool to_host, bool init)
+    SALVO_REQUIRES(q->lock);
 /* Free the staging buffer and the transfer command buffers and fences. */
-void transfer_free_locked(queue *q);
+void transfer_free_locked(queue *q) SALVO_REQUIRES(q->lock);
 
 #endif

@@ -99,6 +99,18 @@ static accel_result on_gate(queue *q, const wait_spec *w)
     }
 }
 
+/* Let go of q's lock as w asks. Not analysed: the analysis cannot follow
+ * a call through w->unlock, a function pointer (the host-call thread's
+ * worker_unlock, which says SALVO_RELEASE where it is defined). */
+static void let_go(queue *q, const wait_spec *w) SALVO_RELEASE(q->lock)
+    SALVO_NO_THREAD_SAFETY_ANALYSIS
+{
+    if (w->unlock)
+        w->unlock(q);
+    else
+        salvo_mutex_unlock(&q->lock);
+}
+
 accel_result wait_locked(queue *q, const wait_spec *w)
 {
     queue_pin pin = {w->pin, q->pins};
@@ -110,10 +122,7 @@ accel_result wait_locked(queue *q, const wait_spec *w)
         atomic_fetch_add(&q->waiters, 1);
     if (w->batch)
         w->batch->waiters++;
-    if (w->unlock)
-        w->unlock(q);
-    else
-        pthread_mutex_unlock(&q->lock);
+    let_go(q, w);
 
     accel_result r;
     if (w->fence) {
@@ -129,7 +138,7 @@ accel_result wait_locked(queue *q, const wait_spec *w)
             nap(wait_sooner(w->nap_ns, w->deadline_ns - now));
     }
 
-    pthread_mutex_lock(&q->lock);
+    salvo_mutex_lock(&q->lock);
     if (w->pin)
         for (queue_pin **p = &q->pins; *p; p = &(*p)->next)
             if (*p == &pin) {

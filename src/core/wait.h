@@ -50,7 +50,7 @@ typedef struct wait_spec {
  * deadline came first), ACCEL_ERROR_DEVICE_LOST (the driver's word, or a
  * gate poll that saw the device marked lost), or the error of a wait the
  * driver refused. */
-accel_result wait_locked(queue *q, const wait_spec *w);
+accel_result wait_locked(queue *q, const wait_spec *w) SALVO_REQUIRES(q->lock);
 /* The monotonic clock in nanoseconds. */
 uint64_t wait_now_ns(void);
 /* now + the device's fence timeout, or UINT64_MAX when it has none. */
