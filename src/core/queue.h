@@ -6,17 +6,55 @@
  * (api/) call it; it never calls them: it knows accelerators, slots and
  * stream engines, not devices, buffers or kernels.
  *
- * Locking (the whole order, written once):
- *   queue.lock, the batch lock, is the only lock a call blocks on. It
- *   guards the stream list, every slot's state and the stream fields marked
- *   [lock], the retire queue's list, the submissions and the transfer
- *   objects. It is never held across a fence wait: waits drop it and
- *   re-check the slot (state and serial) when they take it back; a staged
- *   transfer keeps the transfer objects through xfer_busy while it waits
- *   without the lock. The free path only try-locks it; when that fails the
- *   release goes to the retire queue's lock-free incoming stack. A gate's
- *   raise_lock (api/gate.c) is taken without it and never while waiting
- *   for it. The log callback may run with the lock held.
+ * Locks: every lock in src/, in the order they may be taken (written once,
+ * here). A thread holding one takes only locks further down the list;
+ * the two of 2 are never held together.
+ *
+ *  1. queue.lock, the device lock (a salvo_mutex, base/lock.h): the batch
+ *     lock the public calls take. It guards the stream list, every
+ *     slot's state and the stream fields marked [lock], the batch table,
+ *     the retire queue's list, the submissions, the transfer objects and
+ *     the public objects' fields marked [lock] or [q.lock]
+ *     (api/internal.h, api/host_call.h). A function that needs it says so
+ *     (SALVO_REQUIRES; clang checks it with SALVO_THREAD_SAFETY). It is
+ *     never held across a fence wait: waits drop it and re-check the slot
+ *     (state and serial) when they take it back; a staged transfer keeps
+ *     the transfer objects through xfer_busy while it waits without it.
+ *     The free path only try-locks it; when that fails the release goes
+ *     to the retire queue's lock-free incoming stack. slot_cv goes with
+ *     it: a slot's last waiter left, or a transfer let go of the transfer
+ *     objects.
+ *  2. host_work.mu (api/host_call.h, one per device): the host calls'
+ *     list, stop and finished count, and its cv; taken under queue.lock
+ *     (a call queued, the worker's wait for a batch) or alone (the worker
+ *     between calls, a wait for a call to have run). The trace env_lock
+ *     (api/trace.c, one per process): which $SALVO_TRACE names are in
+ *     use; under queue.lock (a trace stop) or alone.
+ *  3. A gate's raise_lock (api/gate.c): orders the gate's signals, so its
+ *     timeline only goes up. A raise (and a gate destroy, which raises)
+ *     takes it holding no other lock but for a destroy from a log
+ *     callback, and lets go of it before it only try-locks queue.lock to
+ *     send the batches held for the gate: a thread can always raise a
+ *     gate that another thread's wait depends on.
+ *  4. The fault decorator's queue_lock (accel/accel_fault.c, one per
+ *     decorated accelerator): every use of the inner queue, and the gate
+ *     values it waits for; inside accelerator calls, made under queue.lock
+ *     or a raise_lock or neither.
+ *  5. The application's lock on a queue it shares with salvo
+ *     (salvo_vk_device_import.queue_lock, accel/vulkan/queue.c): around
+ *     each submit and idle wait on that queue, in the accelerator.
+ *
+ * Taken alone (no other lock held, none taken under them): the Vulkan
+ * accelerator's instance_lock (accel/vulkan/instance.c, one per process:
+ * volk's instance-level globals; enumerate, device open and import, before
+ * the device lock exists), the default allocator's default_lock
+ * (base/alloc.c) and SALVO_LOG's log_env_lock (base/diag.c). One-time
+ * initialisations run under pthread_once: volk's loader
+ * (accel/vulkan/instance.c), glslang (api/glsl.c).
+ *
+ * The log callback may run with any of these held: it may only destroy
+ * objects, and a destroy only try-locks queue.lock (a gate's destroy
+ * also takes that gate's raise_lock, 3).
  */
 #ifndef SALVO_CORE_QUEUE_H
 #define SALVO_CORE_QUEUE_H
