@@ -972,38 +972,6 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
     return first;
 }
 
-void stream_trace_attach_locked(stream_engine *st)
-{
-    queue *q = st->q;
-    if (!q->trace)
-        return;
-    if (!st->trace) {
-        bool gpu = false;
-        st->trace = trace_stream_create(q->alloc, &q->env, STREAM_SLOTS, st->batch_size,
-                                        st->number, &gpu);
-        if (!st->trace) {
-            SALVO_LOG(q->log, SALVO_LOG_WARNING,
-                      "trace: out of host memory; stream %u is left out", st->number);
-            return;
-        }
-        if (!gpu)
-            SALVO_LOG(q->log, SALVO_LOG_WARNING,
-                      "trace: no timestamp queries for stream %u; its GPU times are left out",
-                      st->number);
-    }
-    char name[32];
-    snprintf(name, sizeof name, "stream %u", st->number);
-    trace_write_name(q->trace->w, TRACE_HOST_PID, st->number, name);
-    trace_write_name(q->trace->w, TRACE_GPU_PID, st->number, name);
-    trace_writer_flush(q->trace->w);
-}
-
-void stream_trace_retired_locked(stream_engine *st, slot *s)
-{
-    if (st->trace)
-        trace_batch_retire(st->q->trace, st->trace, slot_index(st, s), &st->q->env);
-}
-
 salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *serial)
 {
     queue *q = st->q;
