@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1147,6 +1148,72 @@ static void test_image_create_beside_gated_work(void **state)
     close_env(&e);
 }
 
+/* A log callback may destroy objects, the gate whose raise it is told
+ * about included: the raise logs its failure with no lock held and does
+ * not touch the gate after (it held the gate's raise lock while logging,
+ * and the destroy, which raises the gate, took it again: a deadlock). The
+ * raise runs on a thread of its own, so that a hang fails the test. */
+typedef struct destroy_on_log {
+    salvo_gate *gate;
+    int destroyed;
+} destroy_on_log;
+
+static void destroy_gate_on_error(void *user, salvo_log_level level, const char *file, int line,
+                                  const char *message)
+{
+    (void)file;
+    (void)line;
+    destroy_on_log *d = user;
+    if (level == SALVO_LOG_ERROR && strstr(message, "gate_raise") && d->gate) {
+        salvo_gate *g = d->gate;
+        d->gate = NULL;
+        salvo_gate_destroy(g);
+        d->destroyed++;
+    }
+}
+
+typedef struct raise_args {
+    salvo_gate *gate;
+    _Atomic int done;
+    salvo_status status;
+} raise_args;
+
+static void *raise_below(void *p)
+{
+    raise_args *a = p;
+    a->status = salvo_gate_raise(a->gate, 1); /* below its value: refused, logged */
+    atomic_store(&a->done, 1);
+    return NULL;
+}
+
+static void test_log_callback_destroys_the_raised_gate(void **state)
+{
+    (void)state;
+    env e;
+    destroy_on_log d = {0};
+    open_fake(&e, 1, FAKE_COMPLETE_AUTO, false);
+    open_device(&e, &(salvo_device_desc){.batch_size = 64, .log = destroy_gate_on_error,
+                                         .log_user = &d});
+    assert_int_equal(salvo_gate_create(e.dev, &d.gate), SALVO_OK);
+    assert_int_equal(salvo_gate_raise(d.gate, 5), SALVO_OK);
+    raise_args a = {.gate = d.gate};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, raise_below, &a), 0);
+    for (int i = 0; i < 500 && !atomic_load(&a.done); i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    if (!atomic_load(&a.done))
+        fail_msg("salvo_gate_raise did not return: the log callback's destroy of the gate "
+                 "deadlocked");
+    pthread_join(t, NULL);
+    assert_int_equal(a.status, SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(d.destroyed, 1);
+    salvo_stats st;
+    assert_int_equal(salvo_device_synchronize(e.dev), SALVO_OK);
+    assert_int_equal(salvo_device_stats(e.dev, &st), SALVO_OK);
+    assert_int_equal(st.live_gates, 0);
+    close_env(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1175,6 +1242,7 @@ int main(void)
         cmocka_unit_test(test_queue_ordered_event_record),
         cmocka_unit_test(test_staged_copy_waited_to_the_end),
         cmocka_unit_test(test_image_create_beside_gated_work),
+        cmocka_unit_test(test_log_callback_destroys_the_raised_gate),
         cmocka_unit_test(test_host_bytes_copied_outside_the_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,27 +65,31 @@ static salvo_status raise_to(struct gate_ext *g, uint64_t value, bool strict)
     salvo_device *dev = g->gate.dev;
     pthread_mutex_lock(&g->raise_lock);
     uint64_t cur = atomic_load(&g->gate.value);
-    salvo_status st = SALVO_OK;
-    if (value < cur && strict) {
-        st = DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                      "gate_raise: %llu is below the gate's value %llu", (unsigned long long)value,
-                      (unsigned long long)cur);
-    } else if (value > cur) {
-        accel_result r = VT(dev)->timeline_signal(SELF(dev), dev->adev, g->gate.timeline, value);
+    bool below = value < cur && strict;
+    accel_result r = ACCEL_SUCCESS;
+    if (!below && value > cur) {
+        r = VT(dev)->timeline_signal(SELF(dev), dev->adev, g->gate.timeline, value);
         if (r == ACCEL_SUCCESS)
             atomic_store(&g->gate.value, value);
-        else
-            st = DEV_FAIL(dev, salvo_status_from_accel(r), "gate_raise: %s", accel_result_name(r));
     }
     pthread_mutex_unlock(&g->raise_lock);
+    /* Failures are logged with no lock held, and g is not touched after:
+     * the log callback may destroy this very gate (destroys are what it
+     * may call), which raises it too and may free it at once. */
+    if (below)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "gate_raise: %llu is below the gate's value %llu", (unsigned long long)value,
+                        (unsigned long long)cur);
+    if (r != ACCEL_SUCCESS)
+        return DEV_FAIL(dev, salvo_status_from_accel(r), "gate_raise: %s", accel_result_name(r));
     /* Batches held on the host for this gate go to the device now, unless
      * the lock is busy (its holder, or the next submit or wait, sends
      * them): a raise never waits for the lock. */
-    if (st == SALVO_OK && value > cur && salvo_mutex_trylock(&dev->q.lock)) {
+    if (value > cur && salvo_mutex_trylock(&dev->q.lock)) {
         queue_pump_locked(&dev->q);
         salvo_mutex_unlock(&dev->q.lock);
     }
-    return st;
+    return SALVO_OK;
 }
 
 salvo_status salvo_gate_raise(salvo_gate *gate, uint64_t value)
