@@ -142,6 +142,24 @@ static PyObject *graph_set_bindings(py_graph *self, PyObject *args)
     return py_none_or_fail(st);
 }
 
+static PyObject *graph_update(py_graph *self, PyObject *fromobj)
+{
+    salvo_graph *g = handle(self, "Graph.update");
+    if (!g)
+        return NULL;
+    if (!PyObject_TypeCheck(fromobj, Py_TYPE(self)))
+        return PyErr_Format(PyExc_TypeError, "Graph.update: from must be a Graph, not %s",
+                            Py_TYPE(fromobj)->tp_name);
+    salvo_graph *from = handle((py_graph *)fromobj, "Graph.update: from");
+    if (!from)
+        return NULL;
+    salvo_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = salvo_graph_update(g, from);
+    Py_END_ALLOW_THREADS
+    return py_none_or_fail(st);
+}
+
 static Py_ssize_t graph_len(py_graph *self)
 {
     return (Py_ssize_t)salvo_graph_node_count(self->head.handle);
@@ -175,6 +193,9 @@ static PyMethodDef graph_methods[] = {
     {"set_bindings", (PyCFunction)graph_set_bindings, METH_VARARGS,
      "set_bindings(node, bindings): new bindings for launch node `node` (as Stream.launch "
      "takes them), for later replays."},
+    {"update", (PyCFunction)graph_update, METH_O,
+     "update(from): every node's parameters from `from`, a graph captured from the same "
+     "sequence of calls, for later replays (salvo_graph_update)."},
     {"close", (PyCFunction)graph_close, METH_NOARGS,
      "Release the graph (never blocks: freed once its replays are complete)."},
     {NULL, NULL, 0, NULL},

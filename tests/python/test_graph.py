@@ -66,6 +66,30 @@ class TestGraph(DeviceTest):
         self.s.synchronize()
         self.assertEqual(dst1.to_numpy(np.uint32).tolist(), [15 * i for i in range(n)])
 
+    def test_whole_graph_update(self):
+        n = 128
+        scale = self.dev.kernel(glsl=SCALE_GLSL, name="scale")
+        src = self.u32(np.arange(n))
+        dst1, dst2 = self.dev.buffer(n * 4), self.dev.buffer(n * 4)
+        with self.s.capture() as g:
+            self.s.fill(dst1, 0)
+            self.s.launch(scale, 2, [src, dst1], (np.uint32(n), np.uint32(2)))
+        with self.s.capture() as other:  # the same calls, another buffer and value
+            self.s.fill(dst2, 0)
+            self.s.launch(scale, 2, [src, dst2], (np.uint32(n), np.uint32(7)))
+        with self.s.capture() as shorter:
+            self.s.fill(dst2, 0)
+        g.update(other)
+        other.close()
+        g.launch(self.s)
+        self.s.synchronize()
+        self.assertEqual(dst2.to_numpy(np.uint32).tolist(), [7 * i for i in range(n)])
+        with self.assertRaises(salvo.Error) as e:
+            g.update(shorter)
+        self.assertEqual(e.exception.status, salvo.Status.ERROR_INVALID_ARGUMENT)
+        with self.assertRaises(TypeError):
+            g.update(dst1)
+
     def test_update_refusals(self):
         buf = self.u32(np.zeros(64))
         with self.s.capture() as g:
