@@ -15,6 +15,12 @@
  *   block timeline  vkWaitSemaphores (then the fence)
  * and prints medians: the submit call, the time from its return until the
  * timeline and the fence read complete, and the whole round trip (p90 too).
+ * Then the floor under a host gate (salvo-bench's "gate latency"): the
+ * dispatch waits on a second timeline that the host signals once the
+ * device has reached the wait, and the time from the signal until the
+ * dispatch's timeline reads complete is taken, beside the signal call
+ * itself; and the same with the submit made only after the signal (the
+ * work held on the host until the gate opens).
  * Uses its own copy of volk; no salvo. Exit 0, 77 without a device.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -68,6 +74,8 @@ typedef struct gpu {
     VkFence fence;
     VkSemaphore timeline;
     uint64_t value; /* last value signalled */
+    VkSemaphore gate; /* signalled by the host */
+    uint64_t gate_value;
     /* for teardown */
     VkShaderModule module;
     VkPipelineLayout layout;
@@ -167,6 +175,7 @@ static int gpu_open(gpu *g)
                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
     VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
     CHECK(vkCreateSemaphore(g->device, &sci, NULL, &g->timeline));
+    CHECK(vkCreateSemaphore(g->device, &sci, NULL, &g->gate));
     return 0;
 }
 
@@ -175,6 +184,7 @@ static void gpu_close(gpu *g)
     if (g->device) {
         vkDeviceWaitIdle(g->device);
         vkDestroySemaphore(g->device, g->timeline, NULL);
+        vkDestroySemaphore(g->device, g->gate, NULL);
         vkDestroyFence(g->device, g->fence, NULL);
         vkDestroyCommandPool(g->device, g->pool, NULL);
         vkDestroyPipeline(g->device, g->pipeline, NULL);
@@ -267,6 +277,50 @@ static void round_trip(gpu *g, mode m, double *submit, double *timeline_at, doub
     *total = (ts > tf ? ts : tf) - t0;
 }
 
+/* The dispatch submitted to wait on the gate's next value, or (held) not
+ * yet: the host signals the gate 200 us later, then submits if held, and
+ * polls the dispatch's timeline. Times in us from just before the signal. */
+static void gate_trip(gpu *g, bool held, double *signal, double *total)
+{
+    g->value++;
+    g->gate_value++;
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    uint64_t values[2] = {g->gate_value, g->value};
+    VkTimelineSemaphoreSubmitInfo tsi = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                         .waitSemaphoreValueCount = held ? 0 : 1,
+                                         .pWaitSemaphoreValues = values,
+                                         .signalSemaphoreValueCount = 1,
+                                         .pSignalSemaphoreValues = &values[1]};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .pNext = &tsi,
+                       .waitSemaphoreCount = held ? 0 : 1,
+                       .pWaitSemaphores = &g->gate,
+                       .pWaitDstStageMask = &stage,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &g->cb,
+                       .signalSemaphoreCount = 1,
+                       .pSignalSemaphores = &g->timeline};
+    if (!held)
+        CHECK(vkQueueSubmit(g->queue, 1, &si, g->fence));
+    struct timespec pause = {0, 200 * 1000};
+    nanosleep(&pause, NULL);
+    VkSemaphoreSignalInfo sig = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                 .semaphore = g->gate,
+                                 .value = g->gate_value};
+    double t0 = now_us();
+    CHECK(vkSignalSemaphore(g->device, &sig));
+    double t1 = now_us();
+    if (held)
+        CHECK(vkQueueSubmit(g->queue, 1, &si, g->fence));
+    while (!timeline_reached(g))
+        ;
+    double t2 = now_us();
+    CHECK(vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, UINT64_MAX));
+    CHECK(vkResetFences(g->device, 1, &g->fence));
+    *signal = t1 - t0;
+    *total = t2 - t0;
+}
+
 int main(void)
 {
     gpu g;
@@ -289,6 +343,20 @@ int main(void)
         printf("%-15s %8.1f %14.1f %12.1f %11.1f %9.1f\n", mode_names[m],
                quantile(submit, ROUNDS, 0.5), quantile(timeline_at, ROUNDS, 0.5),
                quantile(fence_at, ROUNDS, 0.5), quantile(total, ROUNDS, 0.5), p90);
+    }
+    enum { GATE_ROUNDS = 500 };
+    printf("\n%d gate round trips per mode (signal 200 us after the submit); medians in us\n",
+           GATE_ROUNDS);
+    printf("%-30s %12s %24s %9s\n", "mode", "signal call", "signal -> timeline seen", "p90");
+    for (int held = 0; held < 2; held++) {
+        for (int i = 0; i < 20; i++) /* warm-up */
+            gate_trip(&g, held, &submit[0], &total[0]);
+        for (int i = 0; i < GATE_ROUNDS; i++)
+            gate_trip(&g, held, &submit[i], &total[i]);
+        double p90 = quantile(total, GATE_ROUNDS, 0.9);
+        printf("%-30s %12.1f %24.1f %9.1f\n",
+               held ? "held on the host, then submit" : "submitted, waiting on the gate",
+               quantile(submit, GATE_ROUNDS, 0.5), quantile(total, GATE_ROUNDS, 0.5), p90);
     }
     gpu_close(&g);
     return 0;

@@ -618,6 +618,55 @@ static void test_staged_and_fallback(void **state)
     close_env(&e);
 }
 
+/* A batch ends with a barrier to the host only where it may write memory
+ * the host maps: a launch that writes device memory the host never maps
+ * (its read goes through staging) ends without one; a launch or a copy
+ * that writes a HOST buffer ends with one, as does a batch that mixes
+ * both. */
+static void test_host_barrier_only_for_mapped_writes(void **state)
+{
+    (void)state;
+    env e;
+    open_fake(&e, 1, FAKE_COMPLETE_AUTO, false);
+    e.f->device_not_mappable = true;
+    open_device(&e, &(salvo_device_desc){.batch_size = 64});
+    salvo_buffer *h = host_buffer(&e, 3);
+    uint32_t push[2] = {256, 1};
+    uint32_t groups[3] = {4, 1, 1};
+    salvo_binding to_host = {.binding = 0, .buffer = h};
+    uint64_t n = fake_barriers(e.f, ACCEL_BARRIER_ALL_HOST);
+
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_barriers(e.f, ACCEL_BARRIER_ALL_HOST), n);
+
+    assert_int_equal(salvo_launch(e.st[0], e.k, groups, &to_host, 1, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_barriers(e.f, ACCEL_BARRIER_ALL_HOST), n + 1);
+
+    assert_int_equal(salvo_copy(e.st[0], e.buf[1], 0, h, 0, 1024), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_barriers(e.f, ACCEL_BARRIER_ALL_HOST), n + 2);
+
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_launch(e.st[0], e.k, groups, &to_host, 1, push, sizeof push), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_barriers(e.f, ACCEL_BARRIER_ALL_HOST), n + 3);
+
+    /* A replay of a graph that writes only device memory: none. */
+    assert_int_equal(salvo_stream_begin_capture(e.st[0]), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 2), SALVO_OK);
+    salvo_graph *gr = NULL;
+    assert_int_equal(salvo_stream_end_capture(e.st[0], &gr), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(gr, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_barriers(e.f, ACCEL_BARRIER_ALL_HOST), n + 3);
+    salvo_graph_destroy(gr);
+    salvo_buffer_destroy(h);
+    close_env(&e);
+}
+
 /* One queue for every stream (lavapipe's case): a batch waiting on a gate
  * that is down stays on the host, so another stream's work goes ahead and
  * a single thread can synchronize it before raising the gate (on the
@@ -1231,6 +1280,7 @@ int main(void)
         cmocka_unit_test(test_copy_queue_keeps_stream_order),
         cmocka_unit_test(test_event_after_copy_on_shared_queue),
         cmocka_unit_test(test_staged_and_fallback),
+        cmocka_unit_test(test_host_barrier_only_for_mapped_writes),
         cmocka_unit_test(test_gated_batch_held_on_shared_queue),
         cmocka_unit_test(test_held_batch_wait_and_refusal),
         cmocka_unit_test(test_read_not_behind_unrelated_gate),

@@ -202,6 +202,10 @@ typedef struct accel_bind {
     uint32_t binding;
     uint32_t element; /* in an array; else 0 */
     bool uniform;
+    /* The host never maps the buffer (device-local memory, not imported):
+     * what a batch writes there needs no barrier to the host at its end.
+     * false, the default, where not known. */
+    bool unmapped;
     uint8_t kind;
     accel_buffer *buffer;
     uint64_t offset;

@@ -58,6 +58,18 @@ salvo_access command_access(const command *c, uint32_t i)
     return SALVO_ACCESS_READ_WRITE;
 }
 
+bool command_writes_host(const command *c)
+{
+    if (c->kind == COMMAND_MARK)
+        return false;
+    if (command_touches_any(c))
+        return true;
+    for (uint32_t i = 0; i < c->bind_count; i++)
+        if ((command_access(c, i) & SALVO_ACCESS_WRITE) && !c->binds[i].unmapped)
+            return true;
+    return false;
+}
+
 uint32_t command_descriptors(const command *c)
 {
     switch (c->kind) {

@@ -113,6 +113,10 @@ static inline bool command_touches_any(const command *c)
         return ((const engine_kernel *)c->object)->refl.buffer_addresses;
     return c->kind == COMMAND_NATIVE && c->bind_count == 0;
 }
+/* Whether c may write memory the host maps: a range it writes that is
+ * not known to be unmapped, or any memory at all. A graph replay asks its
+ * graph (engine_graph.to_host). */
+bool command_writes_host(const command *c);
 /* Whether recording c binds descriptors (one set from the pool, where
  * they are not pushed): dispatches and fills of partial words. Only such
  * a recording can fail; ACCEL_ERROR_OUT_OF_POOL_MEMORY asks for a fresh

@@ -363,10 +363,14 @@ static salvo_status plan(engine_graph *g)
             touch[touches++] = (graph_touch){t.cells[i].buffer, t.cells[i].lo, t.cells[i].hi,
                                              t.cells[i].how};
     tracks_free(&t);
-    bool has_copy = false;
+    bool has_copy = false, to_host = false;
     uint64_t groups = 0;
     for (uint32_t j = 0; j < n; j++) {
         const graph_node *nd = &g->nodes[j];
+        if (!to_host) {
+            command c = graph_node_command(g, nd);
+            to_host = command_writes_host(&c);
+        }
         if (nd->kind != COMMAND_DISPATCH && nd->kind != COMMAND_DISPATCH_INDIRECT) {
             has_copy = true;
             continue;
@@ -389,6 +393,7 @@ static salvo_status plan(engine_graph *g)
     g->names = names;
     g->name_count = name_count;
     g->has_copy = has_copy;
+    g->to_host = to_host;
     g->launch_count = launches;
     g->groups_total = groups;
     return SALVO_OK;

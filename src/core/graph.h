@@ -114,6 +114,7 @@ typedef struct engine_graph {
     uint32_t levels;
     bool has_copy;
     bool addresses; /* some node's kernel uses buffer addresses */
+    bool to_host;   /* some node may write memory the host maps (plan) */
     graph_chunk *chunks;
     accel_cmd **cmds; /* [chunk]: the recordings a replay executes */
     uint32_t chunk_count;

@@ -276,6 +276,7 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
     s->wait_count = 0;
     s->host_read = NULL;
     s->host_reads = 0;
+    s->to_host = false;
     s->launches = 0;
     s->name_count = 0;
     s->names_dropped = 0;

@@ -125,6 +125,9 @@ struct slot {
      * race the driver may not survive. */
     uint32_t waiters;
     uint32_t launches; /* launches recorded in this batch */
+    /* A command of the batch may write memory the host maps (or any
+     * memory): the batch ends with a barrier to the host. */
+    bool to_host;
     /* Distinct kernel names recorded, first SLOT_MAX_NAMES kept; the
      * kernels outlive the slot's work (their release waits for it). */
     uint32_t name_count;

@@ -3,12 +3,11 @@
  * ask for them. See stream_engine.h. */
 #include "core/stream_engine.h"
 
-#include "core/timing.h"
-
 #include <stdio.h>
+#include <string.h>
 
 #include "core/graph.h"
-#include <string.h>
+#include "core/timing.h"
 
 #define VT(q) ((q)->acc->vt)
 #define SELF(q) ((q)->acc->self)
@@ -122,8 +121,9 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
     st->open = NULL;
     if (queue_is_lost(q) || s->state == SLOT_ABANDONED)
         return queue_lost_error(q);
-    /* The host may read what this batch wrote once its fence signals. */
-    barrier(q, s, ACCEL_BARRIER_ALL_HOST);
+    /* What the host maps and the batch wrote, made visible to the host. */
+    if (s->to_host)
+        barrier(q, s, ACCEL_BARRIER_ALL_HOST);
     uint32_t n = s->launches;
     uint64_t t0 = trace_submit_begin(st->trace, slot_index(st, s), &q->env, s->cmd);
     queue_pump_locked(st->q);
@@ -407,10 +407,8 @@ static void order_command_locked(stream_engine *st, const command *c) SALVO_REQU
 }
 
 /* Record the execution of graph c->object's recordings (c->push) into
- * st's open batch: a barrier first if the graph touches what the batch's
- * earlier work wrote, or writes what it read (as for a launch, with the
- * graph's touches); then what it touches joins the batch's hazards.
- * Names and counts its nodes in the slot. */
+ * st's open batch, after a barrier where the graph's touches conflict with
+ * the batch's hazards (as a launch's ranges do), which they then join. */
 static void record_graph_locked(stream_engine *st, const command *c) SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
@@ -474,6 +472,8 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
 {
     queue *q = st->q;
     slot *s = st->open;
+    s->to_host |= c->kind == COMMAND_GRAPH ? ((const engine_graph *)c->object)->to_host
+                                           : command_writes_host(c);
     if (c->kind == COMMAND_GRAPH) {
         record_graph_locked(st, c);
     } else {

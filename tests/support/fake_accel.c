@@ -290,6 +290,7 @@ struct fake_state {
     fake_obj *objs; /* every live handle */
     uint64_t live[FAKE_KIND_COUNT];
     uint64_t calls[OP_COUNT];
+    uint64_t barriers[ACCEL_BARRIER_INDIRECT + 1]; /* recorded, by kind */
     uint64_t illegal[IL_COUNT];
     char illegal_last[256];
     fake_script scripts[MAX_SCRIPTS];
@@ -1675,8 +1676,12 @@ static void f_cmd_barrier(void *self, accel_device *dev, accel_cmd *cmd, accel_b
     fake_state *s = STATE(self);
     pthread_mutex_lock(&s->lock);
     ENTER_VOID(s, cmd_barrier);
-    if (recording(s, dev, cmd, "cmd_barrier") && (unsigned)kind > ACCEL_BARRIER_INDIRECT)
-        note_illegal(s, IL_bad_argument, "cmd_barrier", "barrier kind %d", (int)kind);
+    if (recording(s, dev, cmd, "cmd_barrier")) {
+        if ((unsigned)kind > ACCEL_BARRIER_INDIRECT)
+            note_illegal(s, IL_bad_argument, "cmd_barrier", "barrier kind %d", (int)kind);
+        else
+            s->barriers[kind]++;
+    }
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -2886,6 +2891,11 @@ uint64_t fake_live_total(fake_accel *f)
 uint64_t fake_calls(fake_accel *f, const char *op)
 {
     return read_u64(f, &f->state->calls[op_by_name(op)]);
+}
+
+uint64_t fake_barriers(fake_accel *f, accel_barrier kind)
+{
+    return read_u64(f, &f->state->barriers[kind]);
 }
 
 uint64_t fake_calls_total(fake_accel *f)

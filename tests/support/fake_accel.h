@@ -216,6 +216,9 @@ uint64_t fake_live_total(fake_accel *f);
  * read as "never called"). */
 uint64_t fake_calls(fake_accel *f, const char *op);
 uint64_t fake_calls_total(fake_accel *f);
+/* Barriers of one kind recorded into command buffers that were
+ * recording. */
+uint64_t fake_barriers(fake_accel *f, accel_barrier kind);
 
 /* Illegal uses seen, by name; an unknown name aborts. The names:
  *   begin_while_recording  cmd_begin on a command buffer that is recording
