@@ -130,6 +130,56 @@ static void test_elapsed_exact(void **state)
     close_env(&e);
 }
 
+/* Where the device resets queries from the host, a record's batch holds
+ * the timestamp alone (no reset command on the device's way to it); a
+ * query written once already in the same batch, or one the host could
+ * not reset, is reset by the batch; the times are exact either way and
+ * the fake sees no reset of a query pending work uses. */
+static void test_queries_reset_on_host(void **state)
+{
+    (void)state;
+    env e = {0};
+    e.f = fake_create();
+    e.f->host_query_reset = true;
+    open_env(&e);
+    salvo_event *a = event_new(e.dev), *b = event_new(e.dev);
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+        launch_ok(e.st, e.k, e.buf);
+        launch_ok(e.st, e.k, e.buf);
+        assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+        launch_ok(e.st, e.k, e.buf);
+        /* The next round's batch is recorded while this one may still run. */
+        assert_int_equal(salvo_stream_flush(e.st), SALVO_OK);
+    }
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(elapsed_ok(a, b), 2 * FAKE_DISPATCH_TICKS + 1);
+    assert_int_equal(fake_calls(e.f, "cmd_querypool_reset"), 0);
+    assert_int_equal(fake_calls(e.f, "querypool_host_reset"), 6);
+
+    /* b twice in one batch: the second write is reset by the batch. */
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(elapsed_ok(a, b), 2 * FAKE_DISPATCH_TICKS + 2);
+    assert_int_equal(fake_calls(e.f, "cmd_querypool_reset"), 1);
+
+    /* The host reset refused: the batch resets the query instead. */
+    fake_set_result(e.f, "querypool_host_reset", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(elapsed_ok(a, b), FAKE_DISPATCH_TICKS + 1);
+    assert_int_equal(fake_calls(e.f, "cmd_querypool_reset"), 2);
+    salvo_event_destroy(a);
+    salvo_event_destroy(b);
+    close_env(&e);
+}
+
 /* NOT_READY until both are complete; the open batch is submitted by the
  * look, so polling ends. */
 static void test_elapsed_not_ready(void **state)
@@ -420,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_capture_and_cancel), cmocka_unit_test(test_failures),
         cmocka_unit_test(test_many_pending),    cmocka_unit_test(test_stream_query),
         cmocka_unit_test(test_lost),
+        cmocka_unit_test(test_queries_reset_on_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -406,6 +406,13 @@ typedef struct accel_vtable {
                           uint32_t index, bool end_of_work);
     accel_result (*querypool_results)(void *self, accel_device *dev, accel_querypool *pool,
                                       uint32_t first, uint32_t count, uint64_t *ticks);
+    /* Optional (NULL, or ACCEL_ERROR_FEATURE_NOT_PRESENT where the device
+     * cannot): reset queries [first, first + count) from the host, in
+     * place of a cmd_querypool_reset recorded before their next write
+     * (which costs the device time on the way to that write). None of
+     * them may be used by work that is pending. */
+    accel_result (*querypool_host_reset)(void *self, accel_device *dev, accel_querypool *pool,
+                                         uint32_t first, uint32_t count);
 
     /* The device's memory heaps now, into out (zeroed by the caller), as
      * salvo_device_memory_info gives them: each heap's size and kind;

@@ -490,6 +490,14 @@ static accel_result f_querypool_results(void *self, accel_device *dev, accel_que
     return CALL(self, querypool_results, dev, q, first, count, ticks);
 }
 
+static accel_result f_querypool_host_reset(void *self, accel_device *dev, accel_querypool *q,
+                                           uint32_t first, uint32_t count)
+{
+    if (!IN(self).vt->querypool_host_reset)
+        return ACCEL_ERROR_FEATURE_NOT_PRESENT;
+    return CALL(self, querypool_host_reset, dev, q, first, count);
+}
+
 static const accel_vtable fault_vtable = {
     .name = "fault",
     .enumerate = f_enumerate,
@@ -543,6 +551,7 @@ static const accel_vtable fault_vtable = {
     .cmd_querypool_reset = f_cmd_querypool_reset,
     .cmd_timestamp = f_cmd_timestamp,
     .querypool_results = f_querypool_results,
+    .querypool_host_reset = f_querypool_host_reset,
     .cmd_dispatch_indirect = f_cmd_dispatch_indirect,
     .cmd_fill_bytes = f_cmd_fill_bytes,
     .cmd_copy_image_to_image = f_cmd_copy_image_to_image,

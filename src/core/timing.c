@@ -69,11 +69,17 @@ static void let_go(timing_point *p)
     p->mark = NULL;
 }
 
-static void write_mark(queue *q, timing_mark *m, slot *s)
+/* Write m's timestamp into s's batch. Its query is reset first: from the
+ * host where the device can (reset_on_host: no pending work uses it, the
+ * mark was free), which spares the device a reset command on its way to
+ * the write; else by a command recorded before the write. */
+static void write_mark(queue *q, timing_mark *m, slot *s, bool reset_on_host)
 {
     const accel_vtable *vt = q->acc->vt;
     m->same = NULL;
-    vt->cmd_querypool_reset(q->acc->self, q->adev, s->cmd, m->pool, m->query, 1);
+    if (!reset_on_host || !vt->querypool_host_reset ||
+        vt->querypool_host_reset(q->acc->self, q->adev, m->pool, m->query, 1) != ACCEL_SUCCESS)
+        vt->cmd_querypool_reset(q->acc->self, q->adev, s->cmd, m->pool, m->query, 1);
     vt->cmd_timestamp(q->acc->self, q->adev, s->cmd, m->pool, m->query, true);
 }
 
@@ -82,8 +88,9 @@ timing_mark *timing_write_locked(queue *q, timing_point *p, slot *s)
     timing_table *t = q->timing;
     timing_mark *m = p->mark;
     /* Recorded again in the same batch: the same query, reset and written
-     * again further on. */
-    if (!m || m->serial != s->serial) {
+     * again further on (by the batch: it was written there already). */
+    bool fresh = !m || m->serial != s->serial;
+    if (fresh) {
         let_go(p);
         m = t->free;
         t->free = m->next;
@@ -93,14 +100,14 @@ timing_mark *timing_write_locked(queue *q, timing_point *p, slot *s)
         t->pending = m;
         p->mark = m;
     }
-    write_mark(q, m, s);
+    write_mark(q, m, s, fresh);
     p->state = TIMING_PENDING;
     return m;
 }
 
 void timing_rewrite_locked(queue *q, timing_mark *m, slot *s)
 {
-    write_mark(q, m, s);
+    write_mark(q, m, s, false);
 }
 
 void timing_rewrite_same_locked(queue *q, timing_mark *m, const timing_mark *as)

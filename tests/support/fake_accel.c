@@ -25,7 +25,7 @@
     X(fence_status, 1) X(fence_wait, 1) X(submit, 1) X(timeline_create, 1)                     \
     X(timeline_destroy, 0) X(timeline_signal, 1) X(timeline_value, 1) X(timeline_wait, 1)      \
     X(destroy, 0) X(querypool_create, 1) X(querypool_destroy, 0) X(cmd_querypool_reset, 0)     \
-    X(cmd_timestamp, 0) X(querypool_results, 1) X(image_format_support, 0) X(memory_info, 0)   \
+    X(cmd_timestamp, 0) X(querypool_results, 1) X(querypool_host_reset, 1) X(image_format_support, 0) X(memory_info, 0)   \
     X(image_create, 1) X(image_view_create, 1) X(image_destroy, 0) X(sampler_create, 1)        \
     X(sampler_destroy, 0) X(cmd_image_init, 1) X(cmd_copy_image, 0)                         \
     X(cmd_dispatch_indirect, 1) X(cmd_fill_bytes, 1) X(cmd_copy_image_to_image, 0)
@@ -2313,6 +2313,44 @@ static void f_cmd_timestamp(void *self, accel_device *dev, accel_cmd *cmd, accel
     pthread_mutex_unlock(&s->lock);
 }
 
+/* As Vulkan's vkResetQueryPool: illegal while a pending command buffer
+ * writes or resets one of the queries. */
+static accel_result f_querypool_host_reset(void *self, accel_device *dev, accel_querypool *pool,
+                                           uint32_t first, uint32_t count)
+{
+    fake_accel *f = FAKE(self);
+    fake_state *s = f->state;
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, querypool_host_reset);
+    if (!f->host_query_reset)
+        return unlock_return(s, ACCEL_ERROR_FEATURE_NOT_PRESENT);
+    fake_qpool *q = check(s, pool, FAKE_QUERYPOOL, check_dev(s, dev, "querypool_host_reset"),
+                          "querypool_host_reset");
+    if (!q)
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    if (count == 0 || first >= q->count || count > q->count - first) {
+        note_illegal(s, IL_bad_argument, "querypool_host_reset", "queries [%u, +%u) of %u", first,
+                     count, q->count);
+        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
+    }
+    for (fake_obj *it = s->objs; it; it = it->next) {
+        if (it->kind != FAKE_CMD)
+            continue;
+        fake_cmd *c = (fake_cmd *)it;
+        if (c->state != FAKE_CMD_PENDING && c->pending_uses == 0)
+            continue;
+        for (size_t i = 0; i < c->rec_count; i++) {
+            const fake_rec *r = &c->recs[i];
+            if ((r->kind == REC_TIMESTAMP || r->kind == REC_QUERY_RESET) && r->qpool == q &&
+                r->q_first < first + count && first < r->q_first + (r->kind == REC_TIMESTAMP ? 1 : r->q_count))
+                note_illegal(s, IL_bad_argument, "querypool_host_reset",
+                             "query %u is used by a pending command buffer", r->q_first);
+        }
+    }
+    memset(q->written + first, 0, count * sizeof *q->written);
+    return unlock_return(s, ACCEL_SUCCESS);
+}
+
 static accel_result f_querypool_results(void *self, accel_device *dev, accel_querypool *pool,
                                         uint32_t first, uint32_t count, uint64_t *ticks)
 {
@@ -2734,6 +2772,7 @@ static void f_cmd_copy_image_to_image(void *self, accel_device *dev, accel_cmd *
     .cmd_querypool_reset = f_cmd_querypool_reset,                                              \
     .cmd_timestamp = f_cmd_timestamp,                                                          \
     .querypool_results = f_querypool_results,                                                  \
+    .querypool_host_reset = f_querypool_host_reset,                                            \
     .cmd_dispatch_indirect = f_cmd_dispatch_indirect,                                          \
     .cmd_fill_bytes = f_cmd_fill_bytes
 

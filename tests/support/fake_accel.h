@@ -143,6 +143,8 @@ typedef struct fake_accel {
     /* true: GPU timestamps, 1 ns a tick. The clock is a counter that a
      * dispatch advances by FAKE_DISPATCH_TICKS and every timestamp by 1. */
     bool timestamps;
+    /* Queries can be reset from the host (querypool_host_reset). */
+    bool host_query_reset;
     /* 0 = unlimited; else bytes of live non-imported buffers and images */
     uint64_t device_memory_limit;
     fake_complete_mode complete; /* FAKE_COMPLETE_AUTO */

@@ -421,6 +421,11 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
         on.v12.timelineSemaphore = d->timeline;
     else
         on.timeline.timelineSemaphore = d->timeline;
+    /* Queries reset from the host: a timestamp then costs the device no
+     * reset command (Vulkan 1.2; a program's own device, not enabled). */
+    d->host_query_reset = core12 && !imp && offered.v12.hostQueryReset == VK_TRUE;
+    if (d->host_query_reset)
+        on.v12.hostQueryReset = VK_TRUE;
     if ((subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && !imp)
         d->features.subgroup_operations = subgroup.supportedOperations & 0xffu;
     if (core12 && !imp)

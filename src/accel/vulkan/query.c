@@ -47,6 +47,16 @@ void accel_vk_cmd_querypool_reset(void *self, accel_device *d, accel_cmd *c, acc
     d->vk.vkCmdResetQueryPool(c->cb, q->pool, first, count);
 }
 
+accel_result accel_vk_querypool_host_reset(void *self, accel_device *d, accel_querypool *q,
+                                          uint32_t first, uint32_t count)
+{
+    (void)self;
+    if (!d->host_query_reset || !d->vk.vkResetQueryPool)
+        return VK_ERROR_FEATURE_NOT_PRESENT;
+    d->vk.vkResetQueryPool(d->device, q->pool, first, count);
+    return ACCEL_SUCCESS;
+}
+
 void accel_vk_cmd_timestamp(void *self, accel_device *d, accel_cmd *c, accel_querypool *q,
                             uint32_t index, bool end_of_work)
 {

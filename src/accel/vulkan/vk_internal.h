@@ -77,6 +77,7 @@ struct accel_device {
      * unchecked) on the application's device. */
     salvo_device_features features;
     uint32_t timestamp_bits; /* the queue family's timestampValidBits; 0: none */
+    bool host_query_reset;   /* hostQueryReset enabled: vkResetQueryPool */
     bool pool_descriptors; /* asked for pools even where pushing works */
     bool push;             /* descriptors are pushed (VK_KHR_push_descriptor) */
     /* Core 1.2 or VK_KHR_timeline_semaphore, whichever the device has. */
@@ -326,6 +327,8 @@ void accel_vk_cmd_querypool_reset(void *self, accel_device *d, accel_cmd *c, acc
                                   uint32_t first, uint32_t count);
 void accel_vk_cmd_timestamp(void *self, accel_device *d, accel_cmd *c, accel_querypool *q,
                             uint32_t index, bool end_of_work);
+accel_result accel_vk_querypool_host_reset(void *self, accel_device *d, accel_querypool *q,
+                                          uint32_t first, uint32_t count);
 accel_result accel_vk_querypool_results(void *self, accel_device *d, accel_querypool *q,
                                         uint32_t first, uint32_t count, uint64_t *ticks);
 /* image.c */

@@ -65,6 +65,7 @@ static const accel_vtable vulkan_vtable = {
     .cmd_querypool_reset = accel_vk_cmd_querypool_reset,
     .cmd_timestamp = accel_vk_cmd_timestamp,
     .querypool_results = accel_vk_querypool_results,
+    .querypool_host_reset = accel_vk_querypool_host_reset,
     .cmd_dispatch_indirect = accel_vk_cmd_dispatch_indirect,
     .cmd_fill_bytes = accel_vk_cmd_fill_bytes,
     .cmd_copy_image_to_image = accel_vk_cmd_copy_image_to_image,
