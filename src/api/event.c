@@ -148,7 +148,9 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
     } else if (device_is_lost(dev)) {
         r = device_lost_error(dev);
     } else if (stream_capture_locked(st)) {
-        /* A point of the capture: a stream that waits for it joins. */
+        /* A point of the capture: a stream that waits for it joins. An
+         * event is no command (a point between them, its timestamp a mark
+         * the batch log keeps), so it is not the recorder's. */
         ev->capture_id = st->capture->capture_id;
         ev->serial = 0;
         ev->stream = &st->e;

@@ -449,6 +449,8 @@ salvo_status salvo_stream_host_call(salvo_stream *st, void (*fn)(void *user), vo
     salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     if (device_is_lost(dev))
         r = device_lost_error(dev);
+    /* Not a command (work for the host-call thread, not for a batch), so
+     * not the recorder's: a capture is refused here. */
     else if (stream_capture_locked(st))
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "stream_host_call: the stream is capturing (%s); a graph cannot hold a "

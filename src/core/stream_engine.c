@@ -808,112 +808,41 @@ static uint64_t trace_start(const stream_engine *st)
     return st->trace && st->q->trace ? trace_now_ns() : 0;
 }
 
-salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
-                                    const uint32_t groups[3], const accel_bind *binds,
-                                    const void *push, uint32_t push_size, uint64_t *serial)
+void stream_set_recorder_locked(stream_engine *st, stream_recorder_fn fn, void *ctx)
 {
-    queue *q = st->q;
-    uint64_t t0 = trace_start(st);
-    queue_relieve_locked(st->q);
-    command c = {.kind = COMMAND_DISPATCH, .object = k, .groups = {groups[0], groups[1], groups[2]},
-                 .binds = binds, .bind_count = k->refl.binding_count, .push = push,
-                 .push_size = push_size};
-    salvo_status r = record_dispatch_locked(st, &c);
-    if (r != SALVO_OK)
-        return r;
-    COUNTER_ADD(&q->n, launches_total, 1);
-    return command_done_locked(st, st->open, &c, t0, serial);
+    st->recorder = fn;
+    st->recorder_ctx = fn ? ctx : NULL;
 }
 
-/* Where a command that is not a dispatch goes. */
-typedef enum batch_place {
-    PLACE_ANY,        /* the open batch, whatever its queue (copies, fills) */
-    PLACE_COPY_QUEUE, /* as PLACE_ANY; a new batch on the copy queue */
-    PLACE_COMPUTE     /* a batch on the stream's own queue */
-} batch_place;
-
-/* Record c (a copy, fill, image copy or the program's own commands) into
- * st's open batch, opened where place says. */
-static salvo_status record_transfer_locked(stream_engine *st, const command *c, batch_place place,
-                                           uint64_t bytes, uint64_t *serial)
-    SALVO_REQUIRES(st->q->lock)
-{
-    uint64_t t0 = trace_start(st);
-    queue_relieve_locked(st->q);
-    salvo_status r = place == PLACE_COMPUTE ? open_on_compute_locked(st)
-                                            : stream_open_on_locked(st, place == PLACE_COPY_QUEUE);
-    if (r != SALVO_OK)
-        return r;
-    slot *s = st->open;
-    record_command_locked(st, c, true); /* cannot fail: only a dispatch can */
-    COUNTER_ADD(&st->q->n, transfer_bytes, bytes);
-    return command_done_locked(st, s, c, t0, serial);
-}
-
-salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
-                                accel_buffer *dst, uint64_t dof, uint64_t size, bool host_side,
-                                uint64_t *serial)
-{
-    accel_bind ends[2] = {{.buffer = src, .offset = so, .size = size},
-                          {.buffer = dst, .offset = dof, .size = size}};
-    command c = {.kind = COMMAND_COPY, .binds = ends, .bind_count = 2};
-    /* Host memory to or from the device: the copy engine's work, beside
-     * kernels (not while tracing: see stream_open_on_locked). */
-    return record_transfer_locked(st, &c, host_side ? PLACE_COPY_QUEUE : PLACE_ANY, size, serial);
-}
-
-salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
-                                uint64_t size, uint32_t value, bool host_side, uint64_t *serial)
-{
-    accel_bind end = {.buffer = dst, .offset = offset, .size = size};
-    command c = {.kind = COMMAND_FILL, .binds = &end, .bind_count = 1, .push = &value,
-                 .push_size = sizeof value};
-    return record_transfer_locked(st, &c, host_side ? PLACE_COPY_QUEUE : PLACE_ANY, 0, serial);
-}
-
-salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint64_t offset,
-                                      uint64_t bytes, accel_image *img,
-                                      const accel_image_region *region, bool to_image,
-                                      uint64_t *serial)
-{
-    accel_bind buffer_end = {.buffer = buf, .offset = offset, .size = bytes};
-    accel_bind image_end = {.image = img, .offset = 0, .size = 1};
-    accel_bind ends[2] = {to_image ? buffer_end : image_end, to_image ? image_end : buffer_end};
-    command c = {.kind = COMMAND_IMAGE_COPY, .binds = ends, .bind_count = 2, .push = region,
-                 .push_size = sizeof *region};
-    /* Images live on the streams' queue family only: never the copy queue. */
-    return record_transfer_locked(st, &c, PLACE_COMPUTE, bytes, serial);
-}
-
-salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
-                                  const salvo_access *how, uint32_t n, stream_native_fn fn,
-                                  void (*record)(void), void *user, uint64_t *serial)
-{
-    if (n > SALVO_MAX_BINDINGS)
-        return QUEUE_FAIL(st->q, SALVO_ERROR_INVALID_ARGUMENT, "more than %d buffer uses",
-                          SALVO_MAX_BINDINGS);
-    command_native np = {.fn = fn, .record = record, .user = user};
-    for (uint32_t i = 0; i < n; i++)
-        np.how[i] = (uint8_t)how[i];
-    command c = {.kind = COMMAND_NATIVE, .binds = ranges, .bind_count = n, .push = &np,
-                 .push_size = sizeof np};
-    return record_transfer_locked(st, &c, PLACE_COMPUTE, 0, serial);
-}
-
-salvo_status stream_command_locked(stream_engine *st, const command *c, uint64_t bytes,
+salvo_status stream_command_locked(stream_engine *st, const command *c, const stream_call *call,
                                    uint64_t *serial)
 {
-    if (!command_takes_set(c))
-        return record_transfer_locked(st, c, PLACE_COMPUTE, bytes, serial);
     queue *q = st->q;
+    *serial = 0;
+    if (st->recorder)
+        return st->recorder(st->recorder_ctx, c, call->holds);
     uint64_t t0 = trace_start(st);
     queue_relieve_locked(st->q);
-    salvo_status r = record_dispatch_locked(st, c);
+    salvo_status r;
+    if (command_takes_set(c)) {
+        r = record_dispatch_locked(st, c);
+    } else {
+        /* Copies and fills go into the open batch, whatever its queue;
+         * host memory to or from the device is the copy engine's work,
+         * beside kernels (not while tracing: see stream_open_on_locked).
+         * Images live on the streams' queue family only, and the
+         * program's own commands on st's queue. */
+        bool any = c->kind == COMMAND_COPY || c->kind == COMMAND_FILL;
+        r = any ? stream_open_on_locked(st, call->host_side) : open_on_compute_locked(st);
+        if (r == SALVO_OK)
+            record_command_locked(st, c, true); /* cannot fail: only a set can */
+    }
     if (r != SALVO_OK)
         return r;
     if (command_is_dispatch(c))
         COUNTER_ADD(&q->n, launches_total, 1);
-    COUNTER_ADD(&q->n, transfer_bytes, bytes);
+    if (call->bytes)
+        COUNTER_ADD(&q->n, transfer_bytes, call->bytes);
     return command_done_locked(st, st->open, c, t0, serial);
 }
 
