@@ -19,6 +19,7 @@
 #include "core/queue.h"
 #include "core/reflect.h"
 #include "core/retire.h"
+#include "core/scheduler.h"
 #include "core/stream_engine.h"
 #include "core/timing.h"
 #include "core/trace.h"

@@ -277,7 +277,7 @@ salvo_status salvo_stream_flush(salvo_stream *st)
     salvo_status r = device_is_lost(dev) ? device_lost_error(dev)
                                          : stream_submit_locked(&st->e, true);
     if (r == SALVO_OK)
-        queue_reap_locked(&dev->q);
+        sched_reap_locked(&dev->q);
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();

@@ -3,6 +3,8 @@
  * ask for them. See stream_engine.h. */
 #include "core/stream_engine.h"
 
+#include "core/scheduler.h"
+
 #include "core/timing.h"
 
 #include <stdio.h>
@@ -12,15 +14,6 @@
 
 #define VT(q) ((q)->acc->vt)
 #define SELF(q) ((q)->acc->self)
-
-/* A stream's timeline, apart from the stream so that it can outlive it
- * in the retire queue (allocated with the stream: freeing needs no
- * memory). */
-struct stream_timeline {
-    retire_entry release;
-    queue *q;
-    accel_timeline *t;
-};
 
 static void timeline_release(retire_entry *e, bool abandoned)
 {
@@ -37,15 +30,6 @@ static void barrier(queue *q, slot *s, accel_barrier kind)
     COUNTER_ADD(&q->n, barriers_emitted, 1);
 }
 
-bool stream_idle_locked(const stream_engine *st)
-{
-    if (st->open)
-        return false;
-    for (int i = 0; i < STREAM_SLOTS; i++)
-        if (slot_active(&st->slots[i]))
-            return false;
-    return true;
-}
 
 void stream_release_kept_locked(stream_engine *st)
 {
@@ -54,112 +38,8 @@ void stream_release_kept_locked(stream_engine *st)
         stream_free_locked(st);
 }
 
-void stream_free_locked(stream_engine *st)
-{
-    queue *q = st->q;
-    if (st->prev)
-        st->prev->next = st->next;
-    else
-        q->streams = st->next;
-    if (st->next)
-        st->next->prev = st->prev;
-    if (st->deferred != SALVO_OK)
-        SALVO_LOG(q->log, SALVO_LOG_ERROR, "failure on a destroyed stream: %s",
-                  st->deferred_msg);
-    trace_stream_destroy(st->trace, &q->env);
-    /* Other streams' batches may still wait on its timeline. */
-    if (st->timeline)
-        retire_push(&q->retire, &st->timeline->release, atomic_load(&q->next_serial));
-    for (int i = 0; i < STREAM_SLOTS; i++)
-        slot_destroy(&st->slots[i], &q->env);
-    batch_log_free(&st->log);
-    salvo_mem_free(q->alloc, st);
-}
 
-/* The buffers st's open batch s binds, from its log, for a batch that
- * waits on a gate. */
-static void note_buffers(stream_engine *st, slot *s)
-{
-    s->buffers_noted = true;
-    s->noted_count = st->log.broken || s->host_reads > 1 ? SLOT_MAX_NOTED_BUFFERS + 1 : 0;
-    if (s->host_reads == 1)
-        s->noted_buffers[s->noted_count++] = s->host_read;
-    for (size_t o = st->log.start; s->noted_count <= SLOT_MAX_NOTED_BUFFERS;) {
-        const batch_entry *e = batch_log_at(&st->log, o);
-        if (!e)
-            break;
-        /* A graph's buffers are not listed; a kernel using buffer
-         * addresses, or commands of the program's declaring nothing, may
-         * touch any: any. */
-        command c = batch_entry_command(e);
-        if (e->kind == COMMAND_GRAPH || command_touches_any(&c)) {
-            s->noted_count = SLOT_MAX_NOTED_BUFFERS + 1;
-            break;
-        }
-        const accel_bind *b = batch_entry_binds(e);
-        for (uint32_t i = 0; i < e->bind_count && s->noted_count <= SLOT_MAX_NOTED_BUFFERS;
-             i++) {
-            uint32_t k = 0;
-            const void *target = accel_bind_target(&b[i]);
-            while (k < s->noted_count && s->noted_buffers[k] != target)
-                k++;
-            if (k == s->noted_count) {
-                if (k < SLOT_MAX_NOTED_BUFFERS)
-                    s->noted_buffers[k] = target;
-                s->noted_count++; /* past the table: any */
-            }
-        }
-        o += e->size;
-    }
-}
 
-salvo_status stream_submit_locked(stream_engine *st, bool report)
-{
-    queue *q = st->q;
-    slot *s = st->open;
-    if (!s)
-        return SALVO_OK;
-    st->open = NULL;
-    if (queue_is_lost(q) || s->state == SLOT_ABANDONED)
-        return queue_lost_error(q);
-    /* The host may read what this batch wrote once its fence signals. */
-    barrier(q, s, ACCEL_BARRIER_ALL_HOST);
-    uint32_t n = s->launches;
-    uint64_t t0 = trace_submit_begin(st->trace, slot_index(st, s), &q->env, s->cmd);
-    queue_pump_locked(st->q);
-    /* Sending held batches may have found the device lost (and abandoned
-     * this one). */
-    if (queue_is_lost(q) || s->state == SLOT_ABANDONED) {
-        trace_submit_end(st->trace, slot_index(st, s), t0, false);
-        return queue_lost_error(q);
-    }
-    bool hold = queue_must_hold_locked(st->q, st, s);
-    bool gated = hold;
-    for (uint32_t w = 0; w < s->wait_count && !gated; w++)
-        gated = s->waits[w].serial == 0 && s->waits[w].op.timeline;
-    if (gated)
-        note_buffers(st, s);
-    salvo_status r = slot_submit(s, &q->env, hold);
-    trace_submit_end(st->trace, slot_index(st, s), t0, r == SALVO_OK);
-    if (r == SALVO_OK) {
-        COUNTER_ADD(&q->n, batches_submitted, 1);
-        st->last_serial = s->serial;
-        st->last_queue = s->queue;
-        st->queue_ordered = false; /* after, on the one queue: covers it */
-        st->cur = (st->cur + 1) % STREAM_SLOTS;
-        return SALVO_OK;
-    }
-    if (!slot_active(s)) {
-        COUNTER_SUB(&q->n, launches_pending, n);
-        if (s->state == SLOT_IDLE)
-            queue_note_refused_locked(st->q, s->serial, r);
-    }
-    if (r == SALVO_ERROR_DEVICE_LOST)
-        queue_mark_lost_locked(st->q);
-    if (!report)
-        stream_defer_locked(st, r);
-    return r;
-}
 
 salvo_status stream_submit_covering_locked(stream_engine *st)
 {
@@ -662,14 +542,6 @@ salvo_status stream_withdraw_locked(stream_engine *st, size_t offset)
     return r;
 }
 
-void stream_defer_locked(stream_engine *st, salvo_status err)
-{
-    if (err >= 0 || st->deferred != SALVO_OK)
-        return;
-    st->deferred = err;
-    memcpy(st->deferred_msg, salvo_last_error(), sizeof st->deferred_msg);
-    st->deferred_msg[sizeof st->deferred_msg - 1] = '\0';
-}
 
 salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
                                 uint32_t first_batch, bool high_priority)
@@ -822,7 +694,7 @@ salvo_status stream_command_locked(stream_engine *st, const command *c, const st
     if (st->recorder)
         return st->recorder(st->recorder_ctx, c, call->holds);
     uint64_t t0 = trace_start(st);
-    queue_relieve_locked(st->q);
+    sched_relieve_locked(st->q);
     salvo_status r;
     if (command_takes_set(c)) {
         r = record_dispatch_locked(st, c);
@@ -895,7 +767,7 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
     }
     first = queue_loss_wins_locked(st->q, first, msg);
     if (!queue_is_lost(q))
-        queue_reap_locked(st->q);
+        sched_reap_locked(st->q);
     /* The stream is idle: the next batch starts small so the device starts early. */
     st->batch_limit = st->first_batch;
     return first;
@@ -908,7 +780,7 @@ salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *s
     if (g->node_count == 0)
         return SALVO_OK; /* nothing to run, nothing to order */
     uint64_t t0 = trace_start(st);
-    queue_relieve_locked(st->q);
+    sched_relieve_locked(st->q);
     salvo_status r = open_on_compute_locked(st);
     if (r != SALVO_OK)
         return r;

@@ -9,8 +9,8 @@
  *
  * Memory: the engine is the FIRST member of whatever the caller allocates
  * for a stream, through the queue's allocator; a destroyed stream is
- * freed here (queue_reap_locked, stream_engine_destroy) once its work is
- * over, by freeing the engine's address.
+ * freed once its work is over (sched_reap_locked, stream_engine_destroy),
+ * by freeing the engine's address (stream_free_locked, core/scheduler.c).
  *
  * Every function named _locked runs under the queue's lock.
  */
@@ -23,11 +23,22 @@
 #include "core/queue.h"
 #include "core/reflect.h"
 
+#include <string.h>
+
 
 /* Where a stream's commands go instead of its batch: a capture. fn(ctx,
  * c, holds) appends c (or refuses it: its status is the call's) and keeps
  * alive what holds names. Called under the queue's lock. */
 typedef salvo_status (*stream_recorder_fn)(void *ctx, const command *c, const void *holds);
+
+/* A stream's timeline, apart from the stream so that it can outlive it
+ * in the retire queue (allocated with the stream: freeing needs no
+ * memory). */
+struct stream_timeline {
+    retire_entry release;
+    queue *q;
+    accel_timeline *t;
+};
 
 struct stream_engine {
     queue *q;
@@ -93,11 +104,8 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
 /* The free path: try-lock only, submit nothing. Work left is finished,
  * and the stream freed, by the next drain point. */
 void stream_engine_destroy(stream_engine *st);
-/* Free a destroyed stream whose slots are all idle or abandoned. */
-void stream_free_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
 /* Clear st->kept; free st if it was destroyed meanwhile and is idle. */
 void stream_release_kept_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
-bool stream_idle_locked(const stream_engine *st) SALVO_REQUIRES(st->q->lock);
 
 /* Open a batch on st if none is (waiting for the ring slot if needed;
  * SALVO_ERROR_TIMEOUT when that wait expired: nothing opened), on st's
@@ -108,8 +116,6 @@ salvo_status stream_open_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
  * one waits for that one on the device (st's timeline): a stream stays in
  * order across its queues. */
 salvo_status stream_open_on_locked(stream_engine *st, bool copy) SALVO_REQUIRES(st->q->lock);
-/* Submit st's open batch. report as for queue_wait_slot_locked. */
-salvo_status stream_submit_locked(stream_engine *st, bool report) SALVO_REQUIRES(st->q->lock);
 /* Submit st's open batch so that the end of its last batch (last_serial)
  * is the end of everything st is ordered after, other streams' batches it
  * waited for included: where st follows one by queue order alone and has
@@ -144,8 +150,18 @@ salvo_status stream_withdraw_locked(stream_engine *st, size_t offset) SALVO_REQU
  * the last withdrawal and offset; for an offset inside what was withdrawn,
  * before it among that. */
 bool stream_work_before_locked(const stream_engine *st, size_t offset) SALVO_REQUIRES(st->q->lock);
-/* Keep err (and this thread's message) as st's deferred error, first wins. */
-void stream_defer_locked(stream_engine *st, salvo_status err) SALVO_REQUIRES(st->q->lock);
+/* Keep err (and this thread's message) as st's deferred error, first
+ * wins. Inline: the queue keeps a failure its waits and pump find for the
+ * stream, and calls no function of the stream's. */
+static inline void stream_defer_locked(stream_engine *st, salvo_status err)
+    SALVO_REQUIRES(st->q->lock)
+{
+    if (err >= 0 || st->deferred != SALVO_OK)
+        return;
+    st->deferred = err;
+    memcpy(st->deferred_msg, salvo_last_error(), sizeof st->deferred_msg);
+    st->deferred_msg[sizeof st->deferred_msg - 1] = '\0';
+}
 
 /* What a call adds to the command it passes (stream_command_locked). */
 typedef struct stream_call {
