@@ -26,8 +26,6 @@ salvo_status queue_init(queue *q)
     return SALVO_OK;
 }
 
-
-
 void queue_fini_locked(queue *q)
 {
     retire_close(&q->retire);
@@ -49,9 +47,6 @@ stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out)
         *out = s;
     return s->owner;
 }
-
-
-
 
 salvo_status queue_loss_wins_locked(queue *q, salvo_status first, char msg[SALVO_ERROR_MAX])
 {
@@ -381,10 +376,6 @@ salvo_status queue_observed_locked(queue *q, stream_engine *st, slot *s, accel_r
     return res;
 }
 
-
-
-
-
 /* Whether some batch in flight waits on a host gate not raised yet. The
  * queue runs in order, so every later batch waits behind it too: a wait
  * for any of them could last until the host raises the gate, which may be
@@ -467,7 +458,6 @@ salvo_status queue_wait_ungated_locked(queue *q)
     }
 }
 
-
 accel_result queue_wait_idle_locked(queue *q)
 {
     accel_result r = ACCEL_SUCCESS;
@@ -478,8 +468,6 @@ accel_result queue_wait_idle_locked(queue *q)
     }
     return r;
 }
-
-
 
 uint64_t queue_now_ns(void)
 {

@@ -30,16 +30,12 @@ static void barrier(queue *q, slot *s, accel_barrier kind)
     COUNTER_ADD(&q->n, barriers_emitted, 1);
 }
 
-
 void stream_release_kept_locked(stream_engine *st)
 {
     st->kept = false;
     if (atomic_load(&st->destroyed) && stream_idle_locked(st) && atomic_load(&st->q->waiters) == 0)
         stream_free_locked(st);
 }
-
-
-
 
 salvo_status stream_submit_covering_locked(stream_engine *st)
 {
@@ -541,7 +537,6 @@ salvo_status stream_withdraw_locked(stream_engine *st, size_t offset)
     salvo_set_error(msg);
     return r;
 }
-
 
 salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
                                 uint32_t first_batch, bool high_priority)

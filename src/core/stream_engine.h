@@ -1,11 +1,15 @@
 /*
- * The stream engine: one in-order stream of work on a queue. It owns a
- * ring of slots (record one batch while the others run), the batch policy
- * (a first batch of first_batch launches after every synchronisation
- * point, doubling to batch_size; a cap on workgroups per batch), the
- * hazard sets that decide where barriers go, the batch log that lets an
- * event cancel withdraw work, the waits the next batch starts with, and
- * the failure kept for the stream's next synchronize.
+ * The stream engine: one in-order stream of work on a queue. It owns its
+ * recorder (where its commands go: its batches, or a capture's recorder
+ * while it is in one) and the one entry of every command
+ * (stream_command_locked), a ring of slots (record one batch while the
+ * others run), the batch policy (a first batch of first_batch launches
+ * after every synchronisation point, doubling to batch_size; a cap on
+ * workgroups per batch), the hazard sets that decide where barriers go,
+ * the batch log that lets an event cancel withdraw work, the waits the
+ * next batch starts with, and the failure kept for the stream's next
+ * synchronize. When a batch goes to the device, and the walks over all
+ * streams, are the scheduler's (core/scheduler.h).
  *
  * Memory: the engine is the FIRST member of whatever the caller allocates
  * for a stream, through the queue's allocator; a destroyed stream is
@@ -24,7 +28,6 @@
 #include "core/reflect.h"
 
 #include <string.h>
-
 
 /* Where a stream's commands go instead of its batch: a capture. fn(ctx,
  * c, holds) appends c (or refuses it: its status is the call's) and keeps
