@@ -296,6 +296,46 @@ static void test_destroy_member_lock_busy(void **state)
     close_env(&e);
 }
 
+/* A stream that joined a capture whose first stream was destroyed with
+ * the lock busy: the capture is abandoned at its next call, and that
+ * call's commands, of every kind, go into its batches again (launched,
+ * submitted, not captured). */
+static void test_member_of_abandoned_capture_records(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, FAKE_COMPLETE_AUTO);
+    salvo_stream *origin = NULL;
+    assert_int_equal(salvo_stream_create(e.dev, NULL, &origin), SALVO_OK);
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(origin), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, origin), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(e.st[1], ev), SALVO_OK);
+    bool capturing = false;
+    assert_int_equal(salvo_stream_is_capturing(e.st[1], &capturing), SALVO_OK);
+    assert_true(capturing);
+    salvo_mutex_lock(&e.dev->q.lock);
+    salvo_stream_destroy(origin);
+    salvo_mutex_unlock(&e.dev->q.lock);
+    salvo_stats before, after;
+    assert_int_equal(salvo_device_stats(e.dev, &before), SALVO_OK);
+    assert_int_equal(add(&e, e.st[1], e.buf[0], 1), SALVO_OK);
+    assert_int_equal(salvo_copy(e.st[1], e.buf[0], 0, e.buf[1], 0, 64), SALVO_OK);
+    assert_int_equal(salvo_fill(e.st[1], e.buf[1], 0, 64, 7), SALVO_OK);
+    const uint8_t one = 1;
+    assert_int_equal(salvo_fill_pattern(e.st[1], e.buf[1], 1, 2, &one, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
+    assert_int_equal(salvo_device_stats(e.dev, &after), SALVO_OK);
+    assert_int_equal(after.launches_total - before.launches_total, 1);
+    assert_true(after.batches_submitted > before.batches_submitted);
+    assert_int_equal(after.live_graphs, 0);
+    assert_int_equal(salvo_stream_is_capturing(e.st[1], &capturing), SALVO_OK);
+    assert_false(capturing);
+    salvo_event_destroy(ev);
+    close_env(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_recording_failures),
         cmocka_unit_test(test_holds),
         cmocka_unit_test(test_destroy_member_lock_busy),
+        cmocka_unit_test(test_member_of_abandoned_capture_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,7 +89,7 @@ static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain d
     buf->release.fn = buffer_release;
     buf->release.bytes = size;
     salvo_mutex_lock(&dev->q.lock);
-    accel_result r = queue_buffer_create_locked(&dev->q, &d, &buf->ab, &buf->ai);
+    accel_result r = sched_buffer_create_locked(&dev->q, &d, &buf->ab, &buf->ai);
     if (r == ACCEL_SUCCESS)
         live_link_locked(dev, &buf->live, &buf->release);
     salvo_mutex_unlock(&dev->q.lock);

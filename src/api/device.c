@@ -386,10 +386,10 @@ void salvo_device_destroy(salvo_device *dev)
     if (live_streams)
         SALVO_LOG(&dev->log, SALVO_LOG_WARNING, "device destroyed with %llu live stream(s)",
                   (unsigned long long)live_streams);
-    queue_settle_for_destroy_locked(&dev->q);
+    sched_settle_for_destroy_locked(&dev->q);
     /* Every batch that will be seen complete has been: the trace is whole. */
     device_trace_stop_locked(dev);
-    queue_release_all_locked(&dev->q);
+    sched_release_all_locked(&dev->q);
     /* What the user never released: reclaim it now (each unlinks itself). */
     dev->reclaiming = true;
     uint64_t leaked = 0;
@@ -506,7 +506,7 @@ salvo_status salvo_device_synchronize(salvo_device *dev)
     char msg[SALVO_ERROR_MAX];
     salvo_mutex_lock(&dev->q.lock);
     graph_captures_settle_locked(dev);
-    salvo_status first = queue_synchronize_locked(&dev->q, msg);
+    salvo_status first = sched_synchronize_locked(&dev->q, msg);
     uint64_t calls = host_work_sync_calls_locked(dev, NULL, first);
     salvo_mutex_unlock(&dev->q.lock);
     if (calls)

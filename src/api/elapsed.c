@@ -15,8 +15,8 @@ static bool point_done_locked(salvo_device *dev, const salvo_event *ev) SALVO_RE
 {
     if (queue_batch_done_locked(&dev->q, ev->serial))
         return true;
-    queue_reap_locked(&dev->q);
-    queue_submit_batch_locked(&dev->q, ev->serial);
+    sched_reap_locked(&dev->q);
+    sched_submit_batch_locked(&dev->q, ev->serial);
     return queue_batch_done_locked(&dev->q, ev->serial);
 }
 

@@ -148,7 +148,9 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
     } else if (device_is_lost(dev)) {
         r = device_lost_error(dev);
     } else if (stream_capture_locked(st)) {
-        /* A point of the capture: a stream that waits for it joins. */
+        /* A point of the capture: a stream that waits for it joins. An
+         * event is no command (a point between them, its timestamp a mark
+         * the batch log keeps), so it is not the recorder's. */
         ev->capture_id = st->capture->capture_id;
         ev->serial = 0;
         ev->stream = &st->e;
@@ -203,8 +205,8 @@ salvo_status salvo_event_query(salvo_event *ev)
     } else if (device_is_lost(dev)) {
         r = device_lost_error(dev);
     } else if (!queue_batch_done_locked(&dev->q, ev->serial)) {
-        queue_reap_locked(&dev->q);
-        queue_submit_batch_locked(&dev->q, ev->serial);
+        sched_reap_locked(&dev->q);
+        sched_submit_batch_locked(&dev->q, ev->serial);
         if (device_is_lost(dev))
             r = device_lost_error(dev);
         else if (!queue_batch_done_locked(&dev->q, ev->serial))
@@ -228,11 +230,11 @@ salvo_status salvo_event_synchronize(salvo_event *ev)
     salvo_mutex_lock(&dev->q.lock);
     salvo_status r = ev->capture_id ? captured_event(dev, "event_synchronize")
                      : ev->cancelled ? SALVO_CANCELLED
-                                     : queue_wait_batch_locked(&dev->q, ev->serial);
+                                     : sched_wait_batch_locked(&dev->q, ev->serial);
     if (r == SALVO_OK && !ev->capture_id && !ev->cancelled)
         r = event_refused_locked(dev, ev, "event_synchronize");
     if (r == SALVO_OK)
-        queue_reap_locked(&dev->q);
+        sched_reap_locked(&dev->q);
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();

@@ -128,6 +128,8 @@ salvo_status salvo_stream_wait_gate(salvo_stream *st, salvo_gate *gate, uint64_t
     if (device_is_lost(dev)) {
         r = device_lost_error(dev);
     } else if (stream_capture_locked(st)) {
+        /* Not a command (a wait the next batch starts with), so not the
+         * recorder's: a capture is refused here. */
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "stream_wait_gate: the stream is capturing (%s); a graph cannot wait on a "
                      "gate",

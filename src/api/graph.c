@@ -42,7 +42,7 @@ static salvo_status hold_kernel_locked(salvo_graph *gr, salvo_kernel *k)
 /* Hold what a launch binds (before it is a node: a failure leaves extra
  * holds, which only last until the graph goes). */
 static salvo_status hold_launch_locked(salvo_graph *gr, salvo_kernel *k, const accel_bind *binds,
-                                       salvo_buffer **bufs) SALVO_REQUIRES(gr->dev->q.lock)
+                                       salvo_buffer *const *bufs) SALVO_REQUIRES(gr->dev->q.lock)
 {
     salvo_status r = hold_kernel_locked(gr, k);
     for (uint32_t i = 0; i < k->ek.refl.binding_count && r == SALVO_OK; i++) {
@@ -54,73 +54,38 @@ static salvo_status hold_launch_locked(salvo_graph *gr, salvo_kernel *k, const a
     return r;
 }
 
-salvo_status graph_capture_launch_locked(salvo_graph *gr, salvo_kernel *k, const uint32_t groups[3],
-                                         const accel_bind *binds, salvo_buffer **bufs,
-                                         const void *push, uint32_t push_size)
+/* The recorder of every stream in capture gr: c becomes a node, once
+ * what it uses is held (a failure leaves extra holds, which only last
+ * until the graph goes). Commands a graph cannot replay are refused. */
+static salvo_status capture_record(void *ctx, const command *c, const void *holds)
 {
-    salvo_status r = hold_launch_locked(gr, k, binds, bufs);
-    if (r == SALVO_OK)
-        r = graph_add_launch(&gr->g, &k->ek, groups, binds, k->ek.refl.binding_count, push,
-                             push_size);
-    return r;
-}
-
-salvo_status graph_capture_copy_locked(salvo_graph *gr, salvo_buffer *src, uint64_t so,
-                                       salvo_buffer *dst, uint64_t dof, uint64_t size)
-{
-    salvo_status r = hold_buffer_locked(gr, src, false);
-    if (r == SALVO_OK)
-        r = hold_buffer_locked(gr, dst, true);
-    if (r == SALVO_OK)
-        r = graph_add_copy(&gr->g, src->ab, so, dst->ab, dof, size);
-    return r;
-}
-
-salvo_status graph_capture_fill_locked(salvo_graph *gr, salvo_buffer *dst, uint64_t offset,
-                                       uint64_t size, uint32_t value)
-{
-    salvo_status r = hold_buffer_locked(gr, dst, true);
-    if (r == SALVO_OK)
-        r = graph_add_fill(&gr->g, dst->ab, offset, size, value);
-    return r;
-}
-
-salvo_status graph_capture_image_copy_locked(salvo_graph *gr, salvo_buffer *buf, uint64_t offset,
-                                             uint64_t bytes, salvo_image *img,
-                                             const accel_image_region *region, bool to_image)
-{
-    salvo_status r = hold_buffer_locked(gr, buf, !to_image);
-    if (r == SALVO_OK)
-        r = hold_buffer_locked(gr, &img->base, to_image);
-    accel_bind buffer_end = {.buffer = buf->ab, .offset = offset, .size = bytes};
-    accel_bind image_end = {.image = img->ai, .offset = 0, .size = 1};
-    accel_bind ends[2] = {to_image ? buffer_end : image_end, to_image ? image_end : buffer_end};
-    if (r == SALVO_OK)
-        r = graph_add_image_copy(&gr->g, ends, region);
-    return r;
-}
-
-salvo_status graph_capture_launch_indirect_locked(salvo_graph *gr, salvo_kernel *k,
-                                                  const command *c, salvo_buffer **bufs,
-                                                  salvo_buffer *counts)
-{
-    salvo_status r = hold_launch_locked(gr, k, c->binds, bufs);
-    if (r == SALVO_OK)
-        r = hold_buffer_locked(gr, counts, false);
+    salvo_graph *gr = ctx;
+    const command_holds *h = holds;
+    salvo_mutex_held(&gr->dev->q.lock); /* recorders run under the lock */
+    if (c->kind == COMMAND_NATIVE)
+        return DEV_FAIL(gr->dev, SALVO_ERROR_INVALID_STATE,
+                        "vk_stream_record: the stream is capturing (%s); the program's own "
+                        "commands cannot be captured",
+                        gr->g.label);
+    salvo_status r = SALVO_OK;
+    uint32_t i = 0;
+    if (h->kernel) {
+        r = hold_launch_locked(gr, h->kernel, c->binds, h->of);
+        i = h->kernel->ek.refl.binding_count; /* an indirect launch's counts follow */
+    }
+    for (; i < c->bind_count && r == SALVO_OK; i++)
+        if (h->of[i])
+            r = hold_buffer_locked(gr, h->of[i], command_access(c, i) & SALVO_ACCESS_WRITE);
     if (r == SALVO_OK)
         r = graph_add_command(&gr->g, c);
     return r;
 }
 
-salvo_status graph_capture_command_locked(salvo_graph *gr, const command *c, salvo_buffer *src,
-                                          salvo_buffer *dst)
+/* st's calls go to capture gr from now on (NULL: to its batches again). */
+static void capture_set_locked(salvo_stream *st, salvo_graph *gr) SALVO_REQUIRES(st->e.q->lock)
 {
-    salvo_status r = src ? hold_buffer_locked(gr, src, false) : SALVO_OK;
-    if (r == SALVO_OK)
-        r = hold_buffer_locked(gr, dst, true);
-    if (r == SALVO_OK)
-        r = graph_add_command(&gr->g, c);
-    return r;
+    st->capture = gr;
+    stream_set_recorder_locked(&st->e, gr ? capture_record : NULL, gr);
 }
 
 /* Let go of everything the graph holds. Under the lock: a last hold
@@ -177,8 +142,8 @@ void graph_captures_settle_locked(salvo_device *dev)
             salvo_stream *m = gr->members[i];
             if (atomic_load(&m->e.destroyed)) {
                 gr->members[i] = gr->members[--gr->member_count];
-                m->capture = NULL;
                 salvo_mutex_same(&dev->q.lock, &m->e.q->lock);
+                capture_set_locked(m, NULL);
                 stream_release_kept_locked(&m->e);
                 released = true;
             } else {
@@ -233,14 +198,14 @@ static void capture_close_locked(salvo_graph *gr)
     salvo_stream *origin = gr->origin;
     gr->origin = NULL;
     if (origin) {
-        origin->capture = NULL;
         salvo_mutex_same(&gr->dev->q.lock, &origin->e.q->lock);
+        capture_set_locked(origin, NULL);
         stream_release_kept_locked(&origin->e);
     }
     for (size_t i = 0; i < gr->member_count; i++) {
         salvo_stream *m = gr->members[i];
-        m->capture = NULL;
         salvo_mutex_same(&gr->dev->q.lock, &m->e.q->lock);
+        capture_set_locked(m, NULL);
         stream_release_kept_locked(&m->e);
     }
     gr->member_count = 0;
@@ -260,7 +225,7 @@ void graph_capture_leave_locked(salvo_stream *st)
             gr->members[i] = gr->members[--gr->member_count];
             break;
         }
-    st->capture = NULL;
+    capture_set_locked(st, NULL);
     stream_release_kept_locked(&st->e);
 }
 
@@ -278,7 +243,7 @@ salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st)
     if (r != SALVO_OK)
         return r;
     gr->members[gr->member_count++] = st;
-    st->capture = gr;
+    capture_set_locked(st, gr);
     st->e.kept = true;
     return SALVO_OK;
 }
@@ -316,7 +281,7 @@ salvo_status salvo_stream_begin_capture(salvo_stream *st)
     gr->release.fn = graph_release;
     gr->next_capture = dev->captures;
     dev->captures = gr;
-    st->capture = gr;
+    capture_set_locked(st, gr);
     st->e.kept = true;
     live_link_locked(dev, &gr->live, &gr->release);
     COUNT_ADD(dev, live_graphs, 1);

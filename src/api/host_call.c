@@ -43,7 +43,7 @@ salvo_status staging_block_create_locked(salvo_device *dev, uint64_t size, stagi
     if (!b)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "stream transfer: out of host memory");
     accel_buffer_desc d = {.size = size, .domain = SALVO_DOMAIN_HOST, .transfer = true};
-    accel_result r = queue_buffer_create_locked(&dev->q, &d, &b->ab, &b->info);
+    accel_result r = sched_buffer_create_locked(&dev->q, &d, &b->ab, &b->info);
     if (r != ACCEL_SUCCESS || !b->info.mapped) {
         VT(dev)->buffer_destroy(SELF(dev), dev->adev, b->ab);
         salvo_mem_free(dev->alloc, b);
@@ -121,7 +121,7 @@ static void worker_unlock(queue *q) SALVO_RELEASE(q->lock)
     /* Ends: each pass takes in what was there; destroys are finite. */
     for (;;) {
         if (atomic_load(&q->retire.incoming))
-            queue_reap_locked(q);
+            sched_reap_locked(q);
         salvo_mutex_unlock(&q->lock);
         if (!atomic_load(&q->retire.incoming))
             return;
@@ -146,7 +146,7 @@ static bool wait_batch_locked(queue *q, host_work *hw, uint64_t serial) SALVO_RE
             return true;
         salvo_status r = SALVO_OK;
         if (s->state == SLOT_RECORDING) {
-            queue_submit_batch_locked(q, serial);
+            sched_submit_batch_locked(q, serial);
             continue;
         }
         if (s->state != SLOT_HELD) {
@@ -156,7 +156,7 @@ static bool wait_batch_locked(queue *q, host_work *hw, uint64_t serial) SALVO_RE
                 continue;
             /* A wait the driver keeps failing (timing out): a look at the
              * fence, as a reap takes, may still see the batch over. */
-            queue_reap_locked(q);
+            sched_reap_locked(q);
             if (queue_is_lost(q) || !queue_batch_owner_locked(q, serial, NULL))
                 continue;
         } else {
@@ -252,7 +252,7 @@ static void run_call(host_work *hw, host_call *c)
     /* From the raise on, the program may go ahead (and destroy things):
      * releases that meet this section stay on the incoming list, which
      * worker_unlock takes in before it lets go. */
-    queue_reap_locked(q);
+    sched_reap_locked(q);
     worker_unlock(q);
 }
 
@@ -449,6 +449,8 @@ salvo_status salvo_stream_host_call(salvo_stream *st, void (*fn)(void *user), vo
     salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     if (device_is_lost(dev))
         r = device_lost_error(dev);
+    /* Not a command (work for the host-call thread, not for a batch), so
+     * not the recorder's: a capture is refused here. */
     else if (stream_capture_locked(st))
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "stream_host_call: the stream is capturing (%s); a graph cannot hold a "

@@ -337,28 +337,15 @@ static salvo_status copy_image(salvo_stream *st, salvo_buffer *buf, uint64_t off
                         "multiple of the texel size, %u)",
                         what, (unsigned long long)bytes, (unsigned long long)offset,
                         (unsigned long long)buf->size, img->texel);
-    salvo_mutex_lock(&dev->q.lock);
-    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
-    if (device_is_lost(dev)) {
-        salvo_mutex_unlock(&dev->q.lock);
-        return device_lost_error(dev);
-    }
-    uint64_t serial = 0;
-    if (stream_capture_locked(st)) {
-        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
-        r = graph_capture_image_copy_locked(st->capture, buf, offset, bytes, img, &box, to_image);
-    } else {
-        r = stream_copy_image_locked(&st->e, buf->ab, offset, bytes, img->ai, &box, to_image,
-                                     &serial);
-    }
-    if (serial) {
-        buffer_note_use(buf, serial);
-        buffer_note_use(&img->base, serial);
-    }
-    salvo_mutex_unlock(&dev->q.lock);
-    if (r == SALVO_OK)
-        salvo_clear_error();
-    return r;
+    /* Hazards know an image as a whole: range [0, 1). */
+    accel_bind buffer_end = {.buffer = buf->ab, .offset = offset, .size = bytes};
+    accel_bind image_end = {.image = img->ai, .offset = 0, .size = 1};
+    accel_bind ends[2] = {to_image ? buffer_end : image_end, to_image ? image_end : buffer_end};
+    salvo_buffer *of[2] = {to_image ? buf : &img->base, to_image ? &img->base : buf};
+    command c = {.kind = COMMAND_IMAGE_COPY, .binds = ends, .bind_count = 2, .push = &box,
+                 .push_size = sizeof box};
+    stream_call call = {.bytes = bytes, .holds = &(command_holds){.of = of}};
+    return stream_call_command(st, &c, &call);
 }
 
 salvo_status salvo_copy_buffer_to_image(salvo_stream *st, salvo_buffer *src, uint64_t src_offset,
@@ -443,27 +430,9 @@ salvo_status salvo_copy_image(salvo_stream *st, salvo_image *src,
                           {.image = dst->ai, .offset = 0, .size = 1}};
     command c = {.kind = COMMAND_IMAGE_TO_IMAGE, .binds = ends, .bind_count = 2, .push = &pair,
                  .push_size = sizeof pair};
-    salvo_mutex_lock(&dev->q.lock);
-    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
-    if (device_is_lost(dev)) {
-        salvo_mutex_unlock(&dev->q.lock);
-        return device_lost_error(dev);
-    }
-    uint64_t serial = 0;
-    if (stream_capture_locked(st)) {
-        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
-        r = graph_capture_command_locked(st->capture, &c, &src->base, &dst->base);
-    } else {
-        r = stream_command_locked(&st->e, &c, bytes, &serial);
-    }
-    if (serial) {
-        buffer_note_use(&src->base, serial);
-        buffer_note_use(&dst->base, serial);
-    }
-    salvo_mutex_unlock(&dev->q.lock);
-    if (r == SALVO_OK)
-        salvo_clear_error();
-    return r;
+    salvo_buffer *of[2] = {&src->base, &dst->base};
+    stream_call call = {.bytes = bytes, .holds = &(command_holds){.of = of}};
+    return stream_call_command(st, &c, &call);
 }
 
 /* ------------------------------------------------------------------ */

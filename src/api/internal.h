@@ -19,6 +19,7 @@
 #include "core/queue.h"
 #include "core/reflect.h"
 #include "core/retire.h"
+#include "core/scheduler.h"
 #include "core/stream_engine.h"
 #include "core/timing.h"
 #include "core/trace.h"
@@ -202,32 +203,6 @@ static inline void buffer_note_use(salvo_buffer *buf, uint64_t serial)
 }
 
 /* graph.c (all [lock]) */
-/* Capture a launch or copy into st's capture. */
-salvo_status graph_capture_launch_locked(salvo_graph *gr, salvo_kernel *k, const uint32_t groups[3],
-                                         const accel_bind *binds, salvo_buffer **bufs,
-                                         const void *push, uint32_t push_size)
-    SALVO_REQUIRES(gr->dev->q.lock);
-salvo_status graph_capture_copy_locked(salvo_graph *gr, salvo_buffer *src, uint64_t so,
-                                       salvo_buffer *dst, uint64_t dof, uint64_t size)
-    SALVO_REQUIRES(gr->dev->q.lock);
-salvo_status graph_capture_fill_locked(salvo_graph *gr, salvo_buffer *dst, uint64_t offset,
-                                       uint64_t size, uint32_t value)
-    SALVO_REQUIRES(gr->dev->q.lock);
-/* A copy between buf (from offset, bytes) and region of img. */
-salvo_status graph_capture_image_copy_locked(salvo_graph *gr, salvo_buffer *buf, uint64_t offset,
-                                             uint64_t bytes, salvo_image *img,
-                                             const accel_image_region *region, bool to_image)
-    SALVO_REQUIRES(gr->dev->q.lock);
-/* An indirect launch c (bufs as launch_check gives them), holding the
- * counts' buffer too. */
-salvo_status graph_capture_launch_indirect_locked(salvo_graph *gr, salvo_kernel *k,
-                                                  const command *c, salvo_buffer **bufs,
-                                                  salvo_buffer *counts)
-    SALVO_REQUIRES(gr->dev->q.lock);
-/* Another command the caller built (a fill of partial words, a copy
- * between images), which reads src (NULL: nothing) and writes dst. */
-salvo_status graph_capture_command_locked(salvo_graph *gr, const command *c, salvo_buffer *src,
-                                          salvo_buffer *dst) SALVO_REQUIRES(gr->dev->q.lock);
 /* The capture in progress with this id, or NULL. */
 salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id) SALVO_REQUIRES(dev->q.lock);
 /* st leaves its capture: a joined stream simply leaves; the stream that
@@ -245,6 +220,23 @@ salvo_graph *stream_capture_locked(salvo_stream *st) SALVO_REQUIRES(st->e.q->loc
 /* Whether a capture in progress has a node that writes buf. */
 bool graph_capture_writes_locked(salvo_device *dev, const salvo_buffer *buf)
     SALVO_REQUIRES(dev->q.lock);
+
+/* The objects a command uses (stream_call.holds): of[i] the object of
+ * the command's range i (a buffer, image or sampler; NULL: none); for a
+ * kernel's work the kernel, and of[SALVO_MAX_BINDINGS + j] the sampler
+ * beside image binding j (launch_check's bufs, LAUNCH_HELD_MAX). A
+ * capture keeps them alive; each remembers the batch that uses it. */
+typedef struct command_holds {
+    salvo_kernel *kernel;
+    salvo_buffer *const *of;
+} command_holds;
+
+/* stream.c: the one way a call puts a command on st: under the lock, the
+ * device's loss first, the captures settled (st may have left one), then
+ * st's recorder or batch (stream_command_locked); each object of
+ * call->holds (a command_holds) remembers the batch. */
+salvo_status stream_call_command(salvo_stream *st, const command *c, const stream_call *call);
+
 /* Let go of one hold (the last one releases). kernel.c/buffer.c. */
 void buffer_let_go(salvo_buffer *buf);
 void kernel_let_go(salvo_kernel *k);
@@ -284,5 +276,6 @@ bool device_trace_stop_locked(salvo_device *dev) SALVO_REQUIRES(dev->q.lock);
  * taking it from the batch's stream [q.lock]. */
 salvo_status event_refused_locked(salvo_device *dev, const salvo_event *ev, const char *what)
     SALVO_REQUIRES(dev->q.lock);
+
 
 #endif

@@ -79,7 +79,8 @@ salvo_status salvo_vk_stream_record(salvo_stream *st, const salvo_vk_buffer_use 
                         "vk_stream_record: the %s accelerator has no command buffers to record into",
                         dev->acc.vt->name);
     accel_bind ranges[SALVO_MAX_BINDINGS];
-    salvo_access how[SALVO_MAX_BINDINGS];
+    salvo_buffer *of[SALVO_MAX_BINDINGS];
+    command_native np = {.fn = record_vk, .record = (void (*)(void))record, .user = user};
     for (uint32_t i = 0; i < use_count; i++) {
         const salvo_vk_buffer_use *u = &uses[i];
         salvo_buffer *b = u->buffer;
@@ -101,26 +102,12 @@ salvo_status salvo_vk_stream_record(salvo_stream *st, const salvo_vk_buffer_use 
                             "vk_stream_record: use %u: access %d is not a salvo_access", i,
                             (int)u->access);
         ranges[i] = (accel_bind){.buffer = b->ab, .offset = u->offset, .size = size};
-        how[i] = u->access;
+        of[i] = b;
+        np.how[i] = (uint8_t)u->access;
     }
-    salvo_mutex_lock(&dev->q.lock);
-    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
-    salvo_status r;
-    uint64_t serial = 0;
-    if (device_is_lost(dev))
-        r = device_lost_error(dev);
-    else if (stream_capture_locked(st))
-        r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
-                     "vk_stream_record: the stream is capturing (%s); the program's own commands "
-                     "cannot be captured",
-                     st->capture->g.label);
-    else
-        r = stream_native_locked(&st->e, ranges, how, use_count, record_vk,
-                                 (void (*)(void))record, user, &serial);
-    for (uint32_t i = 0; serial && i < use_count; i++)
-        buffer_note_use(uses[i].buffer, serial);
-    salvo_mutex_unlock(&dev->q.lock);
-    if (r == SALVO_OK)
-        salvo_clear_error();
-    return r;
+    /* A capture refuses it (its recorder): a graph cannot record the
+     * program's commands again. */
+    command c = {.kind = COMMAND_NATIVE, .binds = ranges, .bind_count = use_count, .push = &np,
+                 .push_size = sizeof np};
+    return stream_call_command(st, &c, &(stream_call){.holds = &(command_holds){.of = of}});
 }

@@ -53,6 +53,32 @@ void salvo_stream_destroy(salvo_stream *st)
     stream_engine_destroy(&st->e);
 }
 
+salvo_status stream_call_command(salvo_stream *st, const command *c, const stream_call *call)
+{
+    salvo_device *dev = stream_device(st);
+    const command_holds *h = call->holds;
+    uint64_t serial = 0;
+    salvo_mutex_lock(&dev->q.lock);
+    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
+    salvo_status r;
+    if (device_is_lost(dev)) {
+        r = device_lost_error(dev);
+    } else {
+        if (dev->captures)
+            graph_captures_settle_locked(dev);
+        r = stream_command_locked(&st->e, c, call, &serial);
+    }
+    /* Host reads and writes of what it uses wait for its batch. */
+    for (uint32_t i = 0; serial && i < c->bind_count; i++)
+        buffer_note_use(h->of[i], serial);
+    if (serial && h->kernel && h->kernel->ek.refl.buffer_addresses &&
+        serial > dev->q.address_serial)
+        dev->q.address_serial = serial;
+    salvo_mutex_unlock(&dev->q.lock);
+    if (r == SALVO_OK)
+        salvo_clear_error();
+    return r;
+}
 
 salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t groups[3],
                           const salvo_binding *bindings, uint32_t binding_count, const void *push,
@@ -68,28 +94,11 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
                                   bufs);
     if (r != SALVO_OK)
         return r;
-    salvo_mutex_lock(&dev->q.lock);
-    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
-    if (device_is_lost(dev)) {
-        salvo_mutex_unlock(&dev->q.lock);
-        return device_lost_error(dev);
-    }
-    uint64_t serial = 0;
-    if (stream_capture_locked(st)) {
-        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
-        r = graph_capture_launch_locked(st->capture, k, groups, binds, bufs, push, push_size);
-    } else {
-        r = stream_dispatch_locked(&st->e, &k->ek, groups, binds, push, push_size, &serial);
-    }
-    if (serial)
-        for (uint32_t i = 0; i < binding_count; i++)
-            buffer_note_use(bufs[i], serial); /* samplers: never written, nothing to note */
-    if (serial && k->ek.refl.buffer_addresses && serial > dev->q.address_serial)
-        dev->q.address_serial = serial;
-    salvo_mutex_unlock(&dev->q.lock);
-    if (r == SALVO_OK)
-        salvo_clear_error();
-    return r;
+    command c = {.kind = COMMAND_DISPATCH, .object = &k->ek,
+                 .groups = {groups[0], groups[1], groups[2]}, .binds = binds,
+                 .bind_count = k->ek.refl.binding_count, .push = push, .push_size = push_size};
+    command_holds holds = {.kernel = k, .of = bufs};
+    return stream_call_command(st, &c, &(stream_call){.holds = &holds});
 }
 
 salvo_status salvo_launch_indirect(salvo_stream *st, salvo_kernel *k, salvo_buffer *counts,
@@ -129,32 +138,11 @@ salvo_status salvo_launch_indirect(salvo_stream *st, salvo_kernel *k, salvo_buff
                         "command may use; the counts would be one more",
                         k->ek.name, SALVO_MAX_BINDINGS);
     binds[m->binding_count] = (accel_bind){.buffer = counts->ab, .offset = offset, .size = 12};
+    bufs[m->binding_count] = counts; /* the range after the kernel's: not a sampler's place */
     command c = {.kind = COMMAND_DISPATCH_INDIRECT, .object = &k->ek, .binds = binds,
                  .bind_count = m->binding_count + 1, .push = push, .push_size = push_size};
-    salvo_mutex_lock(&dev->q.lock);
-    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
-    if (device_is_lost(dev)) {
-        salvo_mutex_unlock(&dev->q.lock);
-        return device_lost_error(dev);
-    }
-    uint64_t serial = 0;
-    if (stream_capture_locked(st)) {
-        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
-        r = graph_capture_launch_indirect_locked(st->capture, k, &c, bufs, counts);
-    } else {
-        r = stream_command_locked(&st->e, &c, 0, &serial);
-    }
-    if (serial) {
-        for (uint32_t i = 0; i < m->binding_count; i++)
-            buffer_note_use(bufs[i], serial);
-        buffer_note_use(counts, serial);
-    }
-    if (serial && m->buffer_addresses && serial > dev->q.address_serial)
-        dev->q.address_serial = serial;
-    salvo_mutex_unlock(&dev->q.lock);
-    if (r == SALVO_OK)
-        salvo_clear_error();
-    return r;
+    command_holds holds = {.kernel = k, .of = bufs};
+    return stream_call_command(st, &c, &(stream_call){.holds = &holds});
 }
 
 static salvo_status check_copy_range(salvo_device *dev, const char *which, salvo_buffer *b,
@@ -189,30 +177,16 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "copy: the ranges overlap");
     if (r != SALVO_OK)
         return r;
-    salvo_mutex_lock(&dev->q.lock);
-    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
-    if (device_is_lost(dev)) {
-        salvo_mutex_unlock(&dev->q.lock);
-        return device_lost_error(dev);
-    }
-    uint64_t serial = 0;
+    accel_bind ends[2] = {{.buffer = src->ab, .offset = src_offset, .size = size},
+                          {.buffer = dst->ab, .offset = dst_offset, .size = size}};
+    command c = {.kind = COMMAND_COPY, .binds = ends, .bind_count = 2};
+    salvo_buffer *of[2] = {src, dst};
     /* A HOST buffer is in system memory: the copy engine's work. */
-    bool host_side = src->domain == SALVO_DOMAIN_HOST || dst->domain == SALVO_DOMAIN_HOST;
-    if (stream_capture_locked(st)) {
-        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
-        r = graph_capture_copy_locked(st->capture, src, src_offset, dst, dst_offset, size);
-    } else {
-        r = stream_copy_locked(&st->e, src->ab, src_offset, dst->ab, dst_offset, size, host_side,
-                               &serial);
-    }
-    if (serial) {
-        buffer_note_use(src, serial);
-        buffer_note_use(dst, serial);
-    }
-    salvo_mutex_unlock(&dev->q.lock);
-    if (r == SALVO_OK)
-        salvo_clear_error();
-    return r;
+    stream_call call = {.bytes = size,
+                        .host_side = src->domain == SALVO_DOMAIN_HOST ||
+                                     dst->domain == SALVO_DOMAIN_HOST,
+                        .holds = &(command_holds){.of = of}};
+    return stream_call_command(st, &c, &call);
 }
 
 salvo_status salvo_fill(salvo_stream *st, salvo_buffer *buf, uint64_t offset, uint64_t size,
@@ -234,27 +208,12 @@ salvo_status salvo_fill(salvo_stream *st, salvo_buffer *buf, uint64_t offset, ui
                         "fill: range [%llu, +%llu) outside the buffer of %llu bytes",
                         (unsigned long long)offset, (unsigned long long)size,
                         (unsigned long long)buf->size);
-    salvo_mutex_lock(&dev->q.lock);
-    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
-    if (device_is_lost(dev)) {
-        salvo_mutex_unlock(&dev->q.lock);
-        return device_lost_error(dev);
-    }
-    uint64_t serial = 0;
-    salvo_status r;
-    if (stream_capture_locked(st)) {
-        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
-        r = graph_capture_fill_locked(st->capture, buf, offset, size, value);
-    } else {
-        r = stream_fill_locked(&st->e, buf->ab, offset, size, value,
-                               buf->domain == SALVO_DOMAIN_HOST, &serial);
-    }
-    if (serial)
-        buffer_note_use(buf, serial);
-    salvo_mutex_unlock(&dev->q.lock);
-    if (r == SALVO_OK)
-        salvo_clear_error();
-    return r;
+    accel_bind end = {.buffer = buf->ab, .offset = offset, .size = size};
+    command c = {.kind = COMMAND_FILL, .binds = &end, .bind_count = 1, .push = &value,
+                 .push_size = sizeof value};
+    stream_call call = {.host_side = buf->domain == SALVO_DOMAIN_HOST,
+                        .holds = &(command_holds){.of = &buf}};
+    return stream_call_command(st, &c, &call);
 }
 
 salvo_status salvo_fill_pattern(salvo_stream *st, salvo_buffer *buf, uint64_t offset,
@@ -305,26 +264,7 @@ salvo_status salvo_fill_pattern(salvo_stream *st, salvo_buffer *buf, uint64_t of
     accel_bind words = {.buffer = buf->ab, .offset = first, .size = end - first};
     command c = {.kind = COMMAND_FILL_BYTES, .binds = &words, .bind_count = 1, .push = &f,
                  .push_size = sizeof f};
-    salvo_mutex_lock(&dev->q.lock);
-    salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
-    if (device_is_lost(dev)) {
-        salvo_mutex_unlock(&dev->q.lock);
-        return device_lost_error(dev);
-    }
-    uint64_t serial = 0;
-    salvo_status r;
-    if (stream_capture_locked(st)) {
-        salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
-        r = graph_capture_command_locked(st->capture, &c, NULL, buf);
-    } else {
-        r = stream_command_locked(&st->e, &c, 0, &serial);
-    }
-    if (serial)
-        buffer_note_use(buf, serial);
-    salvo_mutex_unlock(&dev->q.lock);
-    if (r == SALVO_OK)
-        salvo_clear_error();
-    return r;
+    return stream_call_command(st, &c, &(stream_call){.holds = &(command_holds){.of = &buf}});
 }
 
 salvo_status salvo_stream_flush(salvo_stream *st)
@@ -337,7 +277,7 @@ salvo_status salvo_stream_flush(salvo_stream *st)
     salvo_status r = device_is_lost(dev) ? device_lost_error(dev)
                                          : stream_submit_locked(&st->e, true);
     if (r == SALVO_OK)
-        queue_reap_locked(&dev->q);
+        sched_reap_locked(&dev->q);
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();

@@ -33,7 +33,9 @@ static salvo_status check_transfer(salvo_stream *st, const char *what, salvo_buf
 }
 
 /* The state every stream transfer needs [q.lock]: device alive, stream
- * not capturing. */
+ * not capturing. Refused here, before any staging is taken, rather than
+ * by the capture's recorder: a graph cannot hold host memory, and a read
+ * is a host call besides its copy. */
 static salvo_status usable_locked(salvo_stream *st, const char *what) SALVO_REQUIRES(st->e.q->lock)
 {
     salvo_device *dev = stream_device(st);
@@ -44,6 +46,20 @@ static salvo_status usable_locked(salvo_stream *st, const char *what) SALVO_REQU
                         "%s: the stream is capturing (%s); a graph cannot hold host memory", what,
                         st->capture->g.label);
     return SALVO_OK;
+}
+
+/* The device side of a transfer, as salvo_copy's (a stream that
+ * usable_locked let through is in no capture: into its batch). */
+static salvo_status copy_locked(salvo_stream *st, accel_buffer *src, uint64_t so,
+                                accel_buffer *dst, uint64_t dof, uint64_t size, uint64_t *serial)
+    SALVO_REQUIRES(st->e.q->lock)
+{
+    accel_bind ends[2] = {{.buffer = src, .offset = so, .size = size},
+                          {.buffer = dst, .offset = dof, .size = size}};
+    command c = {.kind = COMMAND_COPY, .binds = ends, .bind_count = 2};
+    /* One end is staging, in host memory: the copy engine's work. */
+    return stream_command_locked(&st->e, &c, &(stream_call){.bytes = size, .host_side = true},
+                                 serial);
 }
 
 salvo_status salvo_stream_write(salvo_stream *st, salvo_buffer *dst, uint64_t offset,
@@ -101,7 +117,7 @@ salvo_status salvo_stream_write(salvo_stream *st, salvo_buffer *dst, uint64_t of
         b->writers++;
         if (b == hw->block)
             memcpy((char *)b->info.mapped + at, src, size);
-        r = stream_copy_locked(&st->e, b->ab, at, dst->ab, offset, size, true, &serial);
+        r = copy_locked(st, b->ab, at, dst->ab, offset, size, &serial);
         b->writers--;
         if (b != hw->block || b->dropped)
             staging_block_release_locked(&dev->q, b);
@@ -135,7 +151,7 @@ salvo_status salvo_stream_read(salvo_stream *st, salvo_buffer *src, uint64_t off
         r = staging_block_create_locked(dev, size, &b);
         uint64_t serial = 0;
         if (r == SALVO_OK)
-            r = stream_copy_locked(&st->e, src->ab, offset, b->ab, 0, size, true, &serial);
+            r = copy_locked(st, src->ab, offset, b->ab, 0, size, &serial);
         if (serial)
             buffer_note_use(src, serial);
         /* SALVO_TIMEOUT: the copy is recorded and running (a batch of one

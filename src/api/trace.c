@@ -140,7 +140,7 @@ salvo_status salvo_trace_stop(salvo_device *dev)
     }
     /* Batches already complete go in; nothing is submitted or waited for. */
     if (!device_is_lost(dev))
-        queue_reap_locked(&dev->q);
+        sched_reap_locked(&dev->q);
     bool ok = device_trace_stop_locked(dev);
     salvo_mutex_unlock(&dev->q.lock);
     if (!ok)

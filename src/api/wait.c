@@ -30,7 +30,7 @@ salvo_status salvo_stream_query(salvo_stream *st)
          * alone, an empty batch of its own goes too, whose end covers
          * that one (unless that would wait). */
         stream_submit_covering_nowait_locked(e);
-        queue_reap_locked(&dev->q);
+        sched_reap_locked(&dev->q);
         if (device_is_lost(dev)) {
             r = device_lost_error(dev);
         } else if (!stream_idle_locked(e)) {
@@ -70,11 +70,11 @@ salvo_status salvo_event_wait(salvo_event *ev, uint64_t timeout_ns)
     else if (ev->cancelled)
         r = SALVO_CANCELLED;
     else
-        r = queue_wait_batch_until_locked(&dev->q, ev->serial, deadline);
+        r = sched_wait_batch_until_locked(&dev->q, ev->serial, deadline);
     if (r == SALVO_OK && !ev->capture_id && !ev->cancelled)
         r = event_refused_locked(dev, ev, "event_wait");
     if (r == SALVO_OK)
-        queue_reap_locked(&dev->q);
+        sched_reap_locked(&dev->q);
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();

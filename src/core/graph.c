@@ -112,37 +112,6 @@ static salvo_status add_node(engine_graph *g, command_kind kind, const engine_ke
     return SALVO_OK;
 }
 
-salvo_status graph_add_launch(engine_graph *g, const engine_kernel *k, const uint32_t groups[3],
-                              const accel_bind *binds, uint32_t bind_count, const void *push,
-                              uint32_t push_size)
-{
-    return add_node(g, COMMAND_DISPATCH, k, groups, binds, bind_count, push, push_size);
-}
-
-salvo_status graph_add_copy(engine_graph *g, accel_buffer *src, uint64_t so, accel_buffer *dst,
-                            uint64_t dof, uint64_t size)
-{
-    static const uint32_t none[3] = {0, 0, 0};
-    accel_bind ends[2] = {{.buffer = src, .offset = so, .size = size},
-                          {.buffer = dst, .offset = dof, .size = size}};
-    return add_node(g, COMMAND_COPY, NULL, none, ends, 2, NULL, 0);
-}
-
-salvo_status graph_add_fill(engine_graph *g, accel_buffer *dst, uint64_t offset, uint64_t size,
-                            uint32_t value)
-{
-    static const uint32_t none[3] = {0, 0, 0};
-    accel_bind end = {.buffer = dst, .offset = offset, .size = size};
-    return add_node(g, COMMAND_FILL, NULL, none, &end, 1, &value, sizeof value);
-}
-
-salvo_status graph_add_image_copy(engine_graph *g, const accel_bind ends[2],
-                                  const accel_image_region *region)
-{
-    static const uint32_t none[3] = {0, 0, 0};
-    return add_node(g, COMMAND_IMAGE_COPY, NULL, none, ends, 2, region, sizeof *region);
-}
-
 salvo_status graph_add_command(engine_graph *g, const command *c)
 {
     return add_node(g, c->kind, command_is_dispatch(c) ? c->object : NULL, c->groups, c->binds,

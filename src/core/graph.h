@@ -141,24 +141,9 @@ void graph_fini(engine_graph *g);
 /* The command node n holds (pointing into the graph's arrays). */
 command graph_node_command(const engine_graph *g, const graph_node *n);
 
-/* Append a node (capture). Out of host memory: the call is not captured
- * (and says so); the capture goes on. */
-salvo_status graph_add_launch(engine_graph *g, const engine_kernel *k, const uint32_t groups[3],
-                              const accel_bind *binds, uint32_t bind_count, const void *push,
-                              uint32_t push_size);
-salvo_status graph_add_copy(engine_graph *g, accel_buffer *src, uint64_t so, accel_buffer *dst,
-                            uint64_t dof, uint64_t size);
-/* A fill node: one range, the value as its push data. */
-salvo_status graph_add_fill(engine_graph *g, accel_buffer *dst, uint64_t offset, uint64_t size,
-                            uint32_t value);
-
-/* A copy between a buffer and an image: ends[0] the source, ends[1] the
- * destination (the image's end names the image, range [0, 1)); the
- * region as its push data. */
-salvo_status graph_add_image_copy(engine_graph *g, const accel_bind ends[2],
-                                  const accel_image_region *region);
-/* Any other command, as the caller built it (an indirect dispatch, a
- * fill of partial words, a copy between images). */
+/* Append c as a node (capture), its ranges and push data copied. Out of
+ * host memory: the call is not captured (and says so); the capture goes
+ * on. */
 salvo_status graph_add_command(engine_graph *g, const command *c);
 
 /* Compute the levels, the order and the chunks, and record every chunk.

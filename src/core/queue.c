@@ -26,43 +26,6 @@ salvo_status queue_init(queue *q)
     return SALVO_OK;
 }
 
-void queue_settle_for_destroy_locked(queue *q)
-{
-    if (queue_is_lost(q))
-        return;
-    salvo_status st = queue_quiesce_locked(q, UINT64_MAX);
-    if (st == SALVO_OK || queue_is_lost(q))
-        return;
-    /* A wait that would not finish: the queue is the last resort. */
-    accel_result r = queue_wait_idle_locked(q);
-    if (r != ACCEL_SUCCESS) {
-        queue_mark_lost_locked(q);
-        return;
-    }
-    for (stream_engine *s = q->streams; s; s = s->next)
-        for (int i = 0; i < STREAM_SLOTS; i++) {
-            if (s->slots[i].state == SLOT_IN_FLIGHT)
-                slot_complete(&s->slots[i], &q->env, ACCEL_SUCCESS);
-            else if (s->slots[i].state == SLOT_HELD)
-                slot_abandon(&s->slots[i], &q->env); /* never given to the device */
-        }
-}
-
-void queue_release_all_locked(queue *q)
-{
-    /* Streams first: freeing one queues the release of its timeline. */
-    if (queue_is_lost(q))
-        queue_mark_lost_locked(q);
-    while (q->streams) {
-        salvo_mutex_same(&q->lock, &q->streams->q->lock);
-        stream_free_locked(q->streams);
-    }
-    if (queue_is_lost(q))
-        retire_abandon(&q->retire);
-    else
-        retire_drain(&q->retire);
-}
-
 void queue_fini_locked(queue *q)
 {
     retire_close(&q->retire);
@@ -83,55 +46,6 @@ stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out)
     if (out)
         *out = s;
     return s->owner;
-}
-
-void queue_submit_batch_locked(queue *q, uint64_t serial)
-{
-    slot *s = NULL;
-    stream_engine *owner = queue_batch_owner_locked(q, serial, &s);
-    if (owner && s->state == SLOT_RECORDING) {
-        salvo_mutex_same(&q->lock, &owner->q->lock);
-        stream_submit_locked(owner, false);
-    }
-}
-
-salvo_status queue_wait_batch_locked(queue *q, uint64_t serial)
-{
-    for (;;) {
-        if (queue_is_lost(q))
-            return queue_lost_error(q);
-        slot *s = NULL;
-        stream_engine *owner = queue_batch_owner_locked(q, serial, &s);
-        if (!owner)
-            return SALVO_OK;
-        salvo_mutex_same(&q->lock, &owner->q->lock);
-        salvo_status r = s->state == SLOT_RECORDING ? stream_submit_locked(owner, false)
-                                                    : queue_wait_slot_locked(q, owner, s, false);
-        if (r != SALVO_OK && queue_batch_owner_locked(q, serial, NULL))
-            return r;
-    }
-}
-
-salvo_status queue_synchronize_locked(queue *q, char msg[SALVO_ERROR_MAX])
-{
-    salvo_status r = queue_quiesce_locked(q, UINT64_MAX);
-    memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
-    salvo_status first = SALVO_OK;
-    /* Each stream's kept failure belongs to this caller now; the first wins. */
-    for (stream_engine *st = q->streams; st; st = st->next) {
-        if (st->deferred == SALVO_OK)
-            continue;
-        if (first == SALVO_OK) {
-            first = st->deferred;
-            memcpy(msg, st->deferred_msg, SALVO_ERROR_MAX);
-        }
-        st->deferred = SALVO_OK;
-    }
-    if (first == SALVO_OK)
-        first = r;
-    first = queue_loss_wins_locked(q, first, msg);
-    queue_reap_locked(q);
-    return first;
 }
 
 salvo_status queue_loss_wins_locked(queue *q, salvo_status first, char msg[SALVO_ERROR_MAX])
@@ -406,9 +320,6 @@ static salvo_status wait_held_locked(queue *q, stream_engine *st, slot *s) SALVO
     return SALVO_OK;
 }
 
-static salvo_status observed_locked(queue *q, stream_engine *st, slot *s, accel_result r,
-                                    bool report) SALVO_REQUIRES(q->lock);
-
 salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool report)
 {
     if (!slot_submitted(s))
@@ -435,13 +346,11 @@ salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool r
     accel_result r = wait_locked(q, &w);
     if (s->state != SLOT_IN_FLIGHT || s->serial != serial)
         return queue_is_lost(q) ? queue_lost_error(q) : SALVO_OK; /* someone else saw it */
-    return observed_locked(q, st, s, r, report);
+    return queue_observed_locked(q, st, s, r, report);
 }
 
-/* What a wait for st's in-flight batch s observed (r), applied: done,
- * still running, failed or lost. */
-static salvo_status observed_locked(queue *q, stream_engine *st, slot *s, accel_result r,
-                                    bool report)
+salvo_status queue_observed_locked(queue *q, stream_engine *st, slot *s, accel_result r,
+                                   bool report)
 {
     salvo_mutex_same(&q->lock, &st->q->lock);
     uint64_t serial = s->serial;
@@ -467,109 +376,6 @@ static salvo_status observed_locked(queue *q, stream_engine *st, slot *s, accel_
     return res;
 }
 
-void queue_reap_locked(queue *q)
-{
-    if (queue_is_lost(q))
-        queue_mark_lost_locked(q);
-    queue_pump_locked(q);
-    /* Releases left on the lock-free list by a destroy that found the lock
-     * busy are taken in after the pump: a destroy may land there while the
-     * pump runs (another thread's, or one from inside a gate poll). */
-    retire_collect(&q->retire);
-    for (stream_engine *st = q->streams; st; st = st->next) {
-        salvo_mutex_same(&q->lock, &st->q->lock);
-        if (atomic_load(&st->destroyed) && st->open && !queue_is_lost(q))
-            stream_submit_locked(st, false);
-        for (int i = 0; i < STREAM_SLOTS && !queue_is_lost(q); i++) {
-            slot *s = &st->slots[i];
-            if (s->state != SLOT_IN_FLIGHT)
-                continue; /* held: pumped above, not on the device */
-            uint32_t n = s->launches;
-            salvo_status r = slot_poll(s, &q->env);
-            if (!slot_active(s))
-                COUNTER_SUB(&q->n, launches_pending, n);
-            if (r == SALVO_OK) {
-                stream_trace_retired_locked(st, s);
-                timing_batch_done_locked(q, s->serial);
-            } else if (r < 0) {
-                if (r == SALVO_ERROR_DEVICE_LOST)
-                    queue_mark_lost_locked(q);
-                stream_defer_locked(st, r);
-            }
-        }
-    }
-    /* Destroyed streams whose work is over go now (not while a waiter may
-     * hold one's fence): before the releases run, since a free queues its
-     * timeline's release. */
-    if (!atomic_load(&q->waiters)) {
-        stream_engine *st = q->streams;
-        while (st) {
-            stream_engine *next = st->next;
-            salvo_mutex_same(&q->lock, &st->q->lock);
-            if (atomic_load(&st->destroyed) && !st->kept && stream_idle_locked(st))
-                stream_free_locked(st);
-            st = next;
-        }
-    }
-    /* Whatever can run now runs, whatever made it runnable: a batch seen
-     * complete, one the pump sent and the device refused (over, never
-     * completing), a release taken in above, a stream freed. A drain point
-     * that left a runnable release queued would leave it to a later call
-     * that may never come. Not in the launch path: the walk is cheap. */
-    queue_advance_locked(q);
-}
-
-/* Whether slot s, its buffers noted, may bind ab. */
-static bool noted_uses(const slot *s, const accel_buffer *ab)
-{
-    if (s->noted_count > SLOT_MAX_NOTED_BUFFERS)
-        return true;
-    for (uint32_t i = 0; i < s->noted_count; i++)
-        if (s->noted_buffers[i] == ab)
-            return true;
-    return false;
-}
-
-salvo_status queue_quiesce_locked(queue *q, uint64_t limit)
-{
-    return queue_quiesce_for_locked(q, limit, NULL);
-}
-
-salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buffer *ab)
-{
-    for (;;) {
-        if (queue_is_lost(q)) {
-            queue_mark_lost_locked(q);
-            return queue_lost_error(q);
-        }
-        stream_engine *wst = NULL;
-        slot *ws = NULL;
-        for (stream_engine *st = q->streams; st; st = st->next) {
-            salvo_mutex_same(&q->lock, &st->q->lock);
-            if (st->open && st->open->serial <= limit)
-                stream_submit_locked(st, false);
-            for (int i = 0; i < STREAM_SLOTS; i++) {
-                slot *s = &st->slots[i];
-                if (slot_submitted(s) && s->serial <= limit &&
-                    !(ab && s->buffers_noted && !noted_uses(s, ab)) &&
-                    (!ws || s->serial < ws->serial)) {
-                    ws = s;
-                    wst = st;
-                }
-            }
-        }
-        if (queue_is_lost(q))
-            return queue_lost_error(q);
-        if (!ws)
-            return SALVO_OK;
-        salvo_status r = queue_wait_slot_locked(q, wst, ws, false);
-        if (r == SALVO_ERROR_DEVICE_LOST || r == SALVO_TIMEOUT)
-            return r;
-        if (r < 0 && slot_submitted(ws))
-            return r; /* the wait itself keeps failing: no progress possible */
-    }
-}
-
 /* Whether some batch in flight waits on a host gate not raised yet. The
  * queue runs in order, so every later batch waits behind it too: a wait
  * for any of them could last until the host raises the gate, which may be
@@ -591,7 +397,7 @@ static bool slot_gated_locked(queue *q, const slot *s, bool on_device) SALVO_REQ
     return false;
 }
 
-static bool gated_locked(queue *q) SALVO_REQUIRES(q->lock)
+bool queue_gated_locked(queue *q)
 {
     for (stream_engine *st = q->streams; st; st = st->next)
         for (int i = 0; i < STREAM_SLOTS; i++)
@@ -652,29 +458,6 @@ salvo_status queue_wait_ungated_locked(queue *q)
     }
 }
 
-void queue_relieve_locked(queue *q)
-{
-    if (retire_collect(&q->retire))
-        queue_advance_locked(q);
-    if (retire_pending(&q->retire) <= q->release_max_count &&
-        atomic_load(&q->retire.bytes) <= q->release_max_bytes)
-        return;
-    queue_reap_locked(q);
-    if (retire_pending(&q->retire) <= q->release_max_count &&
-        atomic_load(&q->retire.bytes) <= q->release_max_bytes)
-        return;
-    /* Still over: wait for what the oldest releases wait on, unless that
-     * work is held by a gate (the bound is then exceeded until it opens). */
-    if (gated_locked(q))
-        return;
-    uint64_t limit = 0;
-    for (retire_entry *e = q->retire.head; e; e = e->next)
-        if (e->tag > limit)
-            limit = e->tag;
-    if (limit > 0 && queue_quiesce_locked(q, limit - 1) == SALVO_OK)
-        queue_advance_locked(q);
-}
-
 accel_result queue_wait_idle_locked(queue *q)
 {
     accel_result r = ACCEL_SUCCESS;
@@ -686,80 +469,8 @@ accel_result queue_wait_idle_locked(queue *q)
     return r;
 }
 
-accel_result queue_buffer_create_locked(queue *q, const accel_buffer_desc *d,
-                                         accel_buffer **out, accel_buffer_info *info)
-{
-    accel_result r = q->acc->vt->buffer_create(q->acc->self, q->adev, d, out, info);
-    if (r != ACCEL_ERROR_OUT_OF_DEVICE_MEMORY)
-        return r;
-    /* Memory may be held by releases waiting on work: run them and retry once. */
-    queue_reap_locked(q);
-    if (retire_pending(&q->retire) > 0 && !gated_locked(q) &&
-        queue_quiesce_locked(q, UINT64_MAX) == SALVO_OK)
-        queue_advance_locked(q);
-    return q->acc->vt->buffer_create(q->acc->self, q->adev, d, out, info);
-}
-
-
 uint64_t queue_now_ns(void)
 {
     return wait_now_ns();
 }
 
-salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t deadline_ns)
-{
-    if (deadline_ns == UINT64_MAX && q->fence_timeout_ns == UINT64_MAX)
-        return queue_wait_batch_locked(q, serial);
-    /* The device's fence timeout bounds this wait too. */
-    deadline_ns = wait_sooner(deadline_ns, wait_deadline(q));
-    uint64_t nap = 20 * 1000;
-    for (;;) {
-        if (queue_is_lost(q)) {
-            queue_mark_lost_locked(q);
-            return queue_lost_error(q);
-        }
-        slot *s = NULL;
-        stream_engine *owner = queue_batch_owner_locked(q, serial, &s);
-        if (!owner)
-            return SALVO_OK;
-        if (s->state == SLOT_RECORDING) {
-            /* A refusal is its stream's to report; the batch is over then. */
-            salvo_mutex_same(&q->lock, &owner->q->lock);
-            stream_submit_locked(owner, false);
-            continue;
-        }
-        queue_reap_locked(q); /* completes it if it is over; pumps held batches */
-        if (queue_is_lost(q) || queue_batch_done_locked(q, serial))
-            continue;
-        if (wait_now_ns() >= deadline_ns)
-            return QUEUE_FAIL(q, SALVO_TIMEOUT,
-                              "the batch (serial %llu) did not complete within the wait's bound; "
-                              "it goes on",
-                              (unsigned long long)serial);
-        /* Held on the host for a gate: look again after a nap (the next
-         * look pumps it once the gate is up). On the device: its fence. */
-        bool held = s->state == SLOT_HELD;
-        wait_spec w = {.nap_ns = nap, .batch = held ? NULL : s, .deadline_ns = deadline_ns};
-        if (!held && !slot_done_on_timeline(s, &w.until))
-            w.fence = s->fence;
-        accel_result r = wait_locked(q, &w);
-        if (held) {
-            nap = nap * 2 < HELD_WAIT_NAP_MAX_NS ? nap * 2 : HELD_WAIT_NAP_MAX_NS;
-            continue;
-        }
-        if (r == ACCEL_ERROR_DEVICE_LOST) {
-            queue_mark_lost_locked(q);
-            return queue_lost_error(q);
-        }
-        /* Seen done: done now (a later look might not see it again: a
-         * timeline that cannot be read, say). */
-        if (r == ACCEL_SUCCESS && s->state == SLOT_IN_FLIGHT && s->serial == serial)
-            observed_locked(q, owner, s, r, false);
-        if (r == ACCEL_SUCCESS || r == ACCEL_TIMEOUT)
-            continue; /* the next look completes it, or sees the bound expired */
-        if (s->state == SLOT_IN_FLIGHT && s->serial == serial)
-            return QUEUE_FAIL(q, salvo_status_from_accel(r),
-                              "waiting for the batch (serial %llu) failed (%s); it goes on",
-                              (unsigned long long)serial, accel_result_name(r));
-    }
-}

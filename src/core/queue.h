@@ -1,10 +1,14 @@
 /*
  * The queue: a device's submission engine. It owns the batch lock, the
  * serials batches take, the retire clock, the list of stream engines, the
- * waits (with the bounded spin), device loss and the abandoning of work,
- * and the staged-transfer objects (core/transfer.c). The public objects
- * (api/) call it; it never calls them: it knows accelerators, slots and
- * stream engines, not devices, buffers or kernels.
+ * waits (with the bounded spin), held batches and their pump, device loss
+ * and the abandoning of work, and the staged-transfer objects
+ * (core/transfer.c). The public objects (api/) call it; it never calls
+ * them: it knows accelerators, slots and stream engines, not devices,
+ * buffers or kernels. It looks at the streams' slots but calls no
+ * function of a stream's: what submits a stream's batch, or walks the
+ * streams to submit, wait for or free them, is the scheduler's
+ * (core/scheduler.h), between the stream engine and the queue.
  *
  * Locks: every lock in src/, in the order they may be taken (written once,
  * here). A thread holding one takes only locks further down the list;
@@ -214,16 +218,12 @@ typedef struct queue {
  * SALVO_ERROR_OUT_OF_HOST_MEMORY when the lock cannot be made. */
 salvo_status queue_init(queue *q);
 
-/* Device destroy, in order, the lock held: wait for all work (the queue
- * idle as a last resort, else the device taken for lost); then
- * queue_release_all_locked runs or abandons every queued release and
- * frees every stream; then, once the caller has reclaimed its own objects,
- * queue_fini_locked closes the retire queue and the batch table (the
- * caller frees the timing table and the transfer objects, which sit above
- * the queue: timing_free_locked, transfer_free_locked). queue_destroy_lock
- * after the lock is released. */
-void queue_settle_for_destroy_locked(queue *q) SALVO_REQUIRES(q->lock);
-void queue_release_all_locked(queue *q) SALVO_REQUIRES(q->lock);
+/* Device destroy, after sched_settle_for_destroy_locked and
+ * sched_release_all_locked (core/scheduler.h), once the caller has
+ * reclaimed its own objects: close the retire queue and the batch table
+ * (the caller frees the timing table and the transfer objects, which sit
+ * above the queue: timing_free_locked, transfer_free_locked).
+ * queue_destroy_lock after the lock is released. */
 void queue_fini_locked(queue *q) SALVO_REQUIRES(q->lock);
 void queue_destroy_lock(queue *q);
 
@@ -267,15 +267,6 @@ static inline bool queue_batch_done_locked(const queue *q, uint64_t serial)
 stream_engine *queue_batch_owner_locked(queue *q, uint64_t serial, slot **out)
     SALVO_REQUIRES(q->lock);
 
-/* If the batch with this serial is still being recorded, submit it: it
- * would otherwise never complete (a query loop), and once submitted it
- * orders every batch submitted after it on the queue (a stream's wait).
- * A failure of that submission is its own stream's to report. */
-void queue_submit_batch_locked(queue *q, uint64_t serial) SALVO_REQUIRES(q->lock);
-/* Wait on the host until the batch with this serial is over (submitting
- * it first if it is open). Failures of that batch stay with its stream
- * (they are that stream's to report); the caller gets the status. */
-salvo_status queue_wait_batch_locked(queue *q, uint64_t serial) SALVO_REQUIRES(q->lock);
 /* Held batches. A batch that waits on a host gate not raised yet, going
  * to a queue that other work shares (one queue for all streams, a queue
  * two streams share, the copy queue), is kept on the host rather than
@@ -289,35 +280,21 @@ salvo_status queue_wait_batch_locked(queue *q, uint64_t serial) SALVO_REQUIRES(q
  * wait, reap and gate raise. */
 bool queue_must_hold_locked(queue *q, stream_engine *st, const slot *s) SALVO_REQUIRES(q->lock);
 void queue_pump_locked(queue *q) SALVO_REQUIRES(q->lock);
-/* Poll every in-flight slot of every stream; finish destroyed streams.
- * Failures go to their stream's deferred error. */
-void queue_reap_locked(queue *q) SALVO_REQUIRES(q->lock);
 /* Wait (dropping the lock meanwhile) for stream st's slot s if it is still
  * the same submission. report: return a failure to the caller; otherwise
  * keep it as the stream's deferred error. */
 salvo_status queue_wait_slot_locked(queue *q, stream_engine *st, slot *s, bool report)
     SALVO_REQUIRES(q->lock);
-/* Submit every open batch with serial <= limit and wait for every batch
- * with serial <= limit, on all streams. Failures are kept on their streams
- * (never consumed); returns SALVO_OK, or DEVICE_LOST / TIMEOUT when the
- * wait could not finish. */
-salvo_status queue_quiesce_locked(queue *q, uint64_t limit) SALVO_REQUIRES(q->lock);
-/* queue_quiesce_locked for a host transfer of buffer ab: a batch waiting
- * on a gate that does not bind ab is not waited for (the gate may stay
- * down for long; the transfer does not need it, and its own copy is not
- * queued behind it: such a batch on the transfer's queue is held). */
-salvo_status queue_quiesce_for_locked(queue *q, uint64_t limit, const accel_buffer *ab)
-    SALVO_REQUIRES(q->lock);
-/* queue_wait_batch_locked with a bound: wait until the monotonic clock
- * reads deadline_ns at most (UINT64_MAX: no bound; at or before now: a
- * query that still submits the batch if it is open). SALVO_OK once the
- * batch is over, SALVO_TIMEOUT when the bound expired first (the work goes
- * on), DEVICE_LOST, or the error of a wait that could not be made. The
- * lock is dropped while it waits or sleeps; the batch's failure stays with
- * its stream. */
-salvo_status queue_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t deadline_ns)
-    SALVO_REQUIRES(q->lock);
-/* The monotonic clock, in nanoseconds (deadlines above). */
+/* What a wait for st's in-flight batch s observed (r), applied: done
+ * (the retire clock advances), still running, failed or lost. report as
+ * for queue_wait_slot_locked. */
+salvo_status queue_observed_locked(queue *q, stream_engine *st, slot *s, accel_result r,
+                                   bool report) SALVO_REQUIRES(q->lock);
+/* Whether some submitted batch waits on a host gate not raised yet (a
+ * wait for any later work on its queue could last until the host raises
+ * it). */
+bool queue_gated_locked(queue *q) SALVO_REQUIRES(q->lock);
+/* The monotonic clock, in nanoseconds (deadlines). */
 uint64_t queue_now_ns(void);
 /* A compute queue (0 .. hw_queues - 1) where no batch on the device waits
  * for anything not signalled yet (a gate, or another batch), so that work
@@ -329,18 +306,9 @@ uint32_t queue_unblocked_compute_locked(queue *q) SALVO_REQUIRES(q->lock);
  * behind a gate on the queue. SALVO_OK, TIMEOUT, DEVICE_LOST, or the
  * error of a wait that keeps failing. */
 salvo_status queue_wait_ungated_locked(queue *q) SALVO_REQUIRES(q->lock);
-/* When the release bounds are exceeded, run what completed, then wait. */
-void queue_relieve_locked(queue *q) SALVO_REQUIRES(q->lock);
 /* Wait for the queue to be idle: the last resort of a recovery. Out of
  * memory is retried RECOVERY_ATTEMPTS times; returns the last result. */
 accel_result queue_wait_idle_locked(queue *q) SALVO_REQUIRES(q->lock);
-/* Make a buffer allocation, retrying once after running releases when
- * device memory ran out. */
-accel_result queue_buffer_create_locked(queue *q, const accel_buffer_desc *d, accel_buffer **out,
-                                        accel_buffer_info *info) SALVO_REQUIRES(q->lock);
-/* Submit and wait for everything, then hand over the first failure kept on
- * any stream (all are taken) or of the wait itself; its message in msg. */
-salvo_status queue_synchronize_locked(queue *q, char msg[SALVO_ERROR_MAX]) SALVO_REQUIRES(q->lock);
 
 /* Log where, return the code; a DEVICE_LOST status makes the loss sticky
  * at once (the work is abandoned at the next locked step). */

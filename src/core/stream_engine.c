@@ -3,6 +3,8 @@
  * ask for them. See stream_engine.h. */
 #include "core/stream_engine.h"
 
+#include "core/scheduler.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -11,15 +13,6 @@
 
 #define VT(q) ((q)->acc->vt)
 #define SELF(q) ((q)->acc->self)
-
-/* A stream's timeline, apart from the stream so that it can outlive it
- * in the retire queue (allocated with the stream: freeing needs no
- * memory). */
-struct stream_timeline {
-    retire_entry release;
-    queue *q;
-    accel_timeline *t;
-};
 
 static void timeline_release(retire_entry *e, bool abandoned)
 {
@@ -36,129 +29,11 @@ static void barrier(queue *q, slot *s, accel_barrier kind)
     COUNTER_ADD(&q->n, barriers_emitted, 1);
 }
 
-bool stream_idle_locked(const stream_engine *st)
-{
-    if (st->open)
-        return false;
-    for (int i = 0; i < STREAM_SLOTS; i++)
-        if (slot_active(&st->slots[i]))
-            return false;
-    return true;
-}
-
 void stream_release_kept_locked(stream_engine *st)
 {
     st->kept = false;
     if (atomic_load(&st->destroyed) && stream_idle_locked(st) && atomic_load(&st->q->waiters) == 0)
         stream_free_locked(st);
-}
-
-void stream_free_locked(stream_engine *st)
-{
-    queue *q = st->q;
-    if (st->prev)
-        st->prev->next = st->next;
-    else
-        q->streams = st->next;
-    if (st->next)
-        st->next->prev = st->prev;
-    if (st->deferred != SALVO_OK)
-        SALVO_LOG(q->log, SALVO_LOG_ERROR, "failure on a destroyed stream: %s",
-                  st->deferred_msg);
-    trace_stream_destroy(st->trace, &q->env);
-    /* Other streams' batches may still wait on its timeline. */
-    if (st->timeline)
-        retire_push(&q->retire, &st->timeline->release, atomic_load(&q->next_serial));
-    for (int i = 0; i < STREAM_SLOTS; i++)
-        slot_destroy(&st->slots[i], &q->env);
-    batch_log_free(&st->log);
-    salvo_mem_free(q->alloc, st);
-}
-
-/* The buffers st's open batch s binds, from its log, for a batch that
- * waits on a gate. */
-static void note_buffers(stream_engine *st, slot *s)
-{
-    s->buffers_noted = true;
-    s->noted_count = st->log.broken || s->host_reads > 1 ? SLOT_MAX_NOTED_BUFFERS + 1 : 0;
-    if (s->host_reads == 1)
-        s->noted_buffers[s->noted_count++] = s->host_read;
-    for (size_t o = st->log.start; s->noted_count <= SLOT_MAX_NOTED_BUFFERS;) {
-        const batch_entry *e = batch_log_at(&st->log, o);
-        if (!e)
-            break;
-        /* A graph's buffers are not listed; a kernel using buffer
-         * addresses, or commands of the program's declaring nothing, may
-         * touch any: any. */
-        command c = batch_entry_command(e);
-        if (e->kind == COMMAND_GRAPH || command_touches_any(&c)) {
-            s->noted_count = SLOT_MAX_NOTED_BUFFERS + 1;
-            break;
-        }
-        const accel_bind *b = batch_entry_binds(e);
-        for (uint32_t i = 0; i < e->bind_count && s->noted_count <= SLOT_MAX_NOTED_BUFFERS;
-             i++) {
-            uint32_t k = 0;
-            const void *target = accel_bind_target(&b[i]);
-            while (k < s->noted_count && s->noted_buffers[k] != target)
-                k++;
-            if (k == s->noted_count) {
-                if (k < SLOT_MAX_NOTED_BUFFERS)
-                    s->noted_buffers[k] = target;
-                s->noted_count++; /* past the table: any */
-            }
-        }
-        o += e->size;
-    }
-}
-
-salvo_status stream_submit_locked(stream_engine *st, bool report)
-{
-    queue *q = st->q;
-    slot *s = st->open;
-    if (!s)
-        return SALVO_OK;
-    st->open = NULL;
-    if (queue_is_lost(q) || s->state == SLOT_ABANDONED)
-        return queue_lost_error(q);
-    /* What the host maps and the batch wrote, made visible to the host. */
-    if (s->to_host)
-        barrier(q, s, ACCEL_BARRIER_ALL_HOST);
-    uint32_t n = s->launches;
-    uint64_t t0 = trace_submit_begin(st->trace, slot_index(st, s), &q->env, s->cmd);
-    queue_pump_locked(st->q);
-    /* Sending held batches may have found the device lost (and abandoned
-     * this one). */
-    if (queue_is_lost(q) || s->state == SLOT_ABANDONED) {
-        trace_submit_end(st->trace, slot_index(st, s), t0, false);
-        return queue_lost_error(q);
-    }
-    bool hold = queue_must_hold_locked(st->q, st, s);
-    bool gated = hold;
-    for (uint32_t w = 0; w < s->wait_count && !gated; w++)
-        gated = s->waits[w].serial == 0 && s->waits[w].op.timeline;
-    if (gated)
-        note_buffers(st, s);
-    salvo_status r = slot_submit(s, &q->env, hold);
-    trace_submit_end(st->trace, slot_index(st, s), t0, r == SALVO_OK);
-    if (r == SALVO_OK) {
-        COUNTER_ADD(&q->n, batches_submitted, 1);
-        st->last_serial = s->serial;
-        st->last_queue = s->queue;
-        st->queue_ordered = false; /* after, on the one queue: covers it */
-        st->cur = (st->cur + 1) % STREAM_SLOTS;
-        return SALVO_OK;
-    }
-    if (!slot_active(s)) {
-        COUNTER_SUB(&q->n, launches_pending, n);
-        if (s->state == SLOT_IDLE)
-            queue_note_refused_locked(st->q, s->serial, r);
-    }
-    if (r == SALVO_ERROR_DEVICE_LOST)
-        queue_mark_lost_locked(st->q);
-    if (!report)
-        stream_defer_locked(st, r);
-    return r;
 }
 
 salvo_status stream_submit_covering_locked(stream_engine *st)
@@ -662,15 +537,6 @@ salvo_status stream_withdraw_locked(stream_engine *st, size_t offset)
     return r;
 }
 
-void stream_defer_locked(stream_engine *st, salvo_status err)
-{
-    if (err >= 0 || st->deferred != SALVO_OK)
-        return;
-    st->deferred = err;
-    memcpy(st->deferred_msg, salvo_last_error(), sizeof st->deferred_msg);
-    st->deferred_msg[sizeof st->deferred_msg - 1] = '\0';
-}
-
 salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
                                 uint32_t first_batch, bool high_priority)
 {
@@ -808,112 +674,41 @@ static uint64_t trace_start(const stream_engine *st)
     return st->trace && st->q->trace ? trace_now_ns() : 0;
 }
 
-salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
-                                    const uint32_t groups[3], const accel_bind *binds,
-                                    const void *push, uint32_t push_size, uint64_t *serial)
+void stream_set_recorder_locked(stream_engine *st, stream_recorder_fn fn, void *ctx)
 {
-    queue *q = st->q;
-    uint64_t t0 = trace_start(st);
-    queue_relieve_locked(st->q);
-    command c = {.kind = COMMAND_DISPATCH, .object = k, .groups = {groups[0], groups[1], groups[2]},
-                 .binds = binds, .bind_count = k->refl.binding_count, .push = push,
-                 .push_size = push_size};
-    salvo_status r = record_dispatch_locked(st, &c);
-    if (r != SALVO_OK)
-        return r;
-    COUNTER_ADD(&q->n, launches_total, 1);
-    return command_done_locked(st, st->open, &c, t0, serial);
+    st->recorder = fn;
+    st->recorder_ctx = fn ? ctx : NULL;
 }
 
-/* Where a command that is not a dispatch goes. */
-typedef enum batch_place {
-    PLACE_ANY,        /* the open batch, whatever its queue (copies, fills) */
-    PLACE_COPY_QUEUE, /* as PLACE_ANY; a new batch on the copy queue */
-    PLACE_COMPUTE     /* a batch on the stream's own queue */
-} batch_place;
-
-/* Record c (a copy, fill, image copy or the program's own commands) into
- * st's open batch, opened where place says. */
-static salvo_status record_transfer_locked(stream_engine *st, const command *c, batch_place place,
-                                           uint64_t bytes, uint64_t *serial)
-    SALVO_REQUIRES(st->q->lock)
-{
-    uint64_t t0 = trace_start(st);
-    queue_relieve_locked(st->q);
-    salvo_status r = place == PLACE_COMPUTE ? open_on_compute_locked(st)
-                                            : stream_open_on_locked(st, place == PLACE_COPY_QUEUE);
-    if (r != SALVO_OK)
-        return r;
-    slot *s = st->open;
-    record_command_locked(st, c, true); /* cannot fail: only a dispatch can */
-    COUNTER_ADD(&st->q->n, transfer_bytes, bytes);
-    return command_done_locked(st, s, c, t0, serial);
-}
-
-salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
-                                accel_buffer *dst, uint64_t dof, uint64_t size, bool host_side,
-                                uint64_t *serial)
-{
-    accel_bind ends[2] = {{.buffer = src, .offset = so, .size = size},
-                          {.buffer = dst, .offset = dof, .size = size}};
-    command c = {.kind = COMMAND_COPY, .binds = ends, .bind_count = 2};
-    /* Host memory to or from the device: the copy engine's work, beside
-     * kernels (not while tracing: see stream_open_on_locked). */
-    return record_transfer_locked(st, &c, host_side ? PLACE_COPY_QUEUE : PLACE_ANY, size, serial);
-}
-
-salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
-                                uint64_t size, uint32_t value, bool host_side, uint64_t *serial)
-{
-    accel_bind end = {.buffer = dst, .offset = offset, .size = size};
-    command c = {.kind = COMMAND_FILL, .binds = &end, .bind_count = 1, .push = &value,
-                 .push_size = sizeof value};
-    return record_transfer_locked(st, &c, host_side ? PLACE_COPY_QUEUE : PLACE_ANY, 0, serial);
-}
-
-salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint64_t offset,
-                                      uint64_t bytes, accel_image *img,
-                                      const accel_image_region *region, bool to_image,
-                                      uint64_t *serial)
-{
-    accel_bind buffer_end = {.buffer = buf, .offset = offset, .size = bytes};
-    accel_bind image_end = {.image = img, .offset = 0, .size = 1};
-    accel_bind ends[2] = {to_image ? buffer_end : image_end, to_image ? image_end : buffer_end};
-    command c = {.kind = COMMAND_IMAGE_COPY, .binds = ends, .bind_count = 2, .push = region,
-                 .push_size = sizeof *region};
-    /* Images live on the streams' queue family only: never the copy queue. */
-    return record_transfer_locked(st, &c, PLACE_COMPUTE, bytes, serial);
-}
-
-salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
-                                  const salvo_access *how, uint32_t n, stream_native_fn fn,
-                                  void (*record)(void), void *user, uint64_t *serial)
-{
-    if (n > SALVO_MAX_BINDINGS)
-        return QUEUE_FAIL(st->q, SALVO_ERROR_INVALID_ARGUMENT, "more than %d buffer uses",
-                          SALVO_MAX_BINDINGS);
-    command_native np = {.fn = fn, .record = record, .user = user};
-    for (uint32_t i = 0; i < n; i++)
-        np.how[i] = (uint8_t)how[i];
-    command c = {.kind = COMMAND_NATIVE, .binds = ranges, .bind_count = n, .push = &np,
-                 .push_size = sizeof np};
-    return record_transfer_locked(st, &c, PLACE_COMPUTE, 0, serial);
-}
-
-salvo_status stream_command_locked(stream_engine *st, const command *c, uint64_t bytes,
+salvo_status stream_command_locked(stream_engine *st, const command *c, const stream_call *call,
                                    uint64_t *serial)
 {
-    if (!command_takes_set(c))
-        return record_transfer_locked(st, c, PLACE_COMPUTE, bytes, serial);
     queue *q = st->q;
+    *serial = 0;
+    if (st->recorder)
+        return st->recorder(st->recorder_ctx, c, call->holds);
     uint64_t t0 = trace_start(st);
-    queue_relieve_locked(st->q);
-    salvo_status r = record_dispatch_locked(st, c);
+    sched_relieve_locked(st->q);
+    salvo_status r;
+    if (command_takes_set(c)) {
+        r = record_dispatch_locked(st, c);
+    } else {
+        /* Copies and fills go into the open batch, whatever its queue;
+         * host memory to or from the device is the copy engine's work,
+         * beside kernels (not while tracing: see stream_open_on_locked).
+         * Images live on the streams' queue family only, and the
+         * program's own commands on st's queue. */
+        bool any = c->kind == COMMAND_COPY || c->kind == COMMAND_FILL;
+        r = any ? stream_open_on_locked(st, call->host_side) : open_on_compute_locked(st);
+        if (r == SALVO_OK)
+            record_command_locked(st, c, true); /* cannot fail: only a set can */
+    }
     if (r != SALVO_OK)
         return r;
     if (command_is_dispatch(c))
         COUNTER_ADD(&q->n, launches_total, 1);
-    COUNTER_ADD(&q->n, transfer_bytes, bytes);
+    if (call->bytes)
+        COUNTER_ADD(&q->n, transfer_bytes, call->bytes);
     return command_done_locked(st, st->open, c, t0, serial);
 }
 
@@ -966,7 +761,7 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
     }
     first = queue_loss_wins_locked(st->q, first, msg);
     if (!queue_is_lost(q))
-        queue_reap_locked(st->q);
+        sched_reap_locked(st->q);
     /* The stream is idle: the next batch starts small so the device starts early. */
     st->batch_limit = st->first_batch;
     return first;
@@ -979,7 +774,7 @@ salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *s
     if (g->node_count == 0)
         return SALVO_OK; /* nothing to run, nothing to order */
     uint64_t t0 = trace_start(st);
-    queue_relieve_locked(st->q);
+    sched_relieve_locked(st->q);
     salvo_status r = open_on_compute_locked(st);
     if (r != SALVO_OK)
         return r;

@@ -1,16 +1,20 @@
 /*
- * The stream engine: one in-order stream of work on a queue. It owns a
- * ring of slots (record one batch while the others run), the batch policy
- * (a first batch of first_batch launches after every synchronisation
- * point, doubling to batch_size; a cap on workgroups per batch), the
- * hazard sets that decide where barriers go, the batch log that lets an
- * event cancel withdraw work, the waits the next batch starts with, and
- * the failure kept for the stream's next synchronize.
+ * The stream engine: one in-order stream of work on a queue. It owns its
+ * recorder (where its commands go: its batches, or a capture's recorder
+ * while it is in one) and the one entry of every command
+ * (stream_command_locked), a ring of slots (record one batch while the
+ * others run), the batch policy (a first batch of first_batch launches
+ * after every synchronisation point, doubling to batch_size; a cap on
+ * workgroups per batch), the hazard sets that decide where barriers go,
+ * the batch log that lets an event cancel withdraw work, the waits the
+ * next batch starts with, and the failure kept for the stream's next
+ * synchronize. When a batch goes to the device, and the walks over all
+ * streams, are the scheduler's (core/scheduler.h).
  *
  * Memory: the engine is the FIRST member of whatever the caller allocates
  * for a stream, through the queue's allocator; a destroyed stream is
- * freed here (queue_reap_locked, stream_engine_destroy) once its work is
- * over, by freeing the engine's address.
+ * freed once its work is over (sched_reap_locked, stream_engine_destroy),
+ * by freeing the engine's address (stream_free_locked, core/scheduler.c).
  *
  * Every function named _locked runs under the queue's lock.
  */
@@ -23,6 +27,21 @@
 #include "core/queue.h"
 #include "core/reflect.h"
 
+#include <string.h>
+
+/* Where a stream's commands go instead of its batch: a capture. fn(ctx,
+ * c, holds) appends c (or refuses it: its status is the call's) and keeps
+ * alive what holds names. Called under the queue's lock. */
+typedef salvo_status (*stream_recorder_fn)(void *ctx, const command *c, const void *holds);
+
+/* A stream's timeline, apart from the stream so that it can outlive it
+ * in the retire queue (allocated with the stream: freeing needs no
+ * memory). */
+struct stream_timeline {
+    retire_entry release;
+    queue *q;
+    accel_timeline *t;
+};
 
 struct stream_engine {
     queue *q;
@@ -73,6 +92,10 @@ struct stream_engine {
      * may wait on it is left. NULL on one queue. */
     struct stream_timeline *timeline;
     trace_stream *trace;  /* [lock] its trace records from when it was first traced, or NULL */
+    /* [lock] Where its commands go instead of its batch (a capture it is
+     * in), or NULL: chosen once, when that begins, not at every command. */
+    stream_recorder_fn recorder;
+    void *recorder_ctx;
 };
 
 /* Make the slots of a zeroed engine (no lock needed), then link it into
@@ -84,11 +107,8 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
 /* The free path: try-lock only, submit nothing. Work left is finished,
  * and the stream freed, by the next drain point. */
 void stream_engine_destroy(stream_engine *st);
-/* Free a destroyed stream whose slots are all idle or abandoned. */
-void stream_free_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
 /* Clear st->kept; free st if it was destroyed meanwhile and is idle. */
 void stream_release_kept_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
-bool stream_idle_locked(const stream_engine *st) SALVO_REQUIRES(st->q->lock);
 
 /* Open a batch on st if none is (waiting for the ring slot if needed;
  * SALVO_ERROR_TIMEOUT when that wait expired: nothing opened), on st's
@@ -99,8 +119,6 @@ salvo_status stream_open_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
  * one waits for that one on the device (st's timeline): a stream stays in
  * order across its queues. */
 salvo_status stream_open_on_locked(stream_engine *st, bool copy) SALVO_REQUIRES(st->q->lock);
-/* Submit st's open batch. report as for queue_wait_slot_locked. */
-salvo_status stream_submit_locked(stream_engine *st, bool report) SALVO_REQUIRES(st->q->lock);
 /* Submit st's open batch so that the end of its last batch (last_serial)
  * is the end of everything st is ordered after, other streams' batches it
  * waited for included: where st follows one by queue order alone and has
@@ -135,51 +153,43 @@ salvo_status stream_withdraw_locked(stream_engine *st, size_t offset) SALVO_REQU
  * the last withdrawal and offset; for an offset inside what was withdrawn,
  * before it among that. */
 bool stream_work_before_locked(const stream_engine *st, size_t offset) SALVO_REQUIRES(st->q->lock);
-/* Keep err (and this thread's message) as st's deferred error, first wins. */
-void stream_defer_locked(stream_engine *st, salvo_status err) SALVO_REQUIRES(st->q->lock);
+/* Keep err (and this thread's message) as st's deferred error, first
+ * wins. Inline: the queue keeps a failure its waits and pump find for the
+ * stream, and calls no function of the stream's. */
+static inline void stream_defer_locked(stream_engine *st, salvo_status err)
+    SALVO_REQUIRES(st->q->lock)
+{
+    if (err >= 0 || st->deferred != SALVO_OK)
+        return;
+    st->deferred = err;
+    memcpy(st->deferred_msg, salvo_last_error(), sizeof st->deferred_msg);
+    st->deferred_msg[sizeof st->deferred_msg - 1] = '\0';
+}
 
-/* Record one dispatch (binds in the kernel's binding order); on success
- * *serial is the batch it went into (which may be submitted already). */
-salvo_status stream_dispatch_locked(stream_engine *st, const engine_kernel *k,
-                                    const uint32_t groups[3], const accel_bind *binds,
-                                    const void *push, uint32_t push_size, uint64_t *serial)
+/* What a call adds to the command it passes (stream_command_locked). */
+typedef struct stream_call {
+    uint64_t bytes; /* counted in transfer_bytes */
+    /* A copy or fill with an end in host memory: a batch it opens goes on
+     * the copy queue, where there is one (a dispatch then submits that
+     * batch and opens the next on st's queue). */
+    bool host_side;
+    const void *holds; /* what a capture keeps alive for it: the recorder's to read */
+} stream_call;
+
+/* From now on st's commands go to fn(ctx, ...); fn NULL: to its batches
+ * again. Set when a capture takes the stream in, cleared when it ends. */
+void stream_set_recorder_locked(stream_engine *st, stream_recorder_fn fn, void *ctx)
     SALVO_REQUIRES(st->q->lock);
-/* Record a copy of size bytes, src at so to dst at dof; *serial as above.
- * host_side: one end is in host memory; such a copy that opens a batch
- * opens it on the copy queue, where there is one (a dispatch then
- * submits that batch and opens the next on st's queue). */
-salvo_status stream_copy_locked(stream_engine *st, accel_buffer *src, uint64_t so,
-                                accel_buffer *dst, uint64_t dof, uint64_t size, bool host_side,
-                                uint64_t *serial) SALVO_REQUIRES(st->q->lock);
-/* Record a fill of size bytes of dst at offset with value (a copy-like
- * write); host_side and *serial as for a copy. */
-salvo_status stream_fill_locked(stream_engine *st, accel_buffer *dst, uint64_t offset,
-                                uint64_t size, uint32_t value, bool host_side, uint64_t *serial)
-    SALVO_REQUIRES(st->q->lock);
-/* Record a copy between bytes of buf from offset (texels packed) and
- * region of img, to_image saying which way; on st's own queue (images are
- * not used on the copy queue). *serial as for a copy. */
-salvo_status stream_copy_image_locked(stream_engine *st, accel_buffer *buf, uint64_t offset,
-                                      uint64_t bytes, accel_image *img,
-                                      const accel_image_region *region, bool to_image,
-                                      uint64_t *serial) SALVO_REQUIRES(st->q->lock);
-/* Commands the program records itself into st's open batch (on its
- * compute queue): fn(native command buffer, user), called now under the
- * lock, and again should the batch be recorded again (a cancel). ranges
- * (n, at most SALVO_MAX_BINDINGS) are what they touch, how[i] the access;
- * none declared orders them after and before everything in the batch. */
-typedef command_native_fn stream_native_fn;
-salvo_status stream_native_locked(stream_engine *st, const accel_bind *ranges,
-                                  const salvo_access *how, uint32_t n, stream_native_fn fn,
-                                  void (*record)(void), void *user, uint64_t *serial)
-    SALVO_REQUIRES(st->q->lock);
-/* Record c, a command the caller built whole (an indirect dispatch, a
- * fill of partial words, a copy between images: the kinds without a
- * function above), into a batch on st's own queue; bytes count in
- * transfer_bytes, *serial as for a copy. One whose recording takes a
- * descriptor set (command_takes_set) goes as a dispatch does: a full pool
- * submits the batch and the command goes into the next. */
-salvo_status stream_command_locked(stream_engine *st, const command *c, uint64_t bytes,
+
+/* The one entry of every command a call makes on st (all kinds but a
+ * graph replay, stream_graph_locked, and an event's mark): to st's
+ * recorder where one is set, else into a batch (on the copy queue for a
+ * copy or fill with call->host_side, else on st's own queue; a command
+ * whose recording takes a descriptor set, command_takes_set, that finds
+ * the pool full submits the batch and goes into the next). Every command
+ * recorded then passes the batch policy. *serial is the batch it went
+ * into (which may be submitted already), 0 where none (a capture). */
+salvo_status stream_command_locked(stream_engine *st, const command *c, const stream_call *call,
                                    uint64_t *serial) SALVO_REQUIRES(st->q->lock);
 /* Submit and wait for every batch of st; the first failure (a kept one
  * first), its message in msg. */

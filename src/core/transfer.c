@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "core/scheduler.h"
 #include "core/wait.h"
 
 #define VT(q) ((q)->acc->vt)
@@ -29,7 +30,7 @@ static salvo_status staging_locked(queue *q) SALVO_REQUIRES(q->lock)
     if (q->staging)
         return SALVO_OK;
     accel_buffer_desc d = {.size = STAGING_BYTES, .domain = SALVO_DOMAIN_HOST, .transfer = true};
-    accel_result r = queue_buffer_create_locked(q, &d, &q->staging, &q->staging_info);
+    accel_result r = sched_buffer_create_locked(q, &d, &q->staging, &q->staging_info);
     if (r == ACCEL_SUCCESS)
         r = VT(q)->cmd_create(SELF(q), q->adev, staging_queue(q), &q->xfer_cmd);
     if (r == ACCEL_SUCCESS)
@@ -272,7 +273,7 @@ salvo_status transfer_settle_locked(queue *q, const accel_buffer *ab, uint64_t l
         return queue_lost_error(q);
     if (last_serial == 0)
         return SALVO_OK;
-    salvo_status r = queue_quiesce_for_locked(q, last_serial, ab);
+    salvo_status r = sched_quiesce_for_locked(q, last_serial, ab);
     return r == SALVO_TIMEOUT ? not_done(q, "the work that uses the buffer", to_host) : r;
 }
 
