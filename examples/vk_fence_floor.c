@@ -20,7 +20,11 @@
  * device has reached the wait, and the time from the signal until the
  * dispatch's timeline reads complete is taken, beside the signal call
  * itself; and the same with the submit made only after the signal (the
- * work held on the host until the gate opens).
+ * work held on the host until the gate opens). Last, the host's part of a
+ * graph replay on this driver: 10,000 dispatches (a barrier before each)
+ * recorded once as 40 command buffers of 250, submitted as secondaries
+ * that one primary executes or as 40 primaries in one submit (each waited
+ * for), and the cost of recording one of them again with one dispatch.
  * Uses its own copy of volk; no salvo. Exit 0, 77 without a device.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -74,6 +78,7 @@ typedef struct gpu {
     VkFence fence;
     VkSemaphore timeline;
     uint64_t value; /* last value signalled */
+    uint32_t family;
     VkSemaphore gate; /* signalled by the host */
     uint64_t gate_value;
     /* for teardown */
@@ -124,6 +129,7 @@ static int gpu_open(gpu *g)
     if (family == fam_count)
         return 77;
     printf("device: %s\n", props.deviceName);
+    g->family = family;
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
@@ -321,6 +327,91 @@ static void gate_trip(gpu *g, bool held, double *signal, double *total)
     *total = t2 - t0;
 }
 
+/* The host's side of replaying 10,000 pre-recorded dispatches; see the
+ * top of the file. Times in us, medians of REPS. */
+static void replay_floor(gpu *g)
+{
+    enum { CHUNKS = 40, PER = 250, REPS = 60 };
+    VkCommandPool pool;
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                   .queueFamilyIndex = g->family};
+    CHECK(vkCreateCommandPool(g->device, &pci, NULL, &pool));
+    VkCommandBuffer sec[CHUNKS], pri[CHUNKS], outer;
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_SECONDARY,
+                                       .commandBufferCount = CHUNKS};
+    CHECK(vkAllocateCommandBuffers(g->device, &cai, sec));
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    CHECK(vkAllocateCommandBuffers(g->device, &cai, pri));
+    cai.commandBufferCount = 1;
+    CHECK(vkAllocateCommandBuffers(g->device, &cai, &outer));
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT};
+    VkCommandBufferInheritanceInfo ii = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+    static double secondary[REPS], primary[REPS], again[REPS];
+    for (int r = -1; r < REPS; r++) {
+        for (int c = 0; c < CHUNKS; c++)
+            for (int k = 0; k < 2; k++) {
+                VkCommandBuffer cb = k ? pri[c] : sec[c];
+                VkCommandBufferBeginInfo bi = {
+                    .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                    .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
+                    .pInheritanceInfo = k ? NULL : &ii};
+                /* After the first round only secondary 0 is recorded
+                 * again, timed, with one dispatch. */
+                bool timed = r >= 0;
+                if (timed && (c != 0 || k != 0))
+                    continue;
+                double t0 = now_us();
+                CHECK(vkBeginCommandBuffer(cb, &bi));
+                vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, g->pipeline);
+                for (int i = 0; i < (timed ? 1 : PER); i++) {
+                    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL,
+                                         0, NULL);
+                    vkCmdDispatch(cb, 1, 1, 1);
+                }
+                CHECK(vkEndCommandBuffer(cb));
+                if (timed)
+                    again[r] = now_us() - t0;
+            }
+        for (int k = 0; k < 2; k++) {
+            double t0 = now_us();
+            VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO};
+            if (k == 0) {
+                VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                               .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+                CHECK(vkBeginCommandBuffer(outer, &bi));
+                vkCmdExecuteCommands(outer, CHUNKS, sec);
+                CHECK(vkEndCommandBuffer(outer));
+                si.commandBufferCount = 1;
+                si.pCommandBuffers = &outer;
+            } else {
+                si.commandBufferCount = CHUNKS;
+                si.pCommandBuffers = pri;
+            }
+            CHECK(vkQueueSubmit(g->queue, 1, &si, g->fence));
+            double t = now_us() - t0;
+            CHECK(vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, UINT64_MAX));
+            CHECK(vkResetFences(g->device, 1, &g->fence));
+            if (r >= 0)
+                (k ? primary : secondary)[r] = t;
+        }
+    }
+    vkDestroyCommandPool(g->device, pool, NULL);
+    printf("\n%d x %d dispatches (a barrier before each), recorded once; host us, medians of %d\n",
+           CHUNKS, PER, REPS);
+    printf("as secondaries, one primary executes them: record it + submit  %8.1f\n",
+           quantile(secondary, REPS, 0.5));
+    printf("as %d primaries in one submit                                   %8.1f\n", CHUNKS,
+           quantile(primary, REPS, 0.5));
+    printf("one secondary recorded again (one dispatch)                     %8.1f\n",
+           quantile(again, REPS, 0.5));
+}
+
 int main(void)
 {
     gpu g;
@@ -344,6 +435,7 @@ int main(void)
                quantile(submit, ROUNDS, 0.5), quantile(timeline_at, ROUNDS, 0.5),
                quantile(fence_at, ROUNDS, 0.5), quantile(total, ROUNDS, 0.5), p90);
     }
+    replay_floor(&g);
     enum { GATE_ROUNDS = 500 };
     printf("\n%d gate round trips per mode (signal 200 us after the submit); medians in us\n",
            GATE_ROUNDS);
