@@ -118,7 +118,7 @@ salvo_status salvo_vk_stream_record(salvo_stream *st, const salvo_vk_buffer_use 
         r = stream_native_locked(&st->e, ranges, how, use_count, record_vk,
                                  (void (*)(void))record, user, &serial);
     for (uint32_t i = 0; serial && i < use_count; i++)
-        buffer_note_use(uses[i].buffer, serial);
+        resource_note_use(&uses[i].buffer->res, serial);
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();

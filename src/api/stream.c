@@ -41,7 +41,8 @@ void salvo_stream_destroy(salvo_stream *st)
     salvo_device *dev = stream_device(st);
     /* The free path only tries the lock (a log callback may hold it). A
      * stream in a capture leaves it here; when the lock is busy it stays
-     * in the capture, kept, until the capture ends (or the device goes). */
+     * in the capture, which holds a reference to it, until the capture
+     * ends or a capture call takes the destroy in (or the device goes). */
     if (salvo_mutex_trylock(&dev->q.lock)) {
         salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
         if (st->capture) {
@@ -63,9 +64,9 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
                           "launch: %s is NULL", st ? "kernel" : "stream");
     salvo_device *dev = stream_device(st);
     accel_bind binds[SALVO_MAX_BINDINGS];
-    salvo_buffer *bufs[LAUNCH_HELD_MAX];
+    resource *held[LAUNCH_HELD_MAX];
     salvo_status r = launch_check(dev, k, groups, bindings, binding_count, push, push_size, binds,
-                                  bufs);
+                                  held);
     if (r != SALVO_OK)
         return r;
     salvo_mutex_lock(&dev->q.lock);
@@ -77,13 +78,13 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
     uint64_t serial = 0;
     if (stream_capture_locked(st)) {
         salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
-        r = graph_capture_launch_locked(st->capture, k, groups, binds, bufs, push, push_size);
+        r = graph_capture_launch_locked(st->capture, k, groups, binds, held, push, push_size);
     } else {
         r = stream_dispatch_locked(&st->e, &k->ek, groups, binds, push, push_size, &serial);
     }
     if (serial)
         for (uint32_t i = 0; i < binding_count; i++)
-            buffer_note_use(bufs[i], serial); /* samplers: never written, nothing to note */
+            resource_note_use(held[i], serial);
     if (serial && k->ek.refl.buffer_addresses && serial > dev->q.address_serial)
         dev->q.address_serial = serial;
     salvo_mutex_unlock(&dev->q.lock);
@@ -103,9 +104,9 @@ salvo_status salvo_launch_indirect(salvo_stream *st, salvo_kernel *k, salvo_buff
     salvo_device *dev = stream_device(st);
     /* The kernel's ranges and the counts': one command's at most. */
     accel_bind binds[SALVO_MAX_BINDINGS + 1];
-    salvo_buffer *bufs[LAUNCH_HELD_MAX];
+    resource *held[LAUNCH_HELD_MAX];
     salvo_status r = launch_check_bindings(dev, k, bindings, binding_count, push, push_size, binds,
-                                           bufs);
+                                           held);
     if (r != SALVO_OK)
         return r;
     const reflect_module *m = &k->ek.refl;
@@ -140,14 +141,14 @@ salvo_status salvo_launch_indirect(salvo_stream *st, salvo_kernel *k, salvo_buff
     uint64_t serial = 0;
     if (stream_capture_locked(st)) {
         salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
-        r = graph_capture_launch_indirect_locked(st->capture, k, &c, bufs, counts);
+        r = graph_capture_launch_indirect_locked(st->capture, k, &c, held, counts);
     } else {
         r = stream_command_locked(&st->e, &c, 0, &serial);
     }
     if (serial) {
         for (uint32_t i = 0; i < m->binding_count; i++)
-            buffer_note_use(bufs[i], serial);
-        buffer_note_use(counts, serial);
+            resource_note_use(held[i], serial);
+        resource_note_use(&counts->res, serial);
     }
     if (serial && m->buffer_addresses && serial > dev->q.address_serial)
         dev->q.address_serial = serial;
@@ -206,8 +207,8 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
                                &serial);
     }
     if (serial) {
-        buffer_note_use(src, serial);
-        buffer_note_use(dst, serial);
+        resource_note_use(&src->res, serial);
+        resource_note_use(&dst->res, serial);
     }
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
@@ -250,7 +251,7 @@ salvo_status salvo_fill(salvo_stream *st, salvo_buffer *buf, uint64_t offset, ui
                                buf->domain == SALVO_DOMAIN_HOST, &serial);
     }
     if (serial)
-        buffer_note_use(buf, serial);
+        resource_note_use(&buf->res, serial);
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
@@ -315,12 +316,12 @@ salvo_status salvo_fill_pattern(salvo_stream *st, salvo_buffer *buf, uint64_t of
     salvo_status r;
     if (stream_capture_locked(st)) {
         salvo_mutex_same(&dev->q.lock, &st->capture->dev->q.lock);
-        r = graph_capture_command_locked(st->capture, &c, NULL, buf);
+        r = graph_capture_command_locked(st->capture, &c, NULL, &buf->res);
     } else {
         r = stream_command_locked(&st->e, &c, 0, &serial);
     }
     if (serial)
-        buffer_note_use(buf, serial);
+        resource_note_use(&buf->res, serial);
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();

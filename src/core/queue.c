@@ -21,7 +21,6 @@ salvo_status queue_init(queue *q)
     }
     atomic_init(&q->next_serial, 1);
     atomic_init(&q->lost, false);
-    atomic_init(&q->waiters, 0);
     retire_init(&q->retire, q->log);
     return SALVO_OK;
 }
@@ -498,18 +497,13 @@ void queue_reap_locked(queue *q)
             }
         }
     }
-    /* Destroyed streams whose work is over go now (not while a waiter may
-     * hold one's fence): before the releases run, since a free queues its
-     * timeline's release. */
-    if (!atomic_load(&q->waiters)) {
-        stream_engine *st = q->streams;
-        while (st) {
-            stream_engine *next = st->next;
-            salvo_mutex_same(&q->lock, &st->q->lock);
-            if (atomic_load(&st->destroyed) && !st->kept && stream_idle_locked(st))
-                stream_free_locked(st);
-            st = next;
-        }
+    /* Each stream takes in a destroy made without the lock and work that
+     * is over; one whose count reaches zero goes now, before the releases
+     * run, since a free queues its timeline's release. */
+    for (stream_engine *st = q->streams, *next; st; st = next) {
+        next = st->next;
+        salvo_mutex_same(&q->lock, &st->q->lock);
+        stream_settle_locked(st);
     }
     /* Whatever can run now runs, whatever made it runnable: a batch seen
      * complete, one the pump sent and the device refused (over, never

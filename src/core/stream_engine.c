@@ -13,19 +13,11 @@
 #define VT(q) ((q)->acc->vt)
 #define SELF(q) ((q)->acc->self)
 
-/* A stream's timeline, apart from the stream so that it can outlive it
- * in the retire queue (allocated with the stream: freeing needs no
- * memory). */
-struct stream_timeline {
-    retire_entry release;
-    queue *q;
-    accel_timeline *t;
-};
-
 static void timeline_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
-    struct stream_timeline *tl = (struct stream_timeline *)e;
+    struct stream_timeline *tl =
+        (struct stream_timeline *)((char *)e - offsetof(struct stream_timeline, release));
     queue *q = tl->q;
     q->acc->vt->timeline_destroy(q->acc->self, q->adev, tl->t);
     salvo_mem_free(q->alloc, tl);
@@ -35,45 +27,6 @@ static void barrier(queue *q, slot *s, accel_barrier kind)
 {
     VT(q)->cmd_barrier(SELF(q), q->adev, s->cmd, kind);
     COUNTER_ADD(&q->n, barriers_emitted, 1);
-}
-
-bool stream_idle_locked(const stream_engine *st)
-{
-    if (st->open)
-        return false;
-    for (int i = 0; i < STREAM_SLOTS; i++)
-        if (slot_active(&st->slots[i]))
-            return false;
-    return true;
-}
-
-void stream_release_kept_locked(stream_engine *st)
-{
-    st->kept = false;
-    if (atomic_load(&st->destroyed) && stream_idle_locked(st) && atomic_load(&st->q->waiters) == 0)
-        stream_free_locked(st);
-}
-
-void stream_free_locked(stream_engine *st)
-{
-    queue *q = st->q;
-    if (st->prev)
-        st->prev->next = st->next;
-    else
-        q->streams = st->next;
-    if (st->next)
-        st->next->prev = st->prev;
-    if (st->deferred != SALVO_OK)
-        SALVO_LOG(q->log, SALVO_LOG_ERROR, "failure on a destroyed stream: %s",
-                  st->deferred_msg);
-    trace_stream_destroy(st->trace, &q->env);
-    /* Other streams' batches may still wait on its timeline. */
-    if (st->timeline)
-        retire_push(&q->retire, &st->timeline->release, atomic_load(&q->next_serial));
-    for (int i = 0; i < STREAM_SLOTS; i++)
-        slot_destroy(&st->slots[i], &q->env);
-    batch_log_free(&st->log);
-    salvo_mem_free(q->alloc, st);
 }
 
 /* The buffers st's open batch s binds, from its log, for a batch that
@@ -214,6 +167,10 @@ static salvo_status begin_locked(stream_engine *st, slot *s, uint64_t serial)
         return r;
     }
     st->open = s;
+    if (!st->busy) {
+        st->busy = true;
+        stream_hold_locked(st);
+    }
     barrier(q, s, ACCEL_BARRIER_WORK);
     return SALVO_OK;
 }
@@ -681,6 +638,8 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
     st->first_batch = first < st->batch_size ? first : st->batch_size;
     st->batch_limit = st->first_batch;
     atomic_init(&st->destroyed, false);
+    st->refs = 1;
+    st->handle_held = true;
     uint32_t sets = st->batch_size < POOL_MAX_SETS ? st->batch_size : POOL_MAX_SETS;
     /* Room for at least one launch of the widest kernel. */
     uint32_t per_set = POOL_BINDINGS_PER_SET;
@@ -762,10 +721,8 @@ void stream_engine_destroy(stream_engine *st)
     salvo_mutex_same(&q->lock, &st->q->lock);
     if (!atomic_exchange(&st->destroyed, true)) {
         COUNTER_SUB(&q->n, live_streams, 1);
-        if (stream_idle_locked(st) && !st->kept && atomic_load(&q->waiters) == 0) {
-            stream_free_locked(st);
+        if (stream_settle_locked(st))
             queue_advance_locked(q); /* its timeline's release, if nothing waits on it */
-        }
     }
     salvo_mutex_unlock(&q->lock);
 }
