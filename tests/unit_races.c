@@ -364,16 +364,6 @@ static void test_stream_in_capture_freed_at_capture_end(void **state)
     assert_ptr_equal(member->capture, origin->capture);
     assert_int_equal(member->e.refs, 2); /* its handle, the capture */
 
-    /* Destroyed with the lock busy: still in the capture, not freed. */
-    pthread_t holder;
-    assert_int_equal(pthread_create(&holder, NULL, hold_lock_when_told, dev), 0);
-    hold_trylock = true;
-    salvo_stream_destroy(member);
-    assert_false(hold_trylock);
-    sem_post(&unlock_now);
-    pthread_join(holder, NULL);
-    assert_false(guard_freed(&g, member));
-
     /* Another stream's batch, waited for by a thread of its own. */
     assert_int_equal(salvo_fill(waiter.st, buf, 0, 256, 1), SALVO_OK);
     pthread_t t;
@@ -386,6 +376,17 @@ static void test_stream_in_capture_freed_at_capture_end(void **state)
         if (!waiting)
             sched_yield();
     }
+
+    /* Destroyed with the lock busy: still in the capture, not freed (no
+     * capture call or synchronize takes the destroy in meanwhile). */
+    pthread_t holder;
+    assert_int_equal(pthread_create(&holder, NULL, hold_lock_when_told, dev), 0);
+    hold_trylock = true;
+    salvo_stream_destroy(member);
+    assert_false(hold_trylock);
+    sem_post(&unlock_now);
+    pthread_join(holder, NULL);
+    assert_false(guard_freed(&g, member));
 
     salvo_graph *gr = NULL;
     assert_int_equal(salvo_stream_end_capture(origin, &gr), SALVO_OK);
