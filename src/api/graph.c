@@ -132,6 +132,7 @@ salvo_status graph_capture_command_locked(salvo_graph *gr, const command *c, res
 static void drop_holds_locked(salvo_graph *gr) SALVO_REQUIRES(gr->dev->q.lock)
 {
     queue *q = &gr->dev->q;
+    salvo_mutex_same(&gr->dev->q.lock, &q->lock);
     for (size_t i = 0; i < gr->buf_count; i++)
         resource_let_go_locked(gr->bufs[i].res, q);
     for (size_t i = 0; i < gr->kernel_count; i++)
