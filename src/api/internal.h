@@ -73,6 +73,11 @@ static inline salvo_device *stream_device(const salvo_stream *st)
     return (salvo_device *)((char *)st->e.q - offsetof(salvo_device, q));
 }
 
+/* Every object from here on begins with its resource header
+ * (core/resource.h): holds, release, last use and the live ring are the
+ * header's, and each is reached from it through its checked cast
+ * (resource_as_*, below). */
+
 /* A point in a stream: the batch holding it. serial 0: nothing to wait for. */
 struct salvo_event {
     resource res;
@@ -96,9 +101,6 @@ struct salvo_gate {
     _Atomic uint64_t value; /* highest value raised */
 };
 
-/* Every object below begins with its resource header (core/resource.h):
- * holds, release, last use and the live ring are the header's, and each
- * is reached from it through its checked cast (resource_as_*). */
 struct salvo_buffer {
     resource res;
     salvo_device *dev;
