@@ -199,15 +199,15 @@ static void test_graph_holds_images_as_images(void **state)
 
     /* Held once each, by kind: the image written by the copy. */
     bool saw_image = false, saw_sampler = false;
-    for (size_t i = 0; i < gr->buf_count; i++) {
-        resource *r = gr->bufs[i].res;
+    for (size_t i = 0; i < gr->held_count; i++) {
+        resource *r = gr->held[i].res;
         if (r == &img->res) {
             assert_int_equal(r->kind, RESOURCE_IMAGE);
-            assert_true(gr->bufs[i].written);
+            assert_true(gr->held[i].written);
             saw_image = true;
         } else if (r == &smp->res) {
             assert_int_equal(r->kind, RESOURCE_SAMPLER);
-            assert_false(gr->bufs[i].written);
+            assert_false(gr->held[i].written);
             saw_sampler = true;
         } else {
             assert_int_equal(r->kind, RESOURCE_BUFFER);

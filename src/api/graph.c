@@ -12,18 +12,18 @@ static salvo_status hold_locked(salvo_graph *gr, resource *r, bool write)
     SALVO_CHECK(r->kind == RESOURCE_BUFFER || r->kind == RESOURCE_IMAGE ||
                     r->kind == RESOURCE_SAMPLER,
                 "a graph holds a %s as what a node touches", resource_kind_name(r->kind));
-    for (size_t i = 0; i < gr->buf_count; i++)
-        if (gr->bufs[i].res == r) {
-            gr->bufs[i].written |= write;
+    for (size_t i = 0; i < gr->held_count; i++)
+        if (gr->held[i].res == r) {
+            gr->held[i].written |= write;
             return SALVO_OK;
         }
-    if (!salvo_mem_grow(gr->dev->alloc, (void **)&gr->bufs, &gr->buf_cap, gr->buf_count + 1,
-                        sizeof *gr->bufs))
+    if (!salvo_mem_grow(gr->dev->alloc, (void **)&gr->held, &gr->held_cap, gr->held_count + 1,
+                        sizeof *gr->held))
         return DEV_FAIL(gr->dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
                         "capture into %s: out of host memory; the call was not captured",
                         gr->g.label);
     resource_hold(r);
-    gr->bufs[gr->buf_count++] = (graph_hold){r, write};
+    gr->held[gr->held_count++] = (graph_hold){r, write};
     return SALVO_OK;
 }
 
@@ -133,8 +133,8 @@ static void drop_holds_locked(salvo_graph *gr) SALVO_REQUIRES(gr->dev->q.lock)
 {
     queue *q = &gr->dev->q;
     salvo_mutex_same(&gr->dev->q.lock, &q->lock);
-    for (size_t i = 0; i < gr->buf_count; i++)
-        resource_let_go_locked(gr->bufs[i].res, q);
+    for (size_t i = 0; i < gr->held_count; i++)
+        resource_let_go_locked(gr->held[i].res, q);
     for (size_t i = 0; i < gr->kernel_count; i++)
         resource_let_go_locked(&gr->kernels[i]->res, q);
 }
@@ -152,7 +152,7 @@ static void graph_release(retire_entry *e, bool abandoned)
         drop_holds_locked(gr);
     graph_fini(&gr->g);
     salvo_mem_free(dev->alloc, gr->members);
-    salvo_mem_free(dev->alloc, gr->bufs);
+    salvo_mem_free(dev->alloc, gr->held);
     salvo_mem_free(dev->alloc, gr->kernels);
     COUNT_SUB(dev, live_graphs, 1);
     salvo_mem_free(dev->alloc, gr);
@@ -223,8 +223,8 @@ bool graph_capture_writes_locked(salvo_device *dev, const resource *r)
 {
     graph_captures_settle_locked(dev);
     for (salvo_graph *gr = dev->captures; gr; gr = gr->next_capture)
-        for (size_t i = 0; i < gr->buf_count; i++)
-            if (gr->bufs[i].res == r && gr->bufs[i].written)
+        for (size_t i = 0; i < gr->held_count; i++)
+            if (gr->held[i].res == r && gr->held[i].written)
                 return true;
     return false;
 }
@@ -400,8 +400,8 @@ salvo_status salvo_graph_launch(salvo_graph *gr, salvo_stream *st)
     if (serial && gr->g.addresses && serial > dev->q.address_serial)
         dev->q.address_serial = serial;
     if (serial)
-        for (size_t i = 0; i < gr->buf_count; i++)
-            resource_note_use(gr->bufs[i].res, serial);
+        for (size_t i = 0; i < gr->held_count; i++)
+            resource_note_use(gr->held[i].res, serial);
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
@@ -498,8 +498,8 @@ salvo_status salvo_graph_update(salvo_graph *gr, const salvo_graph *from)
     salvo_status r = SALVO_OK;
     for (size_t i = 0; i < from->kernel_count && r == SALVO_OK; i++)
         r = hold_kernel_locked(gr, from->kernels[i]);
-    for (size_t i = 0; i < from->buf_count && r == SALVO_OK; i++)
-        r = hold_locked(gr, from->bufs[i].res, from->bufs[i].written);
+    for (size_t i = 0; i < from->held_count && r == SALVO_OK; i++)
+        r = hold_locked(gr, from->held[i].res, from->held[i].written);
     if (r == SALVO_OK)
         r = graph_update_locked(&gr->g, &from->g);
     salvo_mutex_unlock(&gr->dev->q.lock);

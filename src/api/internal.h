@@ -155,8 +155,8 @@ struct salvo_graph {
     salvo_stream **members;
     size_t member_count, member_cap;
     salvo_graph *next_capture;
-    graph_hold *bufs; /* [lock] distinct */
-    size_t buf_count, buf_cap;
+    graph_hold *held; /* [lock] distinct: the buffers, images and samplers it uses */
+    size_t held_count, held_cap;
     salvo_kernel **kernels; /* [lock] distinct */
     size_t kernel_count, kernel_cap;
 };
