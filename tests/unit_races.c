@@ -9,6 +9,7 @@
  * the first touch in every build, not only under AddressSanitizer. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -303,12 +304,123 @@ static void test_stats_during_a_release(void **state)
     sem_destroy(&h.looked);
 }
 
+/* ------------------------------------------------------------------ */
+/* A destroyed stream in a capture, with another thread in a wait      */
+/* ------------------------------------------------------------------ */
+
+static bool guard_freed(guard_alloc *g, const void *p)
+{
+    pthread_mutex_lock(&g->lock);
+    bool found = false;
+    for (uint32_t i = 0; i < g->freed_count && !found; i++)
+        found = g->freed[i] == p;
+    pthread_mutex_unlock(&g->lock);
+    return found;
+}
+
+static void *synchronize_thread(void *arg)
+{
+    other *o = arg;
+    o->flushed = salvo_stream_synchronize(o->st);
+    return NULL;
+}
+
+/* A stream that joined a capture is destroyed while another thread holds
+ * the device lock: it stays in the capture, destroyed, not freed. The
+ * capture then ends while a third thread sits in a fence wait on a batch
+ * of yet another stream. The stream's count (its handle, the capture's
+ * reference) reaches zero as the capture ends: it is freed right there,
+ * exactly once, whatever other stream is being waited on. */
+static void test_stream_in_capture_freed_at_capture_end(void **state)
+{
+    (void)state;
+    static guard_alloc g;
+    guard_init(&g);
+    fake_accel *f = fake_create();
+    assert_non_null(f);
+    f->blocking_waits = true;
+    salvo_device_desc d = {.allocator = &g.a};
+    salvo_device *dev = NULL;
+    assert_int_equal(device_create_with_accel(&d, fake_accel_get(f), &dev), SALVO_OK);
+    fake_set_complete(f, FAKE_COMPLETE_MANUAL);
+    assert_int_equal(sem_init(&go, 0, 0), 0);
+    assert_int_equal(sem_init(&done, 0, 0), 0);
+    assert_int_equal(sem_init(&unlock_now, 0, 0), 0);
+    salvo_stream *origin = NULL, *member = NULL;
+    other waiter = {0};
+    assert_int_equal(salvo_stream_create(dev, NULL, &origin), SALVO_OK);
+    assert_int_equal(salvo_stream_create(dev, NULL, &member), SALVO_OK);
+    assert_int_equal(salvo_stream_create(dev, NULL, &waiter.st), SALVO_OK);
+    salvo_buffer *buf = NULL;
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &buf), SALVO_OK);
+
+    /* member joins origin's capture through an event of it. */
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(dev, &ev), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(origin), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, origin), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(member, ev), SALVO_OK);
+    assert_int_equal(salvo_fill(member, buf, 0, 256, 7), SALVO_OK);
+    assert_ptr_equal(member->capture, origin->capture);
+    assert_int_equal(member->e.refs, 2); /* its handle, the capture */
+
+    /* Another stream's batch, waited for by a thread of its own. */
+    assert_int_equal(salvo_fill(waiter.st, buf, 0, 256, 1), SALVO_OK);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, synchronize_thread, &waiter), 0);
+    for (bool waiting = false; !waiting;) {
+        salvo_mutex_lock(&dev->q.lock);
+        for (int i = 0; i < STREAM_SLOTS; i++)
+            waiting |= waiter.st->e.slots[i].waiters > 0;
+        salvo_mutex_unlock(&dev->q.lock);
+        if (!waiting)
+            sched_yield();
+    }
+
+    /* Destroyed with the lock busy: still in the capture, not freed (no
+     * capture call or synchronize takes the destroy in meanwhile). */
+    pthread_t holder;
+    assert_int_equal(pthread_create(&holder, NULL, hold_lock_when_told, dev), 0);
+    hold_trylock = true;
+    salvo_stream_destroy(member);
+    assert_false(hold_trylock);
+    sem_post(&unlock_now);
+    pthread_join(holder, NULL);
+    assert_false(guard_freed(&g, member));
+
+    salvo_graph *gr = NULL;
+    assert_int_equal(salvo_stream_end_capture(origin, &gr), SALVO_OK);
+    assert_true(guard_freed(&g, member));
+    assert_int_equal(g.double_frees, 0);
+
+    while (fake_complete_all(f) == 0)
+        sched_yield();
+    pthread_join(t, NULL);
+    assert_int_equal(waiter.flushed, SALVO_OK);
+    fake_set_complete(f, FAKE_COMPLETE_AUTO);
+    salvo_graph_destroy(gr);
+    salvo_event_destroy(ev);
+    salvo_buffer_destroy(buf);
+    salvo_stream_destroy(origin);
+    salvo_stream_destroy(waiter.st);
+    salvo_device_destroy(dev);
+    assert_int_equal(g.double_frees, 0);
+    assert_int_equal(atomic_load(&g.live), 0);
+    assert_int_equal(fake_illegal_total(f), 0);
+    assert_int_equal(fake_live_total(f), 0);
+    fake_free(f);
+    sem_destroy(&go);
+    sem_destroy(&done);
+    sem_destroy(&unlock_now);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_destroy_against_flush),
         cmocka_unit_test(test_stats_take_in_a_queued_release),
         cmocka_unit_test(test_stats_during_a_release),
+        cmocka_unit_test(test_stream_in_capture_freed_at_capture_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

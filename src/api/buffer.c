@@ -12,10 +12,10 @@
 static void buffer_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned; /* destroy commands stay valid on a lost device */
-    salvo_buffer *buf = (salvo_buffer *)((char *)e - offsetof(salvo_buffer, release));
+    salvo_buffer *buf = resource_as_buffer(resource_of_release(e));
     salvo_device *dev = buf->dev;
     salvo_mutex_held(&dev->q.lock); /* releases run under the lock */
-    live_unlink_locked(dev, &buf->live);
+    live_unlink_locked(dev, &buf->res);
     VT(dev)->buffer_destroy(SELF(dev), dev->adev, buf->ab);
     COUNT_SUB(dev, live_buffers, 1);
     COUNT_SUB(dev, live_buffer_bytes, buf->size);
@@ -86,12 +86,11 @@ static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain d
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", what);
     accel_buffer_desc d = {.size = size, .domain = domain, .import_host = host, .transfer = true};
     buf->dev = dev;
-    buf->release.fn = buffer_release;
-    buf->release.bytes = size;
+    resource_init(&buf->res, RESOURCE_BUFFER, buffer_release, size);
     salvo_mutex_lock(&dev->q.lock);
     accel_result r = sched_buffer_create_locked(&dev->q, &d, &buf->ab, &buf->ai);
     if (r == ACCEL_SUCCESS)
-        live_link_locked(dev, &buf->live, &buf->release);
+        live_link_locked(dev, &buf->res);
     salvo_mutex_unlock(&dev->q.lock);
     if (r != ACCEL_SUCCESS) {
         salvo_mem_free(dev->alloc, buf);
@@ -109,9 +108,7 @@ static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain d
     buf->size = size;
     buf->domain = domain;
     buf->imported = host != NULL;
-    atomic_init(&buf->last_serial, 0);
     atomic_init(&buf->address_taken, false);
-    atomic_init(&buf->holds, 1);
 
     COUNT_ADD(dev, live_buffers, 1);
     COUNT_ADD(dev, live_buffer_bytes, size);
@@ -194,16 +191,10 @@ salvo_status salvo_buffer_address(salvo_buffer *buf, uint64_t *out)
     return SALVO_OK;
 }
 
-void buffer_let_go(salvo_buffer *buf)
-{
-    if (atomic_fetch_sub(&buf->holds, 1) == 1)
-        device_release(buf->dev, &buf->release);
-}
-
 void salvo_buffer_destroy(salvo_buffer *buf)
 {
     if (buf)
-        buffer_let_go(buf);
+        device_let_go(buf->dev, &buf->res);
 }
 
 /* ------------------------------------------------------------------ */
@@ -238,7 +229,7 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
     bool direct = mapped && !(dev->force_staging && buf->domain == SALVO_DOMAIN_DEVICE);
     uint64_t imported = 0;
     salvo_mutex_lock(&dev->q.lock);
-    if (to_host && graph_capture_writes_locked(dev, buf)) {
+    if (to_host && graph_capture_writes_locked(dev, &buf->res)) {
         salvo_mutex_unlock(&dev->q.lock);
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                         "buffer_read: a capture in progress writes this buffer; its nodes run "
@@ -247,7 +238,7 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
     /* Every batch that bound the buffer must be over before the host
      * touches it; with its address given out, also every batch with work
      * that reaches memory through addresses. */
-    uint64_t last = atomic_load(&buf->last_serial);
+    uint64_t last = resource_last_use(&buf->res);
     const accel_buffer *which = buf->ab;
     if (atomic_load(&buf->address_taken) && dev->q.address_serial) {
         if (dev->q.address_serial > last)

@@ -394,8 +394,8 @@ void salvo_device_destroy(salvo_device *dev)
     dev->reclaiming = true;
     uint64_t leaked = 0;
     while (dev->live.next != &dev->live) {
-        retire_entry *e = dev->live.next->release;
-        e->fn(e, device_is_lost(dev));
+        resource *r = resource_of_link(dev->live.next);
+        r->release.fn(&r->release, device_is_lost(dev));
         leaked++;
     }
     if (leaked)

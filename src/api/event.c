@@ -8,10 +8,10 @@
 static void event_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
-    salvo_event *ev = (salvo_event *)((char *)e - offsetof(salvo_event, release));
+    salvo_event *ev = resource_as_event(resource_of_release(e));
     salvo_mutex_held(&ev->dev->q.lock); /* releases run under the lock */
     timing_point_release_locked(&ev->dev->q, &ev->time);
-    live_unlink_locked(ev->dev, &ev->live);
+    live_unlink_locked(ev->dev, &ev->res);
     COUNT_SUB(ev->dev, live_events, 1);
     salvo_mem_free(ev->dev->alloc, ev);
 }
@@ -99,9 +99,9 @@ salvo_status salvo_event_create(salvo_device *dev, salvo_event **out)
     if (!ev)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "event_create: out of host memory");
     ev->dev = dev;
-    ev->release.fn = event_release;
+    resource_init(&ev->res, RESOURCE_EVENT, event_release, 0);
     salvo_mutex_lock(&dev->q.lock);
-    live_link_locked(dev, &ev->live, &ev->release);
+    live_link_locked(dev, &ev->res);
     salvo_mutex_unlock(&dev->q.lock);
     COUNT_ADD(dev, live_events, 1);
     salvo_clear_error();
@@ -114,7 +114,7 @@ void salvo_event_destroy(salvo_event *ev)
     /* Waits copy what they need, so nothing pending refers to the event;
      * it still goes through the free path for the live ring's lock. */
     if (ev)
-        device_release(ev->dev, &ev->release);
+        device_let_go(ev->dev, &ev->res);
 }
 
 salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)

@@ -14,10 +14,11 @@ struct gate_ext {
 static void gate_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
-    struct gate_ext *g = (struct gate_ext *)((char *)e - offsetof(salvo_gate, release));
+    salvo_gate *gate = resource_as_gate(resource_of_release(e));
+    struct gate_ext *g = (struct gate_ext *)((char *)gate - offsetof(struct gate_ext, gate));
     salvo_device *dev = g->gate.dev;
     salvo_mutex_held(&dev->q.lock); /* releases run under the lock */
-    live_unlink_locked(dev, &g->gate.live);
+    live_unlink_locked(dev, &g->gate.res);
     VT(dev)->timeline_destroy(SELF(dev), dev->adev, g->gate.timeline);
     pthread_mutex_destroy(&g->raise_lock);
     COUNT_SUB(dev, live_gates, 1);
@@ -48,11 +49,11 @@ salvo_status salvo_gate_create(salvo_device *dev, salvo_gate **out)
                         "gate_create: %s", accel_result_name(r));
     }
     g->gate.dev = dev;
-    g->gate.release.fn = gate_release;
+    resource_init(&g->gate.res, RESOURCE_GATE, gate_release, 0);
     atomic_init(&g->gate.value, 0);
     atomic_init(&g->max_waited, 0);
     salvo_mutex_lock(&dev->q.lock);
-    live_link_locked(dev, &g->gate.live, &g->gate.release);
+    live_link_locked(dev, &g->gate.res);
     salvo_mutex_unlock(&dev->q.lock);
     COUNT_ADD(dev, live_gates, 1);
     salvo_clear_error();
@@ -153,5 +154,5 @@ void salvo_gate_destroy(salvo_gate *gate)
      * as anyone asked, then free it once that work is over. */
     if (!device_is_lost(gate->dev))
         raise_to(g, atomic_load(&g->max_waited), false);
-    device_release(gate->dev, &gate->release);
+    device_let_go(gate->dev, &gate->res);
 }

@@ -4,22 +4,26 @@
 
 #include "api/internal.h"
 
-/* Keep buf alive for the graph (once per graph); note a write. */
-static salvo_status hold_buffer_locked(salvo_graph *gr, salvo_buffer *buf, bool write)
+/* Keep r (a buffer, an image or a sampler) alive for the graph (once per
+ * graph); note a write. */
+static salvo_status hold_locked(salvo_graph *gr, resource *r, bool write)
     SALVO_REQUIRES(gr->dev->q.lock)
 {
-    for (size_t i = 0; i < gr->buf_count; i++)
-        if (gr->bufs[i].buf == buf) {
-            gr->bufs[i].written |= write;
+    SALVO_CHECK(r->kind == RESOURCE_BUFFER || r->kind == RESOURCE_IMAGE ||
+                    r->kind == RESOURCE_SAMPLER,
+                "a graph holds a %s as what a node touches", resource_kind_name(r->kind));
+    for (size_t i = 0; i < gr->held_count; i++)
+        if (gr->held[i].res == r) {
+            gr->held[i].written |= write;
             return SALVO_OK;
         }
-    if (!salvo_mem_grow(gr->dev->alloc, (void **)&gr->bufs, &gr->buf_cap, gr->buf_count + 1,
-                        sizeof *gr->bufs))
+    if (!salvo_mem_grow(gr->dev->alloc, (void **)&gr->held, &gr->held_cap, gr->held_count + 1,
+                        sizeof *gr->held))
         return DEV_FAIL(gr->dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
                         "capture into %s: out of host memory; the call was not captured",
                         gr->g.label);
-    atomic_fetch_add(&buf->holds, 1);
-    gr->bufs[gr->buf_count++] = (graph_hold){buf, write};
+    resource_hold(r);
+    gr->held[gr->held_count++] = (graph_hold){r, write};
     return SALVO_OK;
 }
 
@@ -34,7 +38,7 @@ static salvo_status hold_kernel_locked(salvo_graph *gr, salvo_kernel *k)
         return DEV_FAIL(gr->dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
                         "capture into %s: out of host memory; the call was not captured",
                         gr->g.label);
-    atomic_fetch_add(&k->holds, 1);
+    resource_hold(&k->res);
     gr->kernels[gr->kernel_count++] = k;
     return SALVO_OK;
 }
@@ -42,14 +46,14 @@ static salvo_status hold_kernel_locked(salvo_graph *gr, salvo_kernel *k)
 /* Hold what a launch binds (before it is a node: a failure leaves extra
  * holds, which only last until the graph goes). */
 static salvo_status hold_launch_locked(salvo_graph *gr, salvo_kernel *k, const accel_bind *binds,
-                                       salvo_buffer *const *bufs) SALVO_REQUIRES(gr->dev->q.lock)
+                                       resource *const *held) SALVO_REQUIRES(gr->dev->q.lock)
 {
     salvo_status r = hold_kernel_locked(gr, k);
     for (uint32_t i = 0; i < k->ek.refl.binding_count && r == SALVO_OK; i++) {
         bool write = !binds[i].uniform && (k->ek.refl.bindings[i].access & SALVO_ACCESS_WRITE);
-        r = hold_buffer_locked(gr, bufs[i], write);
-        if (r == SALVO_OK && bufs[SALVO_MAX_BINDINGS + i])
-            r = hold_buffer_locked(gr, bufs[SALVO_MAX_BINDINGS + i], false);
+        r = hold_locked(gr, held[i], write);
+        if (r == SALVO_OK && held[SALVO_MAX_BINDINGS + i])
+            r = hold_locked(gr, held[SALVO_MAX_BINDINGS + i], false);
     }
     return r;
 }
@@ -75,7 +79,7 @@ static salvo_status capture_record(void *ctx, const command *c, const void *hold
     }
     for (; i < c->bind_count && r == SALVO_OK; i++)
         if (h->of[i])
-            r = hold_buffer_locked(gr, h->of[i], command_access(c, i) & SALVO_ACCESS_WRITE);
+            r = hold_locked(gr, h->of[i], command_access(c, i) & SALVO_ACCESS_WRITE);
     if (r == SALVO_OK)
         r = graph_add_command(&gr->g, c);
     return r;
@@ -93,28 +97,27 @@ static void capture_set_locked(salvo_stream *st, salvo_graph *gr) SALVO_REQUIRES
 static void drop_holds_locked(salvo_graph *gr) SALVO_REQUIRES(gr->dev->q.lock)
 {
     queue *q = &gr->dev->q;
-    for (size_t i = 0; i < gr->buf_count; i++)
-        if (atomic_fetch_sub(&gr->bufs[i].buf->holds, 1) == 1)
-            retire_push(&q->retire, &gr->bufs[i].buf->release, atomic_load(&q->next_serial));
+    salvo_mutex_same(&gr->dev->q.lock, &q->lock);
+    for (size_t i = 0; i < gr->held_count; i++)
+        resource_let_go_locked(gr->held[i].res, q);
     for (size_t i = 0; i < gr->kernel_count; i++)
-        if (atomic_fetch_sub(&gr->kernels[i]->holds, 1) == 1)
-            retire_push(&q->retire, &gr->kernels[i]->release, atomic_load(&q->next_serial));
+        resource_let_go_locked(&gr->kernels[i]->res, q);
 }
 
 static void graph_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
-    salvo_graph *gr = (salvo_graph *)((char *)e - offsetof(salvo_graph, release));
+    salvo_graph *gr = resource_as_graph(resource_of_release(e));
     salvo_device *dev = gr->dev;
     salvo_mutex_held(&gr->dev->q.lock); /* releases run under the lock */
-    live_unlink_locked(gr->dev, &gr->live);
+    live_unlink_locked(gr->dev, &gr->res);
     /* Reclaiming at device destroy: what it holds is reclaimed too, maybe
      * already. */
     if (!dev->reclaiming)
         drop_holds_locked(gr);
     graph_fini(&gr->g);
     salvo_mem_free(dev->alloc, gr->members);
-    salvo_mem_free(dev->alloc, gr->bufs);
+    salvo_mem_free(dev->alloc, gr->held);
     salvo_mem_free(dev->alloc, gr->kernels);
     COUNT_SUB(dev, live_graphs, 1);
     salvo_mem_free(dev->alloc, gr);
@@ -123,7 +126,8 @@ static void graph_release(retire_entry *e, bool abandoned)
 static void capture_close_locked(salvo_graph *gr) SALVO_REQUIRES(gr->dev->q.lock);
 
 /* Streams destroyed while the lock was busy are still in their captures
- * (kept): take them out now, as their destroy would have. */
+ * (each capture holds a reference): take them out now, as their destroy
+ * would have. */
 void graph_captures_settle_locked(salvo_device *dev)
 {
     if (!dev->captures)
@@ -133,8 +137,12 @@ void graph_captures_settle_locked(salvo_device *dev)
         next = gr->next_capture;
         salvo_mutex_same(&dev->q.lock, &gr->dev->q.lock);
         if (gr->origin && atomic_load(&gr->origin->e.destroyed)) {
+            salvo_mutex_same(&dev->q.lock, &gr->origin->e.q->lock);
+            /* Its destroy first: the capture's reference is then the last
+             * but its work's, and the stream goes with the capture. */
+            stream_settle_locked(&gr->origin->e);
             capture_close_locked(gr);
-            graph_release(&gr->release, false); /* nothing of it was ever submitted */
+            graph_release(&gr->res.release, false); /* nothing of it was ever submitted */
             released = true;
             continue;
         }
@@ -144,7 +152,8 @@ void graph_captures_settle_locked(salvo_device *dev)
                 gr->members[i] = gr->members[--gr->member_count];
                 salvo_mutex_same(&dev->q.lock, &m->e.q->lock);
                 capture_set_locked(m, NULL);
-                stream_release_kept_locked(&m->e);
+                stream_settle_locked(&m->e);
+                stream_let_go_locked(&m->e);
                 released = true;
             } else {
                 i++;
@@ -175,12 +184,12 @@ salvo_graph *graph_capture_find_locked(salvo_device *dev, uint64_t id)
     return NULL;
 }
 
-bool graph_capture_writes_locked(salvo_device *dev, const salvo_buffer *buf)
+bool graph_capture_writes_locked(salvo_device *dev, const resource *r)
 {
     graph_captures_settle_locked(dev);
     for (salvo_graph *gr = dev->captures; gr; gr = gr->next_capture)
-        for (size_t i = 0; i < gr->buf_count; i++)
-            if (gr->bufs[i].buf == buf && gr->bufs[i].written)
+        for (size_t i = 0; i < gr->held_count; i++)
+            if (gr->held[i].res == r && gr->held[i].written)
                 return true;
     return false;
 }
@@ -200,13 +209,13 @@ static void capture_close_locked(salvo_graph *gr)
     if (origin) {
         salvo_mutex_same(&gr->dev->q.lock, &origin->e.q->lock);
         capture_set_locked(origin, NULL);
-        stream_release_kept_locked(&origin->e);
+        stream_let_go_locked(&origin->e);
     }
     for (size_t i = 0; i < gr->member_count; i++) {
         salvo_stream *m = gr->members[i];
         salvo_mutex_same(&gr->dev->q.lock, &m->e.q->lock);
         capture_set_locked(m, NULL);
-        stream_release_kept_locked(&m->e);
+        stream_let_go_locked(&m->e);
     }
     gr->member_count = 0;
 }
@@ -217,7 +226,7 @@ void graph_capture_leave_locked(salvo_stream *st)
     salvo_mutex_same(&st->e.q->lock, &gr->dev->q.lock);
     if (gr->origin == st) {
         capture_close_locked(gr);
-        graph_release(&gr->release, false); /* nothing of it was ever submitted */
+        graph_release(&gr->res.release, false); /* nothing of it was ever submitted */
         return;
     }
     for (size_t i = 0; i < gr->member_count; i++)
@@ -226,7 +235,7 @@ void graph_capture_leave_locked(salvo_stream *st)
             break;
         }
     capture_set_locked(st, NULL);
-    stream_release_kept_locked(&st->e);
+    stream_let_go_locked(&st->e);
 }
 
 salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st)
@@ -244,7 +253,7 @@ salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st)
         return r;
     gr->members[gr->member_count++] = st;
     capture_set_locked(st, gr);
-    st->e.kept = true;
+    stream_hold_locked(&st->e);
     return SALVO_OK;
 }
 
@@ -278,12 +287,12 @@ salvo_status salvo_stream_begin_capture(salvo_stream *st)
     gr->capture_id = ++dev->graph_count;
     graph_init(&gr->g, &dev->q, dev->graph_count);
     gr->origin = st;
-    gr->release.fn = graph_release;
+    resource_init(&gr->res, RESOURCE_GRAPH, graph_release, 0);
     gr->next_capture = dev->captures;
     dev->captures = gr;
     capture_set_locked(st, gr);
-    st->e.kept = true;
-    live_link_locked(dev, &gr->live, &gr->release);
+    stream_hold_locked(&st->e);
+    live_link_locked(dev, &gr->res);
     COUNT_ADD(dev, live_graphs, 1);
     salvo_mutex_unlock(&dev->q.lock);
     salvo_clear_error();
@@ -319,7 +328,7 @@ salvo_status salvo_stream_end_capture(salvo_stream *st, salvo_graph **out)
     queue_advance_locked(&dev->q); /* streams destroyed while in it may have gone */
     r = device_is_lost(dev) ? device_lost_error(dev) : graph_compile_locked(&gr->g);
     if (r != SALVO_OK) {
-        graph_release(&gr->release, false); /* never executed */
+        graph_release(&gr->res.release, false); /* never executed */
         queue_advance_locked(&dev->q);      /* what its holds kept */
         salvo_mutex_unlock(&dev->q.lock);
         return r;
@@ -356,8 +365,8 @@ salvo_status salvo_graph_launch(salvo_graph *gr, salvo_stream *st)
     if (serial && gr->g.addresses && serial > dev->q.address_serial)
         dev->q.address_serial = serial;
     if (serial)
-        for (size_t i = 0; i < gr->buf_count; i++)
-            buffer_note_use(gr->bufs[i].buf, serial);
+        for (size_t i = 0; i < gr->held_count; i++)
+            resource_note_use(gr->held[i].res, serial);
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
@@ -414,22 +423,21 @@ salvo_status salvo_graph_set_bindings(salvo_graph *gr, uint32_t node,
     if (!n)
         return SALVO_ERROR_INVALID_ARGUMENT;
     salvo_device *dev = gr->dev;
-    /* The engine kernel is the first member of its salvo_kernel. */
-    salvo_kernel *k = (salvo_kernel *)n->kernel;
+    salvo_kernel *k = kernel_of_engine(n->kernel);
     accel_bind binds[SALVO_MAX_BINDINGS];
-    salvo_buffer *bufs[LAUNCH_HELD_MAX];
+    resource *held[LAUNCH_HELD_MAX];
     /* An indirect launch keeps its counts: only the kernel's change. */
     salvo_status r = n->kind == COMMAND_DISPATCH
                          ? launch_check(dev, k, n->groups, bindings, binding_count,
-                                        gr->g.push + n->push_at, n->push_size, binds, bufs)
+                                        gr->g.push + n->push_at, n->push_size, binds, held)
                          : launch_check_bindings(dev, k, bindings, binding_count,
                                                  gr->g.push + n->push_at, n->push_size, binds,
-                                                 bufs);
+                                                 held);
     if (r != SALVO_OK)
         return r;
     salvo_mutex_lock(&gr->dev->q.lock);
     salvo_mutex_same(&gr->dev->q.lock, &gr->g.q->lock);
-    r = hold_launch_locked(gr, k, binds, bufs);
+    r = hold_launch_locked(gr, k, binds, held);
     if (r == SALVO_OK)
         r = graph_set_bindings_locked(&gr->g, node, binds);
     salvo_mutex_unlock(&gr->dev->q.lock);
@@ -455,8 +463,8 @@ salvo_status salvo_graph_update(salvo_graph *gr, const salvo_graph *from)
     salvo_status r = SALVO_OK;
     for (size_t i = 0; i < from->kernel_count && r == SALVO_OK; i++)
         r = hold_kernel_locked(gr, from->kernels[i]);
-    for (size_t i = 0; i < from->buf_count && r == SALVO_OK; i++)
-        r = hold_buffer_locked(gr, from->bufs[i].buf, from->bufs[i].written);
+    for (size_t i = 0; i < from->held_count && r == SALVO_OK; i++)
+        r = hold_locked(gr, from->held[i].res, from->held[i].written);
     if (r == SALVO_OK)
         r = graph_update_locked(&gr->g, &from->g);
     salvo_mutex_unlock(&gr->dev->q.lock);
@@ -473,5 +481,5 @@ uint32_t salvo_graph_node_count(const salvo_graph *gr)
 void salvo_graph_destroy(salvo_graph *gr)
 {
     if (gr)
-        device_release(gr->dev, &gr->release);
+        device_let_go(gr->dev, &gr->res);
 }

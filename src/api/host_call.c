@@ -218,7 +218,7 @@ static void run_call(host_work *hw, host_call *c)
         if (over && !lost)
             memcpy(c->dst, (const char *)c->mapped->ai.mapped + c->mapped_offset,
                    c->mapped_size);
-        buffer_let_go(c->mapped);
+        device_let_go(c->mapped->dev, &c->mapped->res);
     }
     if (c->fn) {
         host_call_running = true;
@@ -351,10 +351,10 @@ static salvo_status enqueue_locked(salvo_stream *st, const host_call *what, uint
         /* Later host access to the buffer (salvo_buffer_write, _read)
          * waits for the batch behind the call, hence for the call: the
          * batch counts as one that binds it. */
-        atomic_fetch_add(&c->mapped->holds, 1);
+        resource_hold(&c->mapped->res);
         if (value) {
             slot *s = st->e.open;
-            buffer_note_use(c->mapped, s->serial);
+            resource_note_use(&c->mapped->res, s->serial);
             s->host_read = c->mapped->ab;
             s->host_reads++;
         }

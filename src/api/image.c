@@ -89,13 +89,13 @@ salvo_status salvo_image_format_support(salvo_device *dev, salvo_format format, 
 static void image_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
-    salvo_image *img = (salvo_image *)((char *)e - offsetof(salvo_buffer, release));
-    salvo_device *dev = img->base.dev;
+    salvo_image *img = resource_as_image(resource_of_release(e));
+    salvo_device *dev = img->dev;
     salvo_mutex_held(&dev->q.lock); /* releases run under the lock */
-    live_unlink_locked(dev, &img->base.live);
+    live_unlink_locked(dev, &img->res);
     VT(dev)->image_destroy(SELF(dev), dev->adev, img->ai);
     COUNT_SUB(dev, live_images, 1);
-    COUNT_SUB(dev, live_image_bytes, img->base.size);
+    COUNT_SUB(dev, live_image_bytes, img->size);
     salvo_mem_free(dev->alloc, img);
 }
 
@@ -173,14 +173,9 @@ salvo_status salvo_image_create(salvo_device *dev, const salvo_image_desc *desc,
     img->desc = d;
     img->texel = salvo_format_texel_size(d.format);
     uint64_t bytes = (uint64_t)d.width * d.height * d.depth * d.layers * img->texel;
-    img->base.dev = dev;
-    img->base.size = bytes;
-    img->base.domain = SALVO_DOMAIN_DEVICE;
-    img->base.release.fn = image_release;
-    img->base.release.bytes = bytes;
-    atomic_init(&img->base.last_serial, 0);
-    atomic_init(&img->base.address_taken, false);
-    atomic_init(&img->base.holds, 1);
+    img->dev = dev;
+    img->size = bytes;
+    resource_init(&img->res, RESOURCE_IMAGE, image_release, bytes);
     accel_image_desc ad = {d.type, d.format, d.width, d.height, d.depth, d.layers, d.usage};
     const char *step = "image";
     salvo_mutex_lock(&dev->q.lock);
@@ -194,7 +189,7 @@ salvo_status salvo_image_create(salvo_device *dev, const salvo_image_desc *desc,
         accel_image_region none = {0};
         r = transfer_image_locked(&dev->q, img->ai, &none, img->texel, NULL, false, true);
         if (r == SALVO_OK)
-            live_link_locked(dev, &img->base.live, &img->base.release);
+            live_link_locked(dev, &img->res);
     } else if (ar == ACCEL_ERROR_DEVICE_LOST) {
         queue_mark_lost_locked(&dev->q);
     }
@@ -224,7 +219,7 @@ salvo_status salvo_image_create(salvo_device *dev, const salvo_image_desc *desc,
 salvo_status salvo_image_desc_get(const salvo_image *img, salvo_image_desc *out)
 {
     if (!img || !out)
-        return SALVO_FAIL(img ? &img->base.dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
+        return SALVO_FAIL(img ? &img->dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
                           "image_desc_get: %s is NULL", img ? "out" : "image");
     *out = img->desc;
     salvo_clear_error();
@@ -234,13 +229,13 @@ salvo_status salvo_image_desc_get(const salvo_image *img, salvo_image_desc *out)
 void salvo_image_destroy(salvo_image *img)
 {
     if (img)
-        buffer_let_go(&img->base);
+        device_let_go(img->dev, &img->res);
 }
 
 salvo_status image_region_resolve(salvo_image *img, const salvo_image_region *in,
                                   const char *call, accel_image_region *out, uint64_t *bytes)
 {
-    salvo_device *dev = img->base.dev;
+    salvo_device *dev = img->dev;
     const salvo_image_desc *d = &img->desc;
     salvo_image_region r = in ? *in : (salvo_image_region){0};
     uint32_t ext[4] = {d->width, d->height, d->depth, d->layers};
@@ -266,7 +261,7 @@ static salvo_status image_transfer(salvo_image *img, const salvo_image_region *r
     const char *what = to_host ? "image_read" : "image_write";
     if (!img)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "%s: image is NULL", what);
-    salvo_device *dev = img->base.dev;
+    salvo_device *dev = img->dev;
     if (!host)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", what);
     if (host_call_running)
@@ -283,14 +278,14 @@ static salvo_status image_transfer(salvo_image *img, const salvo_image_region *r
                         what, (unsigned long long)size, (unsigned long long)bytes, box.width,
                         box.height, box.depth, box.layers, img->texel);
     salvo_mutex_lock(&dev->q.lock);
-    if (to_host && graph_capture_writes_locked(dev, &img->base)) {
+    if (to_host && graph_capture_writes_locked(dev, &img->res)) {
         salvo_mutex_unlock(&dev->q.lock);
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                         "image_read: a capture in progress writes this image; its nodes run only "
                         "when the graph is replayed");
     }
     r = transfer_settle_locked(&dev->q, (const accel_buffer *)(const void *)img->ai,
-                               atomic_load(&img->base.last_serial), to_host);
+                               resource_last_use(&img->res), to_host);
     if (r == SALVO_OK)
         r = transfer_image_locked(&dev->q, img->ai, &box, img->texel, host, to_host, false);
     salvo_mutex_unlock(&dev->q.lock);
@@ -321,7 +316,7 @@ static salvo_status copy_image(salvo_stream *st, salvo_buffer *buf, uint64_t off
         return SALVO_FAIL(st ? &stream_device(st)->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
                           "%s: %s is NULL", what, !st ? "stream" : !buf ? "buffer" : "image");
     salvo_device *dev = stream_device(st);
-    if (buf->dev != dev || img->base.dev != dev)
+    if (buf->dev != dev || img->dev != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: the %s belongs to another device",
                         what, buf->dev != dev ? "buffer" : "image");
     if (host_call_running)
@@ -341,7 +336,7 @@ static salvo_status copy_image(salvo_stream *st, salvo_buffer *buf, uint64_t off
     accel_bind buffer_end = {.buffer = buf->ab, .offset = offset, .size = bytes};
     accel_bind image_end = {.image = img->ai, .offset = 0, .size = 1};
     accel_bind ends[2] = {to_image ? buffer_end : image_end, to_image ? image_end : buffer_end};
-    salvo_buffer *of[2] = {to_image ? buf : &img->base, to_image ? &img->base : buf};
+    resource *of[2] = {to_image ? &buf->res : &img->res, to_image ? &img->res : &buf->res};
     command c = {.kind = COMMAND_IMAGE_COPY, .binds = ends, .bind_count = 2, .push = &box,
                  .push_size = sizeof box};
     stream_call call = {.bytes = bytes, .holds = &(command_holds){.of = of}};
@@ -383,10 +378,10 @@ salvo_status salvo_copy_image(salvo_stream *st, salvo_image *src,
         return SALVO_FAIL(st ? &stream_device(st)->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
                           "copy_image: %s is NULL", !st ? "stream" : !src ? "src" : "dst");
     salvo_device *dev = stream_device(st);
-    if (src->base.dev != dev || dst->base.dev != dev)
+    if (src->dev != dev || dst->dev != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "copy_image: the %s image belongs to another device",
-                        src->base.dev != dev ? "source" : "destination");
+                        src->dev != dev ? "source" : "destination");
     if (host_call_running)
         return host_call_refuse(dev, "copy_image");
     command_image_pair pair;
@@ -430,7 +425,7 @@ salvo_status salvo_copy_image(salvo_stream *st, salvo_image *src,
                           {.image = dst->ai, .offset = 0, .size = 1}};
     command c = {.kind = COMMAND_IMAGE_TO_IMAGE, .binds = ends, .bind_count = 2, .push = &pair,
                  .push_size = sizeof pair};
-    salvo_buffer *of[2] = {&src->base, &dst->base};
+    resource *of[2] = {&src->res, &dst->res};
     stream_call call = {.bytes = bytes, .holds = &(command_holds){.of = of}};
     return stream_call_command(st, &c, &call);
 }
@@ -442,10 +437,10 @@ salvo_status salvo_copy_image(salvo_stream *st, salvo_image *src,
 static void sampler_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
-    salvo_sampler *s = (salvo_sampler *)((char *)e - offsetof(salvo_buffer, release));
-    salvo_device *dev = s->base.dev;
+    salvo_sampler *s = resource_as_sampler(resource_of_release(e));
+    salvo_device *dev = s->dev;
     salvo_mutex_held(&dev->q.lock); /* releases run under the lock */
-    live_unlink_locked(dev, &s->base.live);
+    live_unlink_locked(dev, &s->res);
     VT(dev)->sampler_destroy(SELF(dev), dev->adev, s->as);
     COUNT_SUB(dev, live_samplers, 1);
     salvo_mem_free(dev->alloc, s);
@@ -483,19 +478,15 @@ salvo_status salvo_sampler_create(salvo_device *dev, const salvo_sampler_desc *d
     if (!s)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "sampler_create: out of host memory");
     s->desc = d;
-    s->base.dev = dev;
-    s->base.domain = SALVO_DOMAIN_DEVICE;
-    s->base.release.fn = sampler_release;
-    atomic_init(&s->base.last_serial, 0);
-    atomic_init(&s->base.address_taken, false);
-    atomic_init(&s->base.holds, 1);
+    s->dev = dev;
+    resource_init(&s->res, RESOURCE_SAMPLER, sampler_release, 0);
     accel_sampler_desc ad = {d.filter == SALVO_FILTER_LINEAR,
                              {(uint8_t)d.address[0], (uint8_t)d.address[1], (uint8_t)d.address[2]},
                              d.unnormalized};
     salvo_mutex_lock(&dev->q.lock);
     accel_result ar = VT(dev)->sampler_create(SELF(dev), dev->adev, &ad, &s->as);
     if (ar == ACCEL_SUCCESS)
-        live_link_locked(dev, &s->base.live, &s->base.release);
+        live_link_locked(dev, &s->res);
     else if (ar == ACCEL_ERROR_DEVICE_LOST)
         queue_mark_lost_locked(&dev->q);
     salvo_mutex_unlock(&dev->q.lock);
@@ -513,5 +504,5 @@ salvo_status salvo_sampler_create(salvo_device *dev, const salvo_sampler_desc *d
 void salvo_sampler_destroy(salvo_sampler *s)
 {
     if (s)
-        buffer_let_go(&s->base);
+        device_let_go(s->dev, &s->res);
 }

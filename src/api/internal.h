@@ -18,6 +18,7 @@
 #include "core/graph.h"
 #include "core/queue.h"
 #include "core/reflect.h"
+#include "core/resource.h"
 #include "core/retire.h"
 #include "core/scheduler.h"
 #include "core/stream_engine.h"
@@ -25,13 +26,6 @@
 #include "core/trace.h"
 #include "core/transfer.h"
 #include "salvo/salvo.h"
-
-/* Membership in the device's list of objects the user has not released,
- * so device destroy can reclaim what was never destroyed [lock]. */
-typedef struct live_link {
-    struct live_link *prev, *next;
-    retire_entry *release;
-} live_link;
 
 struct salvo_device {
     salvo_allocator allocator_copy;
@@ -51,7 +45,9 @@ struct salvo_device {
     bool spirv_validate;
 
     queue q;                /* the engine: lock, serials, streams, waits, transfers */
-    live_link live;         /* [q.lock] sentinel of the live objects' ring */
+    /* [q.lock] Sentinel of the live ring: every resource not yet
+     * released, so device destroy can reclaim what was never destroyed. */
+    resource_link live;
     /* [q.lock] Captures in progress (salvo_graph.next_capture), and the
      * graphs made so far (a graph's number and capture id). */
     salvo_graph *captures;
@@ -78,8 +74,14 @@ static inline salvo_device *stream_device(const salvo_stream *st)
     return (salvo_device *)((char *)st->e.q - offsetof(salvo_device, q));
 }
 
+/* Every object from here on begins with its resource header
+ * (core/resource.h): holds, release, last use and the live ring are the
+ * header's, and each is reached from it through its checked cast
+ * (resource_as_*, below). */
+
 /* A point in a stream: the batch holding it. serial 0: nothing to wait for. */
 struct salvo_event {
+    resource res;
     salvo_device *dev;
     uint64_t serial;          /* [lock] */
     stream_engine *stream;    /* [lock] valid while the batch is active */
@@ -91,19 +93,17 @@ struct salvo_event {
     /* [lock] The GPU time of its latest record (salvo_event_elapsed);
      * NONE where the device has no timestamps. */
     timing_point time;
-    live_link live;
-    retire_entry release;
 };
 
 struct salvo_gate {
+    resource res;
     salvo_device *dev;
     accel_timeline *timeline;
     _Atomic uint64_t value; /* highest value raised */
-    live_link live;
-    retire_entry release;
 };
 
 struct salvo_buffer {
+    resource res;
     salvo_device *dev;
     accel_buffer *ab;
     accel_buffer_info ai;
@@ -112,49 +112,42 @@ struct salvo_buffer {
     bool imported;
     /* Its device address was given out: kernels may reach it unbound. */
     _Atomic bool address_taken;
-    /* Highest serial of a batch that bound it (fetch-max). */
-    _Atomic uint64_t last_serial;
-    /* The user's handle (1) plus each graph that uses it: the release
-     * goes to the retire queue when the last one lets go. */
-    _Atomic uint32_t holds;
-    live_link live;
-    retire_entry release;
 };
 
-/* An image, and a sampler: each begins with a buffer's bookkeeping (no
- * accel buffer, ab NULL), so lifetimes, last use, graph holds and the
- * live ring treat them as they treat buffers; the release function is
- * their own. */
+/* An image and a sampler are resources of their own kinds: no accel
+ * buffer, nothing a buffer path may take for one. */
 struct salvo_image {
-    salvo_buffer base;
+    resource res;
+    salvo_device *dev;
+    uint64_t size; /* bytes of its texels, packed (the stats, the bounds) */
     accel_image *ai;
     salvo_image_desc desc; /* usage resolved; height, depth, layers at least 1 */
     uint32_t texel;        /* bytes a texel */
 };
 
 struct salvo_sampler {
-    salvo_buffer base;
+    resource res;
+    salvo_device *dev;
     accel_sampler *as;
     salvo_sampler_desc desc;
 };
 
 struct salvo_kernel {
+    resource res;
     engine_kernel ek; /* what batches record */
     salvo_device *dev;
-    _Atomic uint32_t holds; /* as a buffer's */
-    live_link live;
-    retire_entry release;
 };
 
 /* A graph: the engine's part, and what the public contract adds (the
  * capture's streams, the objects it keeps alive). */
 typedef struct graph_hold {
-    salvo_buffer *buf;
-    bool written; /* some node writes it */
+    resource *res; /* a buffer, an image or a sampler */
+    bool written;  /* some node writes it */
 } graph_hold;
 
 struct salvo_graph {
-    engine_graph g; /* first: batch logs name it */
+    resource res;
+    engine_graph g; /* batch logs name it */
     salvo_device *dev;
     uint64_t capture_id;
     /* [lock] While capturing: the stream that began it, the streams that
@@ -163,27 +156,50 @@ struct salvo_graph {
     salvo_stream **members;
     size_t member_count, member_cap;
     salvo_graph *next_capture;
-    graph_hold *bufs; /* [lock] distinct */
-    size_t buf_count, buf_cap;
+    graph_hold *held; /* [lock] distinct: the buffers, images and samplers it uses */
+    size_t held_count, held_cap;
     salvo_kernel **kernels; /* [lock] distinct */
     size_t kernel_count, kernel_cap;
-    live_link live;
-    retire_entry release;
 };
 
-/* stream.c: check a launch against what the kernel declares; fill binds
- * in the kernel's binding order, and bufs (LAUNCH_HELD_MAX of them) with
- * what each holds: bufs[j] its buffer, image or lone sampler, and
- * bufs[SALVO_MAX_BINDINGS + j] the sampler beside an image (else NULL).
- * Touches no state. */
+/* The checked casts from a header to its object: a header of another kind
+ * aborts checked builds, naming both kinds. */
+#define RESOURCE_CAST(type, name, kind)                                        \
+    static inline type *resource_as_##name(resource *r)                       \
+    {                                                                          \
+        resource_check(r, kind);                                               \
+        return (type *)((char *)r - offsetof(type, res));                      \
+    }
+RESOURCE_CAST(salvo_buffer, buffer, RESOURCE_BUFFER)
+RESOURCE_CAST(salvo_image, image, RESOURCE_IMAGE)
+RESOURCE_CAST(salvo_sampler, sampler, RESOURCE_SAMPLER)
+RESOURCE_CAST(salvo_kernel, kernel, RESOURCE_KERNEL)
+RESOURCE_CAST(salvo_event, event, RESOURCE_EVENT)
+RESOURCE_CAST(salvo_gate, gate, RESOURCE_GATE)
+RESOURCE_CAST(salvo_graph, graph, RESOURCE_GRAPH)
+#undef RESOURCE_CAST
+
+/* The kernel whose engine kernel batches record is ek. */
+static inline salvo_kernel *kernel_of_engine(const engine_kernel *ek)
+{
+    salvo_kernel *k = (salvo_kernel *)((char *)ek - offsetof(salvo_kernel, ek));
+    resource_check(&k->res, RESOURCE_KERNEL);
+    return k;
+}
+
+/* launch_check.c: check a launch against what the kernel declares; fill
+ * binds in the kernel's binding order, and held (LAUNCH_HELD_MAX of them)
+ * with the resource each binds: held[j] its buffer, image or lone
+ * sampler, and held[SALVO_MAX_BINDINGS + j] the sampler beside an image
+ * (else NULL). Touches no state. */
 enum { LAUNCH_HELD_MAX = 2 * SALVO_MAX_BINDINGS };
 salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t groups[3],
                           const salvo_binding *bindings, uint32_t count, const void *push,
-                          uint32_t push_size, accel_bind *binds, salvo_buffer **bufs);
+                          uint32_t push_size, accel_bind *binds, resource **held);
 /* The same without the groups (an indirect launch's come from a buffer). */
 salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
                                    const salvo_binding *bindings, uint32_t count, const void *push,
-                                   uint32_t push_size, accel_bind *binds, salvo_buffer **bufs);
+                                   uint32_t push_size, accel_bind *binds, resource **held);
 /* image.c: the region as a box (zero extents resolved) or a refusal
  * naming what (call names the caller); *bytes its packed size. */
 salvo_status image_region_resolve(salvo_image *img, const salvo_image_region *in,
@@ -192,15 +208,6 @@ salvo_status image_region_resolve(salvo_image *img, const salvo_image_region *in
 uint8_t image_texel_class(salvo_format format);
 /* SALVO_IMAGE_* bits the device offers for format. */
 uint32_t image_support(salvo_device *dev, salvo_format format);
-/* Raise buf's last serial to serial. */
-static inline void buffer_note_use(salvo_buffer *buf, uint64_t serial)
-{
-    uint64_t old = atomic_load_explicit(&buf->last_serial, memory_order_relaxed);
-    while (old < serial && !atomic_compare_exchange_weak_explicit(
-                               &buf->last_serial, &old, serial, memory_order_relaxed,
-                               memory_order_relaxed)) {
-    }
-}
 
 /* graph.c (all [lock]) */
 /* The capture in progress with this id, or NULL. */
@@ -217,8 +224,8 @@ salvo_status graph_capture_join_locked(salvo_graph *gr, salvo_stream *st)
 void graph_captures_settle_locked(salvo_device *dev) SALVO_REQUIRES(dev->q.lock);
 /* The capture st's calls go to (settled first), or NULL. */
 salvo_graph *stream_capture_locked(salvo_stream *st) SALVO_REQUIRES(st->e.q->lock);
-/* Whether a capture in progress has a node that writes buf. */
-bool graph_capture_writes_locked(salvo_device *dev, const salvo_buffer *buf)
+/* Whether a capture in progress has a node that writes r. */
+bool graph_capture_writes_locked(salvo_device *dev, const resource *r)
     SALVO_REQUIRES(dev->q.lock);
 
 /* The objects a command uses (stream_call.holds): of[i] the object of
@@ -228,7 +235,7 @@ bool graph_capture_writes_locked(salvo_device *dev, const salvo_buffer *buf)
  * capture keeps them alive; each remembers the batch that uses it. */
 typedef struct command_holds {
     salvo_kernel *kernel;
-    salvo_buffer *const *of;
+    resource *const *of;
 } command_holds;
 
 /* stream.c: the one way a call puts a command on st: under the lock, the
@@ -236,10 +243,6 @@ typedef struct command_holds {
  * st's recorder or batch (stream_command_locked); each object of
  * call->holds (a command_holds) remembers the batch. */
 salvo_status stream_call_command(salvo_stream *st, const command *c, const stream_call *call);
-
-/* Let go of one hold (the last one releases). kernel.c/buffer.c. */
-void buffer_let_go(salvo_buffer *buf);
-void kernel_let_go(salvo_kernel *k);
 
 /* device.c */
 salvo_status device_create_with_accel(const salvo_device_desc *desc, accel acc,
@@ -251,11 +254,10 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
 /* Give identical devices distinct names (" #2", ...), in enumeration order. */
 void device_entries_disambiguate(salvo_device_entry *e, uint32_t n);
 
-/* Link an object (whose release entry is set) into the live ring; unlink
- * it (from its release function). Both under the lock. */
-void live_link_locked(salvo_device *dev, live_link *l, retire_entry *release)
-    SALVO_REQUIRES(dev->q.lock);
-void live_unlink_locked(salvo_device *dev, live_link *l) SALVO_REQUIRES(dev->q.lock);
+/* Link a resource (its release set) into the live ring; unlink it (from
+ * its release function). Both under the lock. */
+void live_link_locked(salvo_device *dev, resource *r) SALVO_REQUIRES(dev->q.lock);
+void live_unlink_locked(salvo_device *dev, resource *r) SALVO_REQUIRES(dev->q.lock);
 
 /* trace.c */
 /* Start tracing to $SALVO_TRACE (device create; a failure is logged). */
@@ -266,6 +268,8 @@ bool device_trace_stop_locked(salvo_device *dev) SALVO_REQUIRES(dev->q.lock);
 #define device_is_lost(dev) queue_is_lost(&(dev)->q)
 #define device_lost_error(dev) queue_lost_error(&(dev)->q)
 #define device_release(dev, e) queue_release(&(dev)->q, (e))
+/* Let go of one hold on r (the free path; the last one queues the release). */
+#define device_let_go(dev, r) resource_let_go((r), &(dev)->q)
 /* Log where, return the code; a DEVICE_LOST status makes the loss sticky. */
 #define DEV_FAIL(dev, status, ...) queue_noted(&(dev)->q, SALVO_FAIL(&(dev)->log, (status), __VA_ARGS__))
 #define COUNT_ADD(dev, field, v) COUNTER_ADD(&(dev)->q.n, field, v)

@@ -79,7 +79,7 @@ salvo_status salvo_vk_stream_record(salvo_stream *st, const salvo_vk_buffer_use 
                         "vk_stream_record: the %s accelerator has no command buffers to record into",
                         dev->acc.vt->name);
     accel_bind ranges[SALVO_MAX_BINDINGS];
-    salvo_buffer *of[SALVO_MAX_BINDINGS];
+    resource *of[SALVO_MAX_BINDINGS];
     command_native np = {.fn = record_vk, .record = (void (*)(void))record, .user = user};
     for (uint32_t i = 0; i < use_count; i++) {
         const salvo_vk_buffer_use *u = &uses[i];
@@ -102,7 +102,7 @@ salvo_status salvo_vk_stream_record(salvo_stream *st, const salvo_vk_buffer_use 
                             "vk_stream_record: use %u: access %d is not a salvo_access", i,
                             (int)u->access);
         ranges[i] = (accel_bind){.buffer = b->ab, .offset = u->offset, .size = size};
-        of[i] = b;
+        of[i] = &b->res;
         np.how[i] = (uint8_t)u->access;
     }
     /* A capture refuses it (its recorder): a graph cannot record the

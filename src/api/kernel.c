@@ -16,10 +16,10 @@
 static void kernel_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
-    salvo_kernel *k = (salvo_kernel *)((char *)e - offsetof(salvo_kernel, release));
+    salvo_kernel *k = resource_as_kernel(resource_of_release(e));
     salvo_device *dev = k->dev;
     salvo_mutex_held(&dev->q.lock); /* releases run under the lock */
-    live_unlink_locked(dev, &k->live);
+    live_unlink_locked(dev, &k->res);
     VT(dev)->pipeline_destroy(SELF(dev), dev->adev, k->ek.pipe);
     COUNT_SUB(dev, live_kernels, 1);
     salvo_mem_free(dev->alloc, k->ek.name);
@@ -388,10 +388,9 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
                         name, accel_result_name(r));
     }
     k->dev = dev;
-    atomic_init(&k->holds, 1);
-    k->release.fn = kernel_release;
+    resource_init(&k->res, RESOURCE_KERNEL, kernel_release, 0);
     salvo_mutex_lock(&dev->q.lock);
-    live_link_locked(dev, &k->live, &k->release);
+    live_link_locked(dev, &k->res);
     salvo_mutex_unlock(&dev->q.lock);
     COUNT_ADD(dev, live_kernels, 1);
     salvo_clear_error();
@@ -479,14 +478,8 @@ salvo_status salvo_kernel_info_get(const salvo_kernel *k, salvo_kernel_info *out
     return SALVO_OK;
 }
 
-void kernel_let_go(salvo_kernel *k)
-{
-    if (atomic_fetch_sub(&k->holds, 1) == 1)
-        device_release(k->dev, &k->release);
-}
-
 void salvo_kernel_destroy(salvo_kernel *k)
 {
     if (k)
-        kernel_let_go(k);
+        device_let_go(k->dev, &k->res);
 }

@@ -7,8 +7,8 @@
  * (rb): *bind filled, *held the image (or the sampler alone), *held_sampler
  * the sampler beside an image (else NULL). */
 static salvo_status bind_image(salvo_device *dev, salvo_kernel *k, const salvo_binding *b,
-                               const reflect_binding *rb, accel_bind *bind, salvo_buffer **held,
-                               salvo_buffer **held_sampler)
+                               const reflect_binding *rb, accel_bind *bind, resource **held,
+                               resource **held_sampler)
 {
     static const char *const kinds[] = {"buffer", "storage image", "sampled image", "sampler",
                                         "combined image sampler"};
@@ -29,10 +29,10 @@ static salvo_status bind_image(salvo_device *dev, salvo_kernel *k, const salvo_b
                         b->binding, kind, b->image ? "image" : "sampler");
     salvo_image *img = wants_image ? b->image : NULL;
     salvo_sampler *smp = wants_sampler ? b->sampler : NULL;
-    if ((img && img->base.dev != dev) || (smp && smp->base.dev != dev))
+    if ((img && img->dev != dev) || (smp && smp->dev != dev))
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "launch of kernel '%s': binding %u: %s of another device", k->ek.name,
-                        b->binding, img && img->base.dev != dev ? "image" : "sampler");
+                        b->binding, img && img->dev != dev ? "image" : "sampler");
     if (img) {
         static const char *const types[] = {"?", "1D", "2D", "3D", "2D array"};
         const salvo_image_desc *d = &img->desc;
@@ -87,14 +87,14 @@ static salvo_status bind_image(salvo_device *dev, salvo_kernel *k, const salvo_b
         .offset = 0,
         .size = 1,
     };
-    *held = img ? &img->base : &smp->base;
-    *held_sampler = img && smp ? &smp->base : NULL;
+    *held = img ? &img->res : &smp->res;
+    *held_sampler = img && smp ? &smp->res : NULL;
     return SALVO_OK;
 }
 
 salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t groups[3],
                           const salvo_binding *bindings, uint32_t count, const void *push,
-                          uint32_t push_size, accel_bind *binds, salvo_buffer **bufs)
+                          uint32_t push_size, accel_bind *binds, resource **held)
 {
     const salvo_device_info *info = &dev->info;
     if (k->dev != dev)
@@ -108,12 +108,12 @@ salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t gro
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                             "launch of kernel '%s': groups[%d] = %u is outside 1..%u", k->ek.name, i,
                             groups[i], info->max_workgroup_count[i]);
-    return launch_check_bindings(dev, k, bindings, count, push, push_size, binds, bufs);
+    return launch_check_bindings(dev, k, bindings, count, push, push_size, binds, held);
 }
 
 salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
                                    const salvo_binding *bindings, uint32_t count, const void *push,
-                                   uint32_t push_size, accel_bind *binds, salvo_buffer **bufs)
+                                   uint32_t push_size, accel_bind *binds, resource **held)
 {
     const salvo_device_info *info = &dev->info;
     if (k->dev != dev)
@@ -135,8 +135,8 @@ salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
     const reflect_module *m = &k->ek.refl;
     for (uint32_t j = 0; j < m->binding_count; j++) {
         binds[j] = (accel_bind){0};
-        bufs[j] = NULL;
-        bufs[SALVO_MAX_BINDINGS + j] = NULL;
+        held[j] = NULL;
+        held[SALVO_MAX_BINDINGS + j] = NULL;
     }
     for (uint32_t i = 0; i < count; i++) {
         const salvo_binding *b = &bindings[i];
@@ -156,15 +156,15 @@ salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
                                   "array of %u",
                             k->ek.name, b->binding, b->element, m->bindings[j].count);
         j += b->element;
-        if (bufs[j])
+        if (held[j])
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                             m->bindings[j].count == 1
                                 ? "launch of kernel '%s': binding %u given twice"
                                 : "launch of kernel '%s': binding %u element %u given twice",
                             k->ek.name, b->binding, b->element);
         if (m->bindings[j].kind != SALVO_BINDING_BUFFER) {
-            salvo_status r = bind_image(dev, k, b, &m->bindings[j], &binds[j], &bufs[j],
-                                        &bufs[SALVO_MAX_BINDINGS + j]);
+            salvo_status r = bind_image(dev, k, b, &m->bindings[j], &binds[j], &held[j],
+                                        &held[SALVO_MAX_BINDINGS + j]);
             if (r != SALVO_OK)
                 return r;
             continue;
@@ -210,11 +210,11 @@ salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
             .offset = b->offset,
             .size = size,
         };
-        bufs[j] = buf;
+        held[j] = &buf->res;
     }
     /* Name the first declared one that is missing. */
     for (uint32_t j = 0; j < m->binding_count; j++)
-        if (!bufs[j])
+        if (!held[j])
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                             m->bindings[j].count == 1
                                 ? "launch of kernel '%s': binding %u is missing (%u given, the "

@@ -41,7 +41,8 @@ void salvo_stream_destroy(salvo_stream *st)
     salvo_device *dev = stream_device(st);
     /* The free path only tries the lock (a log callback may hold it). A
      * stream in a capture leaves it here; when the lock is busy it stays
-     * in the capture, kept, until the capture ends (or the device goes). */
+     * in the capture, which holds a reference to it, until the capture
+     * ends or a capture call takes the destroy in (or the device goes). */
     if (salvo_mutex_trylock(&dev->q.lock)) {
         salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
         if (st->capture) {
@@ -70,7 +71,8 @@ salvo_status stream_call_command(salvo_stream *st, const command *c, const strea
     }
     /* Host reads and writes of what it uses wait for its batch. */
     for (uint32_t i = 0; serial && i < c->bind_count; i++)
-        buffer_note_use(h->of[i], serial);
+        if (h->of[i])
+            resource_note_use(h->of[i], serial);
     if (serial && h->kernel && h->kernel->ek.refl.buffer_addresses &&
         serial > dev->q.address_serial)
         dev->q.address_serial = serial;
@@ -89,15 +91,15 @@ salvo_status salvo_launch(salvo_stream *st, salvo_kernel *k, const uint32_t grou
                           "launch: %s is NULL", st ? "kernel" : "stream");
     salvo_device *dev = stream_device(st);
     accel_bind binds[SALVO_MAX_BINDINGS];
-    salvo_buffer *bufs[LAUNCH_HELD_MAX];
+    resource *held[LAUNCH_HELD_MAX];
     salvo_status r = launch_check(dev, k, groups, bindings, binding_count, push, push_size, binds,
-                                  bufs);
+                                  held);
     if (r != SALVO_OK)
         return r;
     command c = {.kind = COMMAND_DISPATCH, .object = &k->ek,
                  .groups = {groups[0], groups[1], groups[2]}, .binds = binds,
                  .bind_count = k->ek.refl.binding_count, .push = push, .push_size = push_size};
-    command_holds holds = {.kernel = k, .of = bufs};
+    command_holds holds = {.kernel = k, .of = held};
     return stream_call_command(st, &c, &(stream_call){.holds = &holds});
 }
 
@@ -112,9 +114,9 @@ salvo_status salvo_launch_indirect(salvo_stream *st, salvo_kernel *k, salvo_buff
     salvo_device *dev = stream_device(st);
     /* The kernel's ranges and the counts': one command's at most. */
     accel_bind binds[SALVO_MAX_BINDINGS + 1];
-    salvo_buffer *bufs[LAUNCH_HELD_MAX];
+    resource *held[LAUNCH_HELD_MAX];
     salvo_status r = launch_check_bindings(dev, k, bindings, binding_count, push, push_size, binds,
-                                           bufs);
+                                           held);
     if (r != SALVO_OK)
         return r;
     const reflect_module *m = &k->ek.refl;
@@ -138,10 +140,10 @@ salvo_status salvo_launch_indirect(salvo_stream *st, salvo_kernel *k, salvo_buff
                         "command may use; the counts would be one more",
                         k->ek.name, SALVO_MAX_BINDINGS);
     binds[m->binding_count] = (accel_bind){.buffer = counts->ab, .offset = offset, .size = 12};
-    bufs[m->binding_count] = counts; /* the range after the kernel's: not a sampler's place */
+    held[m->binding_count] = &counts->res; /* the range after the kernel's: not a sampler's place */
     command c = {.kind = COMMAND_DISPATCH_INDIRECT, .object = &k->ek, .binds = binds,
                  .bind_count = m->binding_count + 1, .push = push, .push_size = push_size};
-    command_holds holds = {.kernel = k, .of = bufs};
+    command_holds holds = {.kernel = k, .of = held};
     return stream_call_command(st, &c, &(stream_call){.holds = &holds});
 }
 
@@ -180,7 +182,7 @@ salvo_status salvo_copy(salvo_stream *st, salvo_buffer *src, uint64_t src_offset
     accel_bind ends[2] = {{.buffer = src->ab, .offset = src_offset, .size = size},
                           {.buffer = dst->ab, .offset = dst_offset, .size = size}};
     command c = {.kind = COMMAND_COPY, .binds = ends, .bind_count = 2};
-    salvo_buffer *of[2] = {src, dst};
+    resource *of[2] = {&src->res, &dst->res};
     /* A HOST buffer is in system memory: the copy engine's work. */
     stream_call call = {.bytes = size,
                         .host_side = src->domain == SALVO_DOMAIN_HOST ||
@@ -211,8 +213,9 @@ salvo_status salvo_fill(salvo_stream *st, salvo_buffer *buf, uint64_t offset, ui
     accel_bind end = {.buffer = buf->ab, .offset = offset, .size = size};
     command c = {.kind = COMMAND_FILL, .binds = &end, .bind_count = 1, .push = &value,
                  .push_size = sizeof value};
+    resource *of = &buf->res;
     stream_call call = {.host_side = buf->domain == SALVO_DOMAIN_HOST,
-                        .holds = &(command_holds){.of = &buf}};
+                        .holds = &(command_holds){.of = &of}};
     return stream_call_command(st, &c, &call);
 }
 
@@ -264,7 +267,8 @@ salvo_status salvo_fill_pattern(salvo_stream *st, salvo_buffer *buf, uint64_t of
     accel_bind words = {.buffer = buf->ab, .offset = first, .size = end - first};
     command c = {.kind = COMMAND_FILL_BYTES, .binds = &words, .bind_count = 1, .push = &f,
                  .push_size = sizeof f};
-    return stream_call_command(st, &c, &(stream_call){.holds = &(command_holds){.of = &buf}});
+    resource *of = &buf->res;
+    return stream_call_command(st, &c, &(stream_call){.holds = &(command_holds){.of = &of}});
 }
 
 salvo_status salvo_stream_flush(salvo_stream *st)

@@ -123,7 +123,7 @@ salvo_status salvo_stream_write(salvo_stream *st, salvo_buffer *dst, uint64_t of
             staging_block_release_locked(&dev->q, b);
     }
     if (serial)
-        buffer_note_use(dst, serial);
+        resource_note_use(&dst->res, serial);
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
@@ -153,7 +153,7 @@ salvo_status salvo_stream_read(salvo_stream *st, salvo_buffer *src, uint64_t off
         if (r == SALVO_OK)
             r = copy_locked(st, src->ab, offset, b->ab, 0, size, &serial);
         if (serial)
-            buffer_note_use(src, serial);
+            resource_note_use(&src->res, serial);
         /* SALVO_TIMEOUT: the copy is recorded and running (a batch of one
          * waited for it); the read goes on, and says so. */
         if (r == SALVO_OK || r == SALVO_TIMEOUT) {

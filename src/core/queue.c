@@ -21,7 +21,6 @@ salvo_status queue_init(queue *q)
     }
     atomic_init(&q->next_serial, 1);
     atomic_init(&q->lost, false);
-    atomic_init(&q->waiters, 0);
     retire_init(&q->retire, q->log);
     return SALVO_OK;
 }

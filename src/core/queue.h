@@ -167,7 +167,6 @@ typedef struct queue {
     bool abandoned;               /* [lock] the work of a lost device was let go */
     retire_queue retire;          /* list [lock]; counters atomic */
     stream_engine *streams;       /* [lock] every stream, destroyed ones until idle */
-    _Atomic int waiters;          /* threads in a fence wait with the lock dropped */
     queue_pin *pins;              /* [lock] gate polls in progress */
     trace_session *trace;         /* [lock] the trace being written, or NULL */
     /* [lock] Event timestamps (core/timing.c): NULL until the first timed

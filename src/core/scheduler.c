@@ -9,38 +9,6 @@
 #include "core/timing.h"
 #include "core/wait.h"
 
-bool stream_idle_locked(const stream_engine *st)
-{
-    if (st->open)
-        return false;
-    for (int i = 0; i < STREAM_SLOTS; i++)
-        if (slot_active(&st->slots[i]))
-            return false;
-    return true;
-}
-
-void stream_free_locked(stream_engine *st)
-{
-    queue *q = st->q;
-    if (st->prev)
-        st->prev->next = st->next;
-    else
-        q->streams = st->next;
-    if (st->next)
-        st->next->prev = st->prev;
-    if (st->deferred != SALVO_OK)
-        SALVO_LOG(q->log, SALVO_LOG_ERROR, "failure on a destroyed stream: %s",
-                  st->deferred_msg);
-    trace_stream_destroy(st->trace, &q->env);
-    /* Other streams' batches may still wait on its timeline. */
-    if (st->timeline)
-        retire_push(&q->retire, &st->timeline->release, atomic_load(&q->next_serial));
-    for (int i = 0; i < STREAM_SLOTS; i++)
-        slot_destroy(&st->slots[i], &q->env);
-    batch_log_free(&st->log);
-    salvo_mem_free(q->alloc, st);
-}
-
 /* The buffers st's open batch s binds, from its log, for a batch that
  * waits on a gate. */
 static void note_buffers(stream_engine *st, slot *s)
@@ -246,18 +214,13 @@ void sched_reap_locked(queue *q)
             }
         }
     }
-    /* Destroyed streams whose work is over go now (not while a waiter may
-     * hold one's fence): before the releases run, since a free queues its
-     * timeline's release. */
-    if (!atomic_load(&q->waiters)) {
-        stream_engine *st = q->streams;
-        while (st) {
-            stream_engine *next = st->next;
-            salvo_mutex_same(&q->lock, &st->q->lock);
-            if (atomic_load(&st->destroyed) && !st->kept && stream_idle_locked(st))
-                stream_free_locked(st);
-            st = next;
-        }
+    /* Each stream takes in a destroy made without the lock and work that
+     * is over; one whose count reaches zero goes now, before the releases
+     * run, since a free queues its timeline's release. */
+    for (stream_engine *st = q->streams, *next; st; st = next) {
+        next = st->next;
+        salvo_mutex_same(&q->lock, &st->q->lock);
+        stream_settle_locked(st);
     }
     /* Whatever can run now runs, whatever made it runnable: a batch seen
      * complete, one the pump sent and the device refused (over, never

@@ -25,11 +25,6 @@
 /* Submit st's open batch (held on the host where queue_must_hold_locked
  * says so). report as for queue_wait_slot_locked. */
 salvo_status stream_submit_locked(stream_engine *st, bool report) SALVO_REQUIRES(st->q->lock);
-/* Whether st has no open batch and no active one. */
-bool stream_idle_locked(const stream_engine *st) SALVO_REQUIRES(st->q->lock);
-/* Free a destroyed stream whose slots are all idle or abandoned: out of
- * the queue's list, its timeline's release queued. */
-void stream_free_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
 
 /* Device destroy, in order, the lock held: wait for all work (the queue
  * idle as a last resort, else the device taken for lost); then

@@ -17,7 +17,8 @@
 static void timeline_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
-    struct stream_timeline *tl = (struct stream_timeline *)e;
+    struct stream_timeline *tl =
+        (struct stream_timeline *)((char *)e - offsetof(struct stream_timeline, release));
     queue *q = tl->q;
     q->acc->vt->timeline_destroy(q->acc->self, q->adev, tl->t);
     salvo_mem_free(q->alloc, tl);
@@ -27,13 +28,6 @@ static void barrier(queue *q, slot *s, accel_barrier kind)
 {
     VT(q)->cmd_barrier(SELF(q), q->adev, s->cmd, kind);
     COUNTER_ADD(&q->n, barriers_emitted, 1);
-}
-
-void stream_release_kept_locked(stream_engine *st)
-{
-    st->kept = false;
-    if (atomic_load(&st->destroyed) && stream_idle_locked(st) && atomic_load(&st->q->waiters) == 0)
-        stream_free_locked(st);
 }
 
 salvo_status stream_submit_covering_locked(stream_engine *st)
@@ -89,6 +83,10 @@ static salvo_status begin_locked(stream_engine *st, slot *s, uint64_t serial)
         return r;
     }
     st->open = s;
+    if (!st->busy) {
+        st->busy = true;
+        stream_hold_locked(st);
+    }
     barrier(q, s, ACCEL_BARRIER_WORK);
     return SALVO_OK;
 }
@@ -547,6 +545,8 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
     st->first_batch = first < st->batch_size ? first : st->batch_size;
     st->batch_limit = st->first_batch;
     atomic_init(&st->destroyed, false);
+    st->refs = 1;
+    st->handle_held = true;
     uint32_t sets = st->batch_size < POOL_MAX_SETS ? st->batch_size : POOL_MAX_SETS;
     /* Room for at least one launch of the widest kernel. */
     uint32_t per_set = POOL_BINDINGS_PER_SET;
@@ -628,10 +628,8 @@ void stream_engine_destroy(stream_engine *st)
     salvo_mutex_same(&q->lock, &st->q->lock);
     if (!atomic_exchange(&st->destroyed, true)) {
         COUNTER_SUB(&q->n, live_streams, 1);
-        if (stream_idle_locked(st) && !st->kept && atomic_load(&q->waiters) == 0) {
-            stream_free_locked(st);
+        if (stream_settle_locked(st))
             queue_advance_locked(q); /* its timeline's release, if nothing waits on it */
-        }
     }
     salvo_mutex_unlock(&q->lock);
 }

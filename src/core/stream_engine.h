@@ -12,9 +12,11 @@
  * streams, are the scheduler's (core/scheduler.h).
  *
  * Memory: the engine is the FIRST member of whatever the caller allocates
- * for a stream, through the queue's allocator; a destroyed stream is
- * freed once its work is over (sched_reap_locked, stream_engine_destroy),
- * by freeing the engine's address (stream_free_locked, core/scheduler.c).
+ * for a stream, through the queue's allocator, and is freed by freeing the
+ * engine's address. Its lifetime is one count (refs): the user's handle,
+ * each capture it is in, and its work (while a batch of it is active or a
+ * thread waits on one). It is freed at one place, stream_let_go_locked,
+ * when the count reaches zero (the device's end frees what is left).
  *
  * Every function named _locked runs under the queue's lock.
  */
@@ -58,11 +60,19 @@ struct stream_engine {
      * [lock]; given to the stream's next synchronize. */
     salvo_status deferred;
     char deferred_msg[SALVO_ERROR_MAX];
-    _Atomic bool destroyed; /* the user let go; freed once idle */
-    /* [lock] The front still refers to it (a capture it is in): a
-     * destroyed stream is not freed while set; whoever clears it frees
-     * the stream if it is destroyed and idle (stream_release_kept_locked). */
-    bool kept;
+    /* The user let go of the handle. Set without the lock where the
+     * destroy found it busy: the next drain point takes the destroy in
+     * (stream_settle_locked). Not a lifetime: refs is. */
+    _Atomic bool destroyed;
+    /* [lock] The count that keeps the stream: 1 for the handle (until the
+     * destroy is taken in), 1 for each capture it is in, 1 for its work
+     * while busy. Freed where it reaches zero. */
+    uint32_t refs;
+    bool handle_held; /* [lock] refs counts the user's handle */
+    /* [lock] refs counts its work: a batch of it began, and the stream was
+     * not seen since with every slot inactive and unwaited
+     * (stream_settle_locked looks). */
+    bool busy;
     uint64_t last_serial;   /* [lock] serial of the last batch submitted */
     uint32_t last_queue;    /* [lock] the queue it went to */
     /* [lock] Since its last submission the stream was ordered after
@@ -104,11 +114,25 @@ struct stream_engine {
  * where it has one. On failure nothing is left allocated. */
 salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
                                 uint32_t first_batch, bool high_priority) SALVO_EXCLUDES(q->lock);
-/* The free path: try-lock only, submit nothing. Work left is finished,
- * and the stream freed, by the next drain point. */
+/* The free path: try-lock only, submit nothing. The handle's reference
+ * goes now, or (the lock busy) at the next drain point; work left is
+ * finished, and the stream freed, by later drain points. */
 void stream_engine_destroy(stream_engine *st);
-/* Clear st->kept; free st if it was destroyed meanwhile and is idle. */
-void stream_release_kept_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
+/* One more reference (a capture the stream is in). */
+void stream_hold_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
+/* Let go of one reference; the last one frees the stream (the one place
+ * a stream is freed while the device lives). True when it was freed: the
+ * caller advances the retire clock (its timeline's release). */
+bool stream_let_go_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
+/* Take in what st's references no longer stand for: a destroy made
+ * without the lock (the handle's), work that is over and that no thread
+ * waits on (the work's). True when st was freed. */
+bool stream_settle_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
+/* Whether st has no open batch and no active one. */
+bool stream_idle_locked(const stream_engine *st) SALVO_REQUIRES(st->q->lock);
+/* Free st: out of the queue's list, its timeline's release queued (its
+ * count reached zero, or the device's end, its work settled). */
+void stream_free_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
 
 /* Open a batch on st if none is (waiting for the ring slot if needed;
  * SALVO_ERROR_TIMEOUT when that wait expired: nothing opened), on st's

@@ -116,10 +116,6 @@ accel_result wait_locked(queue *q, const wait_spec *w)
     queue_pin pin = {w->pin, q->pins};
     if (w->pin)
         q->pins = &pin;
-    /* A nap looks at no device object: not a waiter. */
-    bool looks = w->fence || w->until.timeline || w->gate.timeline;
-    if (looks)
-        atomic_fetch_add(&q->waiters, 1);
     if (w->batch)
         w->batch->waiters++;
     let_go(q, w);
@@ -145,8 +141,6 @@ accel_result wait_locked(queue *q, const wait_spec *w)
                 *p = pin.next;
                 break;
             }
-    if (looks)
-        atomic_fetch_sub(&q->waiters, 1);
     if (w->batch && --w->batch->waiters == 0)
         pthread_cond_broadcast(&q->slot_cv);
     return r;

@@ -4,11 +4,12 @@
  * staged transfers all wait through wait_locked.
  *
  * Called with the device lock held; it is let go for the wait and taken
- * back before the return. Meanwhile a thread that looks at a fence or a
- * timeline is counted in q->waiters
- * (and in the batch's own waiters, so that nobody resets a fence it may
- * still be looking at), and, when asked, pins the retire clock: nothing
- * tagged past the pin is released (a gate's timeline it polls, say). On
+ * back before the return. Meanwhile a thread that looks at a batch's fence
+ * or timeline is counted in the batch's waiters (so that nobody resets a
+ * fence it may still be looking at, and its stream, busy while any slot
+ * is waited on, is not freed under it), and, when asked, pins the retire
+ * clock: nothing tagged past the pin is released (a gate's timeline it
+ * polls, say). On
  * return the caller looks again at whatever it waited for: the lock was
  * dropped, and another thread may have seen the work end first.
  *
