@@ -1,7 +1,8 @@
-# The house's rule that no two files of src/ call each other, checked on
-# the library's objects: for each object, the functions it defines and the
-# ones it calls (nm); any pair of objects each calling the other fails the
-# test (docs/architecture.md, "Layers").
+# The house's rule that calls between the files of src/ go one way, checked
+# on the library's objects: for each object, the functions it defines and
+# the ones it calls (nm); any pair of objects each calling the other fails
+# the test, and so does any longer loop (a calls b calls ... calls a),
+# named file by file (docs/architecture.md, "Layers").
 #   cmake -DNM=nm -DOBJECTS="a.o;b.o;..." -P check_calls.cmake
 cmake_minimum_required(VERSION 3.20)
 set(names "")
@@ -61,4 +62,40 @@ if(bad)
     string(REPLACE ";" "\n  " text "${bad}")
     message(FATAL_ERROR "files of src/ that call each other:\n  ${text}")
 endif()
-message(STATUS "${count} objects; no two call each other")
+# Longer loops: from each file, a breadth-first walk of what it reaches;
+# reaching the file itself again is a loop, named along the walk's path.
+foreach(start IN LISTS names)
+    string(REPLACE "/" "__" ks "${start}")
+    set(queue "${start}")
+    set(visited "")
+    set(found "")
+    while(queue AND NOT found)
+        list(POP_FRONT queue at)
+        string(REPLACE "/" "__" ka "${at}")
+        foreach(next IN LISTS calls_${ka})
+            if(next STREQUAL start)
+                set(found "${at}")
+                break()
+            endif()
+            if(NOT next IN_LIST visited)
+                list(APPEND visited "${next}")
+                string(REPLACE "/" "__" kn "${next}")
+                set(parent_${ks}_${kn} "${at}")
+                list(APPEND queue "${next}")
+            endif()
+        endforeach()
+    endwhile()
+    if(found)
+        set(path "${start}")
+        set(at "${found}")
+        while(NOT at STREQUAL start)
+            list(PREPEND path "${at}")
+            string(REPLACE "/" "__" ka "${at}")
+            set(at "${parent_${ks}_${ka}}")
+        endwhile()
+        list(PREPEND path "${start}")
+        string(REPLACE ";" " -> " text "${path}")
+        message(FATAL_ERROR "files of src/ whose calls form a loop:\n  ${text}")
+    endif()
+endforeach()
+message(STATUS "${count} objects; their calls form no loop")

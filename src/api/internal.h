@@ -204,9 +204,11 @@ salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
  * naming what (call names the caller); *bytes its packed size. */
 salvo_status image_region_resolve(salvo_image *img, const salvo_image_region *in,
                                   const char *call, accel_image_region *out, uint64_t *bytes);
-/* What texels of format read as in a kernel (REFLECT_TEXEL_*). */
+/* format.c: whether format is one of salvo's (not UNDEFINED); what its
+ * texels read as in a kernel (REFLECT_TEXEL_*); the SALVO_IMAGE_* bits
+ * the device offers for it. */
+bool format_known(salvo_format format);
 uint8_t image_texel_class(salvo_format format);
-/* SALVO_IMAGE_* bits the device offers for format. */
 uint32_t image_support(salvo_device *dev, salvo_format format);
 
 /* graph.c (all [lock]) */

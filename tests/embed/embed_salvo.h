@@ -177,7 +177,7 @@ out:
  * must still work and its own messenger must have seen nothing, the
  * layer's report of objects left on the device at vkDestroyDevice
  * included. */
-static int embed_run_salvo_on_own(void (*load_instance)(VkInstance))
+static inline int embed_run_salvo_on_own(void (*load_instance)(VkInstance))
 {
     own_vk o;
     const own_vk_options opt = {.validation = getenv("SALVO_VALIDATION") != NULL,

@@ -74,7 +74,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL own_vk_on_message(
     return VK_FALSE;
 }
 
-static bool own_vk_offers(VkPhysicalDevice pd, const char *name)
+static inline bool own_vk_offers(VkPhysicalDevice pd, const char *name)
 {
     uint32_t n = 0;
     if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
@@ -89,7 +89,7 @@ static bool own_vk_offers(VkPhysicalDevice pd, const char *name)
 }
 
 /* Destroys what exists; o stays zeroed. */
-static void own_vk_close(own_vk *o)
+static inline void own_vk_close(own_vk *o)
 {
     if (o->device)
         vkDestroyDevice(o->device, NULL);
@@ -109,7 +109,7 @@ static void own_vk_close(own_vk *o)
 /* 0, OWN_VK_SKIP (no driver or device) or 1, after printing why. The
  * device is the first one with a compute queue family, with one queue of
  * the first such family. */
-static int own_vk_open(own_vk *o, const own_vk_options *opt, void (*load_instance)(VkInstance))
+static inline int own_vk_open(own_vk *o, const own_vk_options *opt, void (*load_instance)(VkInstance))
 {
     memset(o, 0, sizeof *o);
     uint32_t loader = VK_API_VERSION_1_0;
@@ -240,7 +240,7 @@ static int own_vk_open(own_vk *o, const own_vk_options *opt, void (*load_instanc
 }
 
 /* What salvo_device_create_vk needs to know of o. */
-static salvo_vk_device_import own_vk_import(const own_vk *o)
+static inline salvo_vk_device_import own_vk_import(const own_vk *o)
 {
     return (salvo_vk_device_import){
         .get_instance_proc_addr = vkGetInstanceProcAddr,
