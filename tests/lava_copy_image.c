@@ -295,12 +295,12 @@ int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(region_at_an_offset, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(formats_of_one_size, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(layers_boxes_and_one_image, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(ordered_in_a_batch, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(copy_in_graph, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(bad_regions, lava_setup, lava_teardown),
+        lava_test(region_at_an_offset),
+        lava_test(formats_of_one_size),
+        lava_test(layers_boxes_and_one_image),
+        lava_test(ordered_in_a_batch),
+        lava_test(copy_in_graph),
+        lava_test(bad_regions),
     };
     return lava_run_tests(tests);
 }

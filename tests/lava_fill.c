@@ -133,10 +133,10 @@ int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(fills_every_domain, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(ordered_with_launches, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(fill_in_graph, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(bad_input, lava_setup, lava_teardown),
+        lava_test(fills_every_domain),
+        lava_test(ordered_with_launches),
+        lava_test(fill_in_graph),
+        lava_test(bad_input),
     };
     return lava_run_tests(tests);
 }

@@ -265,12 +265,12 @@ int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(every_width_offset_and_size, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(beside_kernels_and_copies, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(partial_words_after_writes_below, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(buffer_not_whole_words, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(fill_pattern_in_graph, lava_setup, lava_teardown),
-        cmocka_unit_test_setup_teardown(bad_input, lava_setup, lava_teardown),
+        lava_test(every_width_offset_and_size),
+        lava_test(beside_kernels_and_copies),
+        lava_test(partial_words_after_writes_below),
+        lava_test(buffer_not_whole_words),
+        lava_test(fill_pattern_in_graph),
+        lava_test(bad_input),
     };
     return lava_run_tests(tests);
 }

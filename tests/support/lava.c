@@ -73,8 +73,8 @@ void lava_close(salvo_device *dev)
 salvo_kernel *lava_add_kernel(salvo_device *dev)
 {
     salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = lava_add_spv, .spirv_size = sizeof lava_add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
+    salvo_kernel_desc kd = {.spirv = lava_add_spv, .spirv_size = sizeof lava_add_spv,
+                            .name = "add", .spec_constants = &sc, .spec_constant_count = 1};
     salvo_kernel *k = NULL;
     assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
     return k;
@@ -82,7 +82,8 @@ salvo_kernel *lava_add_kernel(salvo_device *dev)
 
 salvo_kernel *lava_copy_kernel(salvo_device *dev)
 {
-    salvo_kernel_desc kd = {.spirv = lava_copy_spv, .spirv_size = sizeof lava_copy_spv, .name = "copy"};
+    salvo_kernel_desc kd = {.spirv = lava_copy_spv, .spirv_size = sizeof lava_copy_spv,
+                            .name = "copy"};
     salvo_kernel *k = NULL;
     assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
     return k;
@@ -123,6 +124,22 @@ void lava_assert_no_validation(salvo_device *dev)
 {
     salvo_stats s;
     assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.validation_messages, 0);
+}
+
+void lava_expect_nothing_live(salvo_device *dev)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.live_buffers, 0);
+    assert_int_equal(s.live_buffer_bytes, 0);
+    assert_int_equal(s.live_kernels, 0);
+    assert_int_equal(s.live_streams, 0);
+    assert_int_equal(s.live_events, 0);
+    assert_int_equal(s.live_gates, 0);
+    assert_int_equal(s.releases_pending, 0);
+    assert_int_equal(s.release_bytes_pending, 0);
+    assert_int_equal(s.launches_pending, 0);
     assert_int_equal(s.validation_messages, 0);
 }
 

@@ -39,6 +39,9 @@ void lava_expect_all(salvo_buffer *b, uint32_t n, uint32_t want);
 salvo_buffer *lava_zeroed(salvo_device *dev, uint32_t n, salvo_domain domain);
 /* Fail when the device's stats count a validation message. */
 void lava_assert_no_validation(salvo_device *dev);
+/* Fail unless the device holds no object, no release or launch is
+ * pending and no validation message was seen. */
+void lava_expect_nothing_live(salvo_device *dev);
 /* Synchronize the device, then fail unless no launch is pending and no
  * validation message was seen. */
 void lava_assert_settled(salvo_device *dev);
@@ -58,6 +61,8 @@ void lava_fixture_close(lava_fixture *f);
  * synchronization validation and the default batch size. */
 int lava_setup(void **state);
 int lava_teardown(void **state);
+/* A cmocka test run between lava_setup and lava_teardown. */
+#define lava_test(f) cmocka_unit_test_setup_teardown(f, lava_setup, lava_teardown)
 
 /* Run a cmocka group; the result fails too when any device opened through
  * lava_open saw a validation message. */
