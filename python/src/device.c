@@ -227,17 +227,21 @@ static PyObject *device_close(py_device *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* call(dev) with the GIL let go: the calls that may wait on the device. */
+static salvo_status unlocked(salvo_device *dev, salvo_status (*call)(salvo_device *))
+{
+    salvo_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = call(dev);
+    Py_END_ALLOW_THREADS
+    return st;
+}
+
 static PyObject *device_synchronize(py_device *self, PyObject *unused)
 {
     (void)unused;
     salvo_device *dev = py_device_handle((PyObject *)self);
-    if (!dev)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_device_synchronize(dev);
-    Py_END_ALLOW_THREADS
-    return py_result(st);
+    return dev ? py_result(unlocked(dev, salvo_device_synchronize)) : NULL;
 }
 
 static PyObject *device_stats(py_device *self, PyObject *unused)
@@ -411,13 +415,7 @@ static PyObject *device_trace_stop(py_device *self, PyObject *unused)
 {
     (void)unused;
     salvo_device *dev = py_device_handle((PyObject *)self);
-    if (!dev)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_trace_stop(dev);
-    Py_END_ALLOW_THREADS
-    return py_none_or_fail(st);
+    return dev ? py_none_or_fail(unlocked(dev, salvo_trace_stop)) : NULL;
 }
 
 static PyObject *device_format_support(py_device *self, PyObject *arg)

@@ -343,43 +343,35 @@ static PyObject *stream_image_to_buffer(py_stream *self, PyObject *args, PyObjec
     return stream_buffer_image_copy(self, args, kw, false);
 }
 
+/* call(s) with the GIL let go: the calls that may wait on the device. */
+static salvo_status unlocked(salvo_stream *s, salvo_status (*call)(salvo_stream *))
+{
+    salvo_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = call(s);
+    Py_END_ALLOW_THREADS
+    return st;
+}
+
 static PyObject *stream_flush(py_stream *self, PyObject *unused)
 {
     (void)unused;
     salvo_stream *s = handle(self, "flush");
-    if (!s)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_stream_flush(s);
-    Py_END_ALLOW_THREADS
-    return py_none_or_fail(st);
+    return s ? py_none_or_fail(unlocked(s, salvo_stream_flush)) : NULL;
 }
 
 static PyObject *stream_synchronize(py_stream *self, PyObject *unused)
 {
     (void)unused;
     salvo_stream *s = handle(self, "synchronize");
-    if (!s)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_stream_synchronize(s);
-    Py_END_ALLOW_THREADS
-    return py_result(st);
+    return s ? py_result(unlocked(s, salvo_stream_synchronize)) : NULL;
 }
 
 static PyObject *stream_query(py_stream *self, PyObject *unused)
 {
     (void)unused;
     salvo_stream *s = handle(self, "query");
-    if (!s)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_stream_query(s);
-    Py_END_ALLOW_THREADS
-    return py_result(st);
+    return s ? py_result(unlocked(s, salvo_stream_query)) : NULL;
 }
 
 static PyObject *stream_wait_event(py_stream *self, PyObject *evobj)
