@@ -172,6 +172,18 @@ static void child_release(py_child *c)
     }
 }
 
+/* Destroy the device with the GIL let go (the destroy waits for its
+ * work), then hand on what it logged. */
+static void destroy_handle(py_device *self)
+{
+    salvo_device *dev = self->handle;
+    self->handle = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    salvo_device_destroy(dev);
+    Py_END_ALLOW_THREADS
+    py_log_poll();
+}
+
 /* Close every child, then destroy the device (waits for its work). */
 static int device_close_impl(py_device *self)
 {
@@ -193,12 +205,7 @@ static int device_close_impl(py_device *self)
             if ((c->kind == PY_KIND_GRAPH) == (pass == 0))
                 child_release(c);
         }
-    salvo_device *dev = self->handle;
-    self->handle = NULL;
-    Py_BEGIN_ALLOW_THREADS
-    salvo_device_destroy(dev);
-    Py_END_ALLOW_THREADS
-    py_log_poll();
+    destroy_handle(self);
     return 0;
 }
 
@@ -207,12 +214,7 @@ static void device_dealloc(py_device *self)
     PyTypeObject *type = Py_TYPE(self);
     if (self->handle) {
         /* Children hold the device: none is left, and no view can be. */
-        salvo_device *dev = self->handle;
-        self->handle = NULL;
-        Py_BEGIN_ALLOW_THREADS
-        salvo_device_destroy(dev);
-        Py_END_ALLOW_THREADS
-        py_log_poll();
+        destroy_handle(self);
     }
     Py_CLEAR(self->info);
     type->tp_free((PyObject *)self);
