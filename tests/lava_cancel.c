@@ -39,7 +39,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    lava_assert_settled(f->dev);
+    lava_expect_settled(f->dev);
     salvo_event_destroy(f->ev);
     salvo_stream_destroy(f->st);
     salvo_buffer_destroy(f->x);

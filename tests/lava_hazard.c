@@ -49,7 +49,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    lava_assert_no_validation(f->dev);
+    lava_expect_no_validation(f->dev);
     salvo_stream_destroy(f->st);
     salvo_kernel_destroy(f->add);
     salvo_kernel_destroy(f->copy);

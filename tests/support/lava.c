@@ -120,7 +120,7 @@ salvo_buffer *lava_zeroed(salvo_device *dev, uint32_t n, salvo_domain domain)
     return b;
 }
 
-void lava_assert_no_validation(salvo_device *dev)
+void lava_expect_no_validation(salvo_device *dev)
 {
     salvo_stats s;
     assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
@@ -143,7 +143,7 @@ void lava_expect_nothing_live(salvo_device *dev)
     assert_int_equal(s.validation_messages, 0);
 }
 
-void lava_assert_settled(salvo_device *dev)
+void lava_expect_settled(salvo_device *dev)
 {
     salvo_stats s;
     assert_int_equal(salvo_device_synchronize(dev), SALVO_OK);
@@ -164,7 +164,7 @@ lava_fixture *lava_fixture_open(uint32_t flags, uint32_t batch_size)
 
 void lava_fixture_close(lava_fixture *f)
 {
-    lava_assert_no_validation(f->dev);
+    lava_expect_no_validation(f->dev);
     salvo_stream_destroy(f->st);
     salvo_kernel_destroy(f->add);
     lava_close(f->dev);

@@ -38,13 +38,13 @@ void lava_expect_all(salvo_buffer *b, uint32_t n, uint32_t want);
 /* A buffer of n 32-bit elements in domain, written with zeros. */
 salvo_buffer *lava_zeroed(salvo_device *dev, uint32_t n, salvo_domain domain);
 /* Fail when the device's stats count a validation message. */
-void lava_assert_no_validation(salvo_device *dev);
+void lava_expect_no_validation(salvo_device *dev);
 /* Fail unless the device holds no object, no release or launch is
  * pending and no validation message was seen. */
 void lava_expect_nothing_live(salvo_device *dev);
 /* Synchronize the device, then fail unless no launch is pending and no
  * validation message was seen. */
-void lava_assert_settled(salvo_device *dev);
+void lava_expect_settled(salvo_device *dev);
 
 /* The fixture most suites share: a device, the add kernel and a stream
  * with the default desc. */
@@ -54,8 +54,10 @@ typedef struct lava_fixture {
     salvo_stream *st;
 } lava_fixture;
 
+/* lava_open(flags, batch_size), the add kernel and the stream. */
 lava_fixture *lava_fixture_open(uint32_t flags, uint32_t batch_size);
-/* Fail on any validation message the device saw, then destroy it all. */
+/* Fail on any validation message the device saw, then destroy the
+ * stream, the kernel and the device, and free f. */
 void lava_fixture_close(lava_fixture *f);
 /* cmocka setup and teardown of a lava_fixture on a device with
  * synchronization validation and the default batch size. */
