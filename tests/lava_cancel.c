@@ -10,7 +10,6 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
@@ -28,15 +27,10 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 1000);
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
+    f->add = lava_add_kernel(f->dev);
     salvo_stream_desc sd = {.first_batch = 1000};
     assert_int_equal(salvo_stream_create(f->dev, &sd, &f->st), SALVO_OK);
-    assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &f->x), SALVO_OK);
-    uint32_t zero[N] = {0};
-    assert_int_equal(salvo_buffer_write(f->x, 0, zero, sizeof zero), SALVO_OK);
+    f->x = lava_zeroed(f->dev, N, SALVO_DOMAIN_DEVICE);
     assert_int_equal(salvo_event_create(f->dev, &f->ev), SALVO_OK);
     *state = f;
     return 0;
@@ -45,11 +39,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    salvo_stats s;
-    assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
-    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
-    assert_int_equal(s.launches_pending, 0);
-    assert_int_equal(s.validation_messages, 0);
+    lava_expect_settled(f->dev);
     salvo_event_destroy(f->ev);
     salvo_stream_destroy(f->st);
     salvo_buffer_destroy(f->x);
@@ -66,16 +56,6 @@ static void add(fixture *f, salvo_stream *st, int times, uint32_t value)
     uint32_t groups[3] = {N / 64, 1, 1};
     for (int i = 0; i < times; i++)
         assert_int_equal(salvo_launch(st, f->add, groups, &b, 1, push, sizeof push), SALVO_OK);
-}
-
-static void expect(fixture *f, salvo_buffer *b, uint32_t want)
-{
-    (void)f;
-    uint32_t v[N];
-    assert_int_equal(salvo_buffer_read(b, 0, v, sizeof v), SALVO_OK);
-    for (uint32_t i = 0; i < N; i++)
-        if (v[i] != want)
-            fail_msg("element %u: %u, want %u", i, v[i], want);
 }
 
 /* Five launches before the event are withdrawn; three after it still run. */
@@ -95,7 +75,7 @@ static void withdraws_what_came_before(void **state)
     assert_int_equal(salvo_event_cancel(f->ev), SALVO_OK); /* twice is fine */
     add(f, f->st, 1, 100); /* and the stream goes on, in order */
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    expect(f, f->x, 130);
+    lava_expect_all(f->x, N, 130);
     assert_int_equal(salvo_event_synchronize(f->ev), SALVO_CANCELLED);
     /* recorded again, it is an ordinary event (on a device with timestamps
      * its point is a batch of its own here, complete once that ran) */
@@ -128,7 +108,7 @@ static void twin_events_inside_a_withdrawn_batch(void **state)
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
     assert_int_equal(salvo_event_query(e[0]), SALVO_OK);
     assert_int_equal(salvo_event_query(e[1]), SALVO_OK);
-    expect(f, f->x, 100);
+    lava_expect_all(f->x, N, 100);
     for (int i = 0; i < 4; i++)
         salvo_event_destroy(e[i]);
 }
@@ -144,7 +124,7 @@ static void refused_once_submitted(void **state)
     assert_int_equal(salvo_event_cancel(f->ev), SALVO_ERROR_INVALID_STATE);
     assert_non_null(strstr(salvo_last_error(), "submitted"));
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    expect(f, f->x, 25);
+    lava_expect_all(f->x, N, 25);
     assert_int_equal(salvo_event_query(f->ev), SALVO_OK);
     /* an event never recorded has nothing to withdraw */
     salvo_event *fresh = NULL;
@@ -159,7 +139,7 @@ static void refused_after_a_read_submitted_it(void **state)
     fixture *f = *state;
     add(f, f->st, 4, 1);
     assert_int_equal(salvo_event_record(f->ev, f->st), SALVO_OK);
-    expect(f, f->x, 4);
+    lava_expect_all(f->x, N, 4);
     assert_int_equal(salvo_event_cancel(f->ev), SALVO_ERROR_INVALID_STATE);
 }
 
@@ -186,9 +166,9 @@ static void copies_and_waiters(void **state)
         ones[i] = 99;
     assert_int_equal(salvo_buffer_write(y, 0, ones, sizeof ones), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    expect(f, f->x, 7);
-    expect(f, z, 0);
-    expect(f, y, 99); /* the withdrawn copy never ran */
+    lava_expect_all(f->x, N, 7);
+    lava_expect_all(z, N, 0);
+    lava_expect_all(y, N, 99); /* the withdrawn copy never ran */
     salvo_stream_destroy(other);
     salvo_buffer_destroy(y);
     salvo_buffer_destroy(z);
@@ -204,6 +184,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(refused_after_a_read_submitted_it, setup, teardown),
         cmocka_unit_test_setup_teardown(copies_and_waiters, setup, teardown),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    return failed || lava_validation_messages() ? 1 : 0;
+    return lava_run_tests(tests);
 }

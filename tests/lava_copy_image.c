@@ -18,31 +18,7 @@
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
-typedef struct fixture {
-    salvo_device *dev;
-    salvo_stream *st;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 0);
-    assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st), SALVO_OK);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    salvo_stats s;
-    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
-    assert_int_equal(s.validation_messages, 0);
-    salvo_stream_destroy(f->st);
-    lava_close(f->dev);
-    free(f);
-    return 0;
-}
+typedef lava_fixture fixture;
 
 /* An image with texel t (x fastest, then y, z and layer) holding
  * seed * 1000 + t, in 4-byte texels. */
@@ -319,18 +295,12 @@ int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(region_at_an_offset, setup, teardown),
-        cmocka_unit_test_setup_teardown(formats_of_one_size, setup, teardown),
-        cmocka_unit_test_setup_teardown(layers_boxes_and_one_image, setup, teardown),
-        cmocka_unit_test_setup_teardown(ordered_in_a_batch, setup, teardown),
-        cmocka_unit_test_setup_teardown(copy_in_graph, setup, teardown),
-        cmocka_unit_test_setup_teardown(bad_regions, setup, teardown),
+        lava_test(region_at_an_offset),
+        lava_test(formats_of_one_size),
+        lava_test(layers_boxes_and_one_image),
+        lava_test(ordered_in_a_batch),
+        lava_test(copy_in_graph),
+        lava_test(bad_regions),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    if (lava_validation_messages()) {
-        fprintf(stderr, "%llu validation message(s)\n",
-                (unsigned long long)lava_validation_messages());
-        return 1;
-    }
-    return failed;
+    return lava_run_tests(tests);
 }

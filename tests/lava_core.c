@@ -589,11 +589,5 @@ int main(void)
         cmocka_unit_test(mismatched_launch_is_refused),
         cmocka_unit_test(destroy_while_in_flight),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    if (lava_validation_messages()) {
-        fprintf(stderr, "%llu validation message(s)\n",
-                (unsigned long long)lava_validation_messages());
-        return 1;
-    }
-    return failed;
+    return lava_run_tests(tests);
 }

@@ -12,7 +12,6 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
@@ -124,11 +123,7 @@ static void test_is_capturing(void **state)
 {
     (void)state;
     salvo_device *dev = lava_open(0, 0);
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    salvo_kernel *add = NULL;
-    assert_int_equal(salvo_kernel_create(dev, &kd, &add), SALVO_OK);
+    salvo_kernel *add = lava_add_kernel(dev);
     salvo_stream *a = NULL, *b = NULL, *c = NULL;
     assert_int_equal(salvo_stream_create(dev, NULL, &a), SALVO_OK);
     assert_int_equal(salvo_stream_create(dev, NULL, &b), SALVO_OK);

@@ -13,8 +13,6 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
-#include "copy.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
@@ -31,19 +29,12 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     f->dev = lava_open(0, 1000); /* large batches: nothing submits by itself */
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
-    salvo_kernel_desc cd = {.spirv = copy_spv, .spirv_size = sizeof copy_spv, .name = "copy"};
-    assert_int_equal(salvo_kernel_create(f->dev, &cd, &f->copy), SALVO_OK);
+    f->add = lava_add_kernel(f->dev);
+    f->copy = lava_copy_kernel(f->dev);
     assert_int_equal(salvo_stream_create(f->dev, NULL, &f->a), SALVO_OK);
     assert_int_equal(salvo_stream_create(f->dev, NULL, &f->b), SALVO_OK);
-    assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &f->x), SALVO_OK);
-    assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_HOST, &f->y), SALVO_OK);
-    uint32_t zero[N] = {0};
-    assert_int_equal(salvo_buffer_write(f->x, 0, zero, sizeof zero), SALVO_OK);
-    assert_int_equal(salvo_buffer_write(f->y, 0, zero, sizeof zero), SALVO_OK);
+    f->x = lava_zeroed(f->dev, N, SALVO_DOMAIN_DEVICE);
+    f->y = lava_zeroed(f->dev, N, SALVO_DOMAIN_HOST);
     *state = f;
     return 0;
 }
@@ -52,10 +43,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     salvo_stats s;
-    assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
-    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
-    assert_int_equal(s.launches_pending, 0);
-    assert_int_equal(s.validation_messages, 0);
+    lava_expect_settled(f->dev);
     salvo_stream_destroy(f->a);
     salvo_stream_destroy(f->b);
     salvo_buffer_destroy(f->x);
@@ -327,6 +315,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(destroying_a_gate_releases_waiters, setup, teardown),
         cmocka_unit_test_setup_teardown(misaligned_import_is_refused, setup, teardown),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    return failed || lava_validation_messages() ? 1 : 0;
+    return lava_run_tests(tests);
 }

@@ -378,11 +378,5 @@ int main(void)
         cmocka_unit_test(features_run_or_refuse),
         cmocka_unit_test(workgroup_memory_over_limit),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    if (lava_validation_messages()) {
-        fprintf(stderr, "%llu validation message(s)\n",
-                (unsigned long long)lava_validation_messages());
-        return 1;
-    }
-    return failed;
+    return lava_run_tests(tests);
 }

@@ -12,51 +12,12 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
 #define N 4096u
 
-typedef struct fixture {
-    salvo_device *dev;
-    salvo_kernel *add;
-    salvo_stream *st;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 0);
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
-    assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st), SALVO_OK);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    salvo_stats s;
-    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
-    assert_int_equal(s.validation_messages, 0);
-    salvo_stream_destroy(f->st);
-    salvo_kernel_destroy(f->add);
-    lava_close(f->dev);
-    free(f);
-    return 0;
-}
-
-static void add(fixture *f, salvo_buffer *b, uint32_t first, uint32_t n, uint32_t v)
-{
-    salvo_binding bd = {.binding = 0, .buffer = b, .offset = first * 4ull, .size = n * 4ull};
-    const uint32_t groups[3] = {(n + 63) / 64, 1, 1};
-    const uint32_t push[2] = {n, v};
-    assert_int_equal(salvo_launch(f->st, f->add, groups, &bd, 1, push, sizeof push), SALVO_OK);
-}
+typedef lava_fixture fixture;
 
 /* Every domain; the whole buffer, a middle range, a single word. */
 static void fills_every_domain(void **state)
@@ -92,9 +53,9 @@ static void ordered_with_launches(void **state)
     assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &c), SALVO_OK);
     for (int round = 0; round < 20; round++) {
         assert_int_equal(salvo_fill(f->st, b, 0, N * 4, 10), SALVO_OK);
-        add(f, b, 0, N, 5);                                      /* 15 */
+        lava_add(f->st, f->add, b, 0, N, 5);                              /* 15 */
         assert_int_equal(salvo_fill(f->st, b, 0, 64 * 4, 100), SALVO_OK); /* first 64: 100 */
-        add(f, b, 0, N, 1);                                      /* 16, first 64: 101 */
+        lava_add(f->st, f->add, b, 0, N, 1); /* 16, first 64: 101 */
         assert_int_equal(salvo_copy(f->st, b, 0, c, 0, N * 4), SALVO_OK);
         assert_int_equal(salvo_fill(f->st, b, 0, N * 4, 0), SALVO_OK); /* after the copy read it */
     }
@@ -121,9 +82,9 @@ static void fill_in_graph(void **state)
     assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
     assert_int_equal(salvo_buffer_write(b, 0, (uint32_t[N]){0}, N * 4), SALVO_OK);
     assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
-    add(f, b, 0, N, 3);
+    lava_add(f->st, f->add, b, 0, N, 3);
     assert_int_equal(salvo_fill(f->st, b, 0, N * 2, 40), SALVO_OK); /* the first half */
-    add(f, b, 0, N, 2);
+    lava_add(f->st, f->add, b, 0, N, 2);
     salvo_graph *g = NULL;
     assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
     assert_int_equal(salvo_graph_node_count(g), 3);
@@ -172,10 +133,10 @@ int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(fills_every_domain, setup, teardown),
-        cmocka_unit_test_setup_teardown(ordered_with_launches, setup, teardown),
-        cmocka_unit_test_setup_teardown(fill_in_graph, setup, teardown),
-        cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
+        lava_test(fills_every_domain),
+        lava_test(ordered_with_launches),
+        lava_test(fill_in_graph),
+        lava_test(bad_input),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return lava_run_tests(tests);
 }

@@ -16,43 +16,12 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
 enum { BYTES = 256 };
 
-typedef struct fixture {
-    salvo_device *dev;
-    salvo_kernel *add;
-    salvo_stream *st;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 0);
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
-    assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st), SALVO_OK);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    salvo_stats s;
-    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
-    assert_int_equal(s.validation_messages, 0);
-    salvo_stream_destroy(f->st);
-    salvo_kernel_destroy(f->add);
-    lava_close(f->dev);
-    free(f);
-    return 0;
-}
+typedef lava_fixture fixture;
 
 /* The model of one fill: byte offset + i gets pattern[i % size]. */
 static void model_fill(unsigned char *m, uint64_t offset, uint64_t size, const void *pattern,
@@ -296,18 +265,12 @@ int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(every_width_offset_and_size, setup, teardown),
-        cmocka_unit_test_setup_teardown(beside_kernels_and_copies, setup, teardown),
-        cmocka_unit_test_setup_teardown(partial_words_after_writes_below, setup, teardown),
-        cmocka_unit_test_setup_teardown(buffer_not_whole_words, setup, teardown),
-        cmocka_unit_test_setup_teardown(fill_pattern_in_graph, setup, teardown),
-        cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
+        lava_test(every_width_offset_and_size),
+        lava_test(beside_kernels_and_copies),
+        lava_test(partial_words_after_writes_below),
+        lava_test(buffer_not_whole_words),
+        lava_test(fill_pattern_in_graph),
+        lava_test(bad_input),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    if (lava_validation_messages()) {
-        fprintf(stderr, "%llu validation message(s)\n",
-                (unsigned long long)lava_validation_messages());
-        return 1;
-    }
-    return failed;
+    return lava_run_tests(tests);
 }

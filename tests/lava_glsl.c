@@ -17,21 +17,8 @@
 #include "add.spv.h"
 
 #include "salvo/salvo.h"
+#include "support/glsl_text.h"
 #include "support/lava.h"
-
-/* shaders/add.comp, as text. */
-static const char ADD_COMP[] =
-    "#version 450\n"
-    "// data[i] += value for i < n: the unit of the dependent-chain tests.\n"
-    "layout(local_size_x_id = 0) in;\n"
-    "layout(std430, set = 0, binding = 0) buffer Data { uint data[]; };\n"
-    "layout(push_constant) uniform Push { uint n; uint value; } pc;\n"
-    "void main()\n"
-    "{\n"
-    "    uint i = gl_GlobalInvocationID.x;\n"
-    "    if (i < pc.n)\n"
-    "        data[i] += pc.value;\n"
-    "}\n";
 
 /* A syntax error on line 4. */
 static const char BROKEN[] = "#version 450\n"
@@ -293,10 +280,5 @@ int main(void)
         };
         failed = cmocka_run_group_tests(tests, NULL, NULL);
     }
-    if (lava_validation_messages()) {
-        fprintf(stderr, "%llu validation message(s)\n",
-                (unsigned long long)lava_validation_messages());
-        return 1;
-    }
-    return failed;
+    return lava_tests_result(failed);
 }

@@ -13,7 +13,6 @@
 #include <cmocka.h>
 
 #include "add.spv.h"
-#include "copy.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
@@ -35,12 +34,8 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 64);
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
-    salvo_kernel_desc cd = {.spirv = copy_spv, .spirv_size = sizeof copy_spv, .name = "copy"};
-    assert_int_equal(salvo_kernel_create(f->dev, &cd, &f->copy), SALVO_OK);
+    f->add = lava_add_kernel(f->dev);
+    f->copy = lava_copy_kernel(f->dev);
     assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st), SALVO_OK);
     assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st2), SALVO_OK);
     assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st3), SALVO_OK);
@@ -619,5 +614,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_during_capture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return lava_run_tests(tests);
 }

@@ -11,8 +11,6 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
-#include "copy.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
@@ -34,12 +32,8 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 4096);
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
-    salvo_kernel_desc cd = {.spirv = copy_spv, .spirv_size = sizeof copy_spv, .name = "copy"};
-    assert_int_equal(salvo_kernel_create(f->dev, &cd, &f->copy), SALVO_OK);
+    f->add = lava_add_kernel(f->dev);
+    f->copy = lava_copy_kernel(f->dev);
     /* Full batches from the first launch, so batch boundaries (which bring
      * barriers of their own) do not fall among the counted launches. */
     salvo_stream_desc sd = {.first_batch = 4096};
@@ -55,9 +49,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    salvo_stats s;
-    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
-    assert_int_equal(s.validation_messages, 0);
+    lava_expect_no_validation(f->dev);
     salvo_stream_destroy(f->st);
     salvo_kernel_destroy(f->add);
     salvo_kernel_destroy(f->copy);
@@ -259,6 +251,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(ordered_across_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(copies_are_ordered_with_launches, setup, teardown),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    return failed || lava_validation_messages() ? 1 : 0;
+    return lava_run_tests(tests);
 }

@@ -18,56 +18,16 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
-typedef struct fixture {
-    salvo_device *dev;
-    salvo_kernel *add;
-    salvo_stream *st;
-} fixture;
+typedef lava_fixture fixture;
 
-static salvo_kernel *make_add(salvo_device *dev)
-{
-    salvo_kernel *k = NULL;
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
-    return k;
-}
-
+/* The validation layer on, synchronization validation off. */
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    f->dev = lava_open(0, 0);
-    f->add = make_add(f->dev);
-    assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st), SALVO_OK);
-    *state = f;
+    *state = lava_fixture_open(0, 0);
     return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    salvo_stats s;
-    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
-    assert_int_equal(s.validation_messages, 0);
-    salvo_stream_destroy(f->st);
-    salvo_kernel_destroy(f->add);
-    lava_close(f->dev);
-    free(f);
-    return 0;
-}
-
-static void add_on(salvo_stream *st, salvo_kernel *k, salvo_buffer *b, uint32_t first, uint32_t n,
-                   uint32_t v)
-{
-    salvo_binding bd = {.binding = 0, .buffer = b, .offset = first * 4ull, .size = n * 4ull};
-    const uint32_t groups[3] = {(n + 63) / 64, 1, 1};
-    const uint32_t push[2] = {n, v};
-    assert_int_equal(salvo_launch(st, k, groups, &bd, 1, push, sizeof push), SALVO_OK);
 }
 
 static void nap_ms(long ms)
@@ -93,7 +53,7 @@ static void write_kernel_read(void **state)
         memset(dst, 0xee, n * 4ull);
         assert_int_equal(salvo_stream_write(f->st, b, 0, src, n * 4ull), SALVO_OK);
         memset(src, 0x55, n * 4ull); /* copied at the call */
-        add_on(f->st, f->add, b, 0, n, 7);
+        lava_add(f->st, f->add, b, 0, n, 7);
         assert_int_equal(salvo_stream_read(f->st, b, 0, dst, n * 4ull), SALVO_OK);
         assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
         for (uint32_t i = 0; i < n; i++)
@@ -120,7 +80,7 @@ static void many_small_writes(void **state)
             piece[i] = p * 100000 + i;
         assert_int_equal(salvo_stream_write(f->st, b, 4ull * PIECE * p, piece, 4 * PIECE), SALVO_OK);
     }
-    add_on(f->st, f->add, b, PIECE, PIECE * 2, 1);
+    lava_add(f->st, f->add, b, PIECE, PIECE * 2, 1);
     uint32_t *got = malloc(4 * PIECE * 3);
     assert_int_equal(salvo_stream_read(f->st, b, 4ull * PIECE * 1 - 8, got, 4 * PIECE * 3), SALVO_OK);
     salvo_event *ev = NULL;
@@ -190,9 +150,9 @@ static void host_call_between_kernels(void **state)
         assert_int_equal(salvo_gate_create(f->dev, &g), SALVO_OK);
         assert_int_equal(salvo_stream_wait_gate(f->st, g, 1), SALVO_OK);
     }
-    add_on(f->st, f->add, h, 0, 1, 5);
+    lava_add(f->st, f->add, h, 0, 1, 5);
     assert_int_equal(salvo_stream_host_call(f->st, see_and_set, &p), SALVO_OK);
-    add_on(f->st, f->add, h, 4, 1, 1);
+    lava_add(f->st, f->add, h, 4, 1, 1);
     if (g) {
         /* The work before it is held: fn has not run. */
         assert_int_equal(salvo_stream_flush(f->st), SALVO_OK);
@@ -244,7 +204,7 @@ static void several_streams(void **state)
         t[i] = (tagged){&p, i};
         salvo_stream *s = i % 2 ? b : f->st;
         if (i >= 2)
-            add_on(s, f->add, x, (uint32_t)(i % 2) * 512, 512, 1);
+            lava_add(s, f->add, x, (uint32_t)(i % 2) * 512, 512, 1);
         assert_int_equal(salvo_stream_host_call(s, note_tag, &t[i]), SALVO_OK);
     }
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
@@ -298,7 +258,7 @@ static void destroy_with_calls_pending(void **state)
     /* A device of its own, destroyed at once; no gate holds these calls. */
     atomic_store(&p.gate_up, true);
     salvo_device *dev = lava_open(0, 0);
-    salvo_kernel *k = make_add(dev);
+    salvo_kernel *k = lava_add_kernel(dev);
     salvo_stream *s = NULL;
     salvo_buffer *x = NULL;
     assert_int_equal(salvo_stream_create(dev, NULL, &s), SALVO_OK);
@@ -309,7 +269,7 @@ static void destroy_with_calls_pending(void **state)
     uint32_t out[16];
     memset(out, 0, sizeof out);
     for (int i = 0; i < 4; i++) {
-        add_on(s, k, x, 0, 1024, 1);
+        lava_add(s, k, x, 0, 1024, 1);
         assert_int_equal(salvo_stream_host_call(s, slow_count, &p), SALVO_OK);
     }
     assert_int_equal(salvo_stream_read(s, x, 0, out, sizeof out), SALVO_OK);
@@ -392,7 +352,7 @@ static void read_in_place_before_host_write(void **state)
     salvo_gate *g = NULL;
     assert_int_equal(salvo_gate_create(f->dev, &g), SALVO_OK);
     assert_int_equal(salvo_stream_wait_gate(f->st, g, 1), SALVO_OK);
-    add_on(f->st, f->add, other, 0, N, 1); /* held work, not on b */
+    lava_add(f->st, f->add, other, 0, N, 1); /* held work, not on b */
     assert_int_equal(salvo_stream_read(f->st, b, 0, got, sizeof got), SALVO_OK);
     later_raise l = {g, SALVO_ERROR_UNKNOWN};
     pthread_t t;
@@ -453,7 +413,7 @@ static void bad_input(void **state)
     assert_int_equal(salvo_stream_write(f->st, b, 0, v, 4), SALVO_ERROR_INVALID_STATE);
     assert_int_equal(salvo_stream_read(f->st, b, 0, v, 4), SALVO_ERROR_INVALID_STATE);
     assert_int_equal(salvo_stream_host_call(f->st, nothing, NULL), SALVO_ERROR_INVALID_STATE);
-    add_on(f->st, f->add, b, 0, 64, 2);
+    lava_add(f->st, f->add, b, 0, 64, 2);
     salvo_graph *g = NULL;
     assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
     assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
@@ -472,14 +432,14 @@ int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(write_kernel_read, setup, teardown),
-        cmocka_unit_test_setup_teardown(many_small_writes, setup, teardown),
-        cmocka_unit_test_setup_teardown(host_call_between_kernels, setup, teardown),
-        cmocka_unit_test_setup_teardown(several_streams, setup, teardown),
-        cmocka_unit_test_setup_teardown(destroy_with_calls_pending, setup, teardown),
-        cmocka_unit_test_setup_teardown(read_in_place_before_host_write, setup, teardown),
-        cmocka_unit_test_setup_teardown(refused_inside_host_call, setup, teardown),
-        cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(write_kernel_read, setup, lava_teardown),
+        cmocka_unit_test_setup_teardown(many_small_writes, setup, lava_teardown),
+        cmocka_unit_test_setup_teardown(host_call_between_kernels, setup, lava_teardown),
+        cmocka_unit_test_setup_teardown(several_streams, setup, lava_teardown),
+        cmocka_unit_test_setup_teardown(destroy_with_calls_pending, setup, lava_teardown),
+        cmocka_unit_test_setup_teardown(read_in_place_before_host_write, setup, lava_teardown),
+        cmocka_unit_test_setup_teardown(refused_inside_host_call, setup, lava_teardown),
+        cmocka_unit_test_setup_teardown(bad_input, setup, lava_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return lava_run_tests(tests);
 }

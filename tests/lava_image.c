@@ -22,35 +22,20 @@
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
-typedef struct fixture {
-    salvo_device *dev;
-    salvo_stream *st;
-} fixture;
+typedef lava_fixture fixture;
 
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 0);
-    assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st), SALVO_OK);
-    *state = f;
-    return 0;
-}
-
+/* Every test destroys the images and samplers it made. */
 static int teardown(void **state)
 {
     fixture *f = *state;
     salvo_stats s;
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    salvo_stream_destroy(f->st);
     assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
     assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
-    assert_int_equal(s.validation_messages, 0);
     assert_int_equal(s.live_images, 0);
     assert_int_equal(s.live_image_bytes, 0);
     assert_int_equal(s.live_samplers, 0);
-    lava_close(f->dev);
-    free(f);
-    return 0;
+    return lava_teardown(state);
 }
 
 static salvo_kernel *kernel(fixture *f, const uint32_t *spv, size_t size, const char *name)
@@ -520,14 +505,14 @@ int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(formats_round_trip, setup, teardown),
-        cmocka_unit_test_setup_teardown(image_types, setup, teardown),
-        cmocka_unit_test_setup_teardown(blur_matches_cpu, setup, teardown),
-        cmocka_unit_test_setup_teardown(resize_through_sampler, setup, teardown),
-        cmocka_unit_test_setup_teardown(separate_texture_and_sampler, setup, teardown),
-        cmocka_unit_test_setup_teardown(hazards_between_launches, setup, teardown),
-        cmocka_unit_test_setup_teardown(images_in_graphs, setup, teardown),
-        cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(formats_round_trip, lava_setup, teardown),
+        cmocka_unit_test_setup_teardown(image_types, lava_setup, teardown),
+        cmocka_unit_test_setup_teardown(blur_matches_cpu, lava_setup, teardown),
+        cmocka_unit_test_setup_teardown(resize_through_sampler, lava_setup, teardown),
+        cmocka_unit_test_setup_teardown(separate_texture_and_sampler, lava_setup, teardown),
+        cmocka_unit_test_setup_teardown(hazards_between_launches, lava_setup, teardown),
+        cmocka_unit_test_setup_teardown(images_in_graphs, lava_setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_input, lava_setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return lava_run_tests(tests);
 }

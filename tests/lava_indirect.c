@@ -328,11 +328,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(bad_offsets, setup, teardown),
         cmocka_unit_test_setup_teardown(counts_beside_the_data, setup, teardown),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    if (lava_validation_messages()) {
-        fprintf(stderr, "%llu validation message(s)\n",
-                (unsigned long long)lava_validation_messages());
-        return 1;
-    }
-    return failed;
+    return lava_run_tests(tests);
 }

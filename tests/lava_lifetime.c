@@ -19,8 +19,6 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
-#include "copy.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
@@ -82,35 +80,6 @@ static salvo_device *open_hooked(hook *h, salvo_device_desc desc)
 /* Helpers                                                             */
 /* ------------------------------------------------------------------ */
 
-static salvo_kernel *add_kernel(salvo_device *dev)
-{
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    salvo_kernel *k = NULL;
-    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
-    return k;
-}
-
-static salvo_kernel *copy_kernel(salvo_device *dev)
-{
-    salvo_kernel_desc kd = {.spirv = copy_spv, .spirv_size = sizeof copy_spv, .name = "copy"};
-    salvo_kernel *k = NULL;
-    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
-    return k;
-}
-
-static salvo_buffer *zeroed(salvo_device *dev, uint64_t bytes)
-{
-    salvo_buffer *b = NULL;
-    assert_int_equal(salvo_buffer_create(dev, bytes, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
-    uint32_t *zero = calloc(1, bytes);
-    assert_non_null(zero);
-    assert_int_equal(salvo_buffer_write(b, 0, zero, bytes), SALVO_OK);
-    free(zero);
-    return b;
-}
-
 static void add(salvo_stream *st, salvo_kernel *k, salvo_buffer *b, uint32_t n, uint32_t value)
 {
     salvo_binding bind = {.binding = 0, .buffer = b};
@@ -128,36 +97,11 @@ static void copy(salvo_stream *st, salvo_kernel *k, salvo_buffer *src, salvo_buf
     assert_int_equal(salvo_launch(st, k, groups, b, 2, push, sizeof push), SALVO_OK);
 }
 
-static void expect_all(salvo_buffer *b, uint32_t n, uint32_t want)
-{
-    uint32_t *out = malloc(n * 4u);
-    assert_non_null(out);
-    assert_int_equal(salvo_buffer_read(b, 0, out, n * 4u), SALVO_OK);
-    for (uint32_t i = 0; i < n; i++)
-        if (out[i] != want)
-            fail_msg("element %u: %u, want %u", i, out[i], want);
-    free(out);
-}
-
 static salvo_stats stats(salvo_device *dev)
 {
     salvo_stats s;
     assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
     return s;
-}
-
-static void expect_nothing_live(salvo_device *dev)
-{
-    salvo_stats s = stats(dev);
-    assert_int_equal(s.live_buffers, 0);
-    assert_int_equal(s.live_buffer_bytes, 0);
-    assert_int_equal(s.live_kernels, 0);
-    assert_int_equal(s.live_streams, 0);
-    assert_int_equal(s.live_events, 0);
-    assert_int_equal(s.live_gates, 0);
-    assert_int_equal(s.releases_pending, 0);
-    assert_int_equal(s.launches_pending, 0);
-    assert_int_equal(s.validation_messages, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -171,8 +115,9 @@ static void destroy_buffer_and_kernels_in_flight(void **state)
 {
     (void)state;
     salvo_device *dev = lava_open(0, 16);
-    salvo_kernel *kadd = add_kernel(dev), *kcopy = copy_kernel(dev);
-    salvo_buffer *x = zeroed(dev, N * 4), *y = zeroed(dev, N * 4);
+    salvo_kernel *kadd = lava_add_kernel(dev), *kcopy = lava_copy_kernel(dev);
+    salvo_buffer *x = lava_zeroed(dev, N, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *y = lava_zeroed(dev, N, SALVO_DOMAIN_DEVICE);
     salvo_stream *st = NULL;
     assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
     for (int i = 0; i < 100; i++) {
@@ -190,7 +135,7 @@ static void destroy_buffer_and_kernels_in_flight(void **state)
      * complete meanwhile); never both, never lost. */
     assert_int_equal(s.live_kernels + s.live_buffers, s.releases_pending + 1);
     assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
-    expect_all(y, N, 50);
+    lava_expect_all(y, N, 50);
     s = stats(dev);
     assert_int_equal(s.releases_pending, 0);
     assert_int_equal(s.live_kernels, 0);
@@ -199,7 +144,7 @@ static void destroy_buffer_and_kernels_in_flight(void **state)
     assert_int_equal(s.validation_messages, 0);
     salvo_buffer_destroy(y);
     salvo_stream_destroy(st);
-    expect_nothing_live(dev);
+    lava_expect_nothing_live(dev);
     lava_close(dev);
 }
 
@@ -215,8 +160,9 @@ static void destroy_while_held_by_a_gate(void **state)
         lava_close(dev);
         skip();
     }
-    salvo_kernel *kadd = add_kernel(dev), *kcopy = copy_kernel(dev);
-    salvo_buffer *x = zeroed(dev, N * 4), *y = zeroed(dev, N * 4);
+    salvo_kernel *kadd = lava_add_kernel(dev), *kcopy = lava_copy_kernel(dev);
+    salvo_buffer *x = lava_zeroed(dev, N, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *y = lava_zeroed(dev, N, SALVO_DOMAIN_DEVICE);
     salvo_stream *st = NULL;
     assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
     assert_int_equal(salvo_stream_wait_gate(st, g, 1), SALVO_OK);
@@ -240,7 +186,7 @@ static void destroy_while_held_by_a_gate(void **state)
     assert_int_equal(s.launches_pending, 100);
     assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
-    expect_all(y, N, 50);
+    lava_expect_all(y, N, 50);
     s = stats(dev);
     assert_int_equal(s.releases_pending, 0);
     assert_int_equal(s.releases_run, before.releases_run + 3);
@@ -250,7 +196,7 @@ static void destroy_while_held_by_a_gate(void **state)
     salvo_buffer_destroy(y);
     salvo_stream_destroy(st);
     assert_int_equal(salvo_device_synchronize(dev), SALVO_OK);
-    expect_nothing_live(dev);
+    lava_expect_nothing_live(dev);
     lava_close(dev);
 }
 
@@ -267,8 +213,8 @@ static void destroy_in_log_callback_without_the_lock(void **state)
     (void)state;
     hook h = {0};
     salvo_device *dev = open_hooked(&h, (salvo_device_desc){0});
-    salvo_kernel *k = add_kernel(dev);
-    salvo_buffer *data = zeroed(dev, N * 4);
+    salvo_kernel *k = lava_add_kernel(dev);
+    salvo_buffer *data = lava_zeroed(dev, N, SALVO_DOMAIN_DEVICE);
     salvo_buffer *victim = NULL;
     assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &victim), SALVO_OK);
     salvo_stream *st = NULL;
@@ -288,11 +234,11 @@ static void destroy_in_log_callback_without_the_lock(void **state)
 
     add(st, k, data, N, 2);
     assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
-    expect_all(data, N, 2);
+    lava_expect_all(data, N, 2);
     salvo_buffer_destroy(data);
     salvo_kernel_destroy(k);
     salvo_stream_destroy(st);
-    expect_nothing_live(dev);
+    lava_expect_nothing_live(dev);
     salvo_device_destroy(dev);
     assert_int_equal(h.reclaimed_warnings, 0);
 }
@@ -309,8 +255,8 @@ static void destroy_in_log_callback_under_the_lock(void **state)
     hook h = {0};
     salvo_device *dev = open_hooked(
         &h, (salvo_device_desc){.batch_size = 1000, .fault = "cmd_dispatch:2:oom_device"});
-    salvo_kernel *k = add_kernel(dev);
-    salvo_buffer *data = zeroed(dev, N * 4);
+    salvo_kernel *k = lava_add_kernel(dev);
+    salvo_buffer *data = lava_zeroed(dev, N, SALVO_DOMAIN_DEVICE);
     salvo_buffer *victim = NULL;
     assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &victim), SALVO_OK);
     salvo_stream *st = NULL;
@@ -335,12 +281,12 @@ static void destroy_in_log_callback_under_the_lock(void **state)
     assert_int_equal(s.release_bytes_pending, 0);
     assert_int_equal(s.live_buffers, 1);
     assert_int_equal(s.live_buffer_bytes, N * 4);
-    expect_all(data, N, 5); /* the refused launch left no trace */
+    lava_expect_all(data, N, 5); /* the refused launch left no trace */
 
     salvo_buffer_destroy(data);
     salvo_kernel_destroy(k);
     salvo_stream_destroy(st);
-    expect_nothing_live(dev);
+    lava_expect_nothing_live(dev);
     salvo_device_destroy(dev);
     assert_int_equal(h.reclaimed_warnings, 0);
 }
@@ -360,8 +306,8 @@ static void bounded(salvo_device_desc desc, bool flush)
     hook h = {0};
     desc.batch_size = 1000;
     salvo_device *dev = open_hooked(&h, desc);
-    salvo_kernel *k = add_kernel(dev);
-    salvo_buffer *kept = zeroed(dev, N * 4);
+    salvo_kernel *k = lava_add_kernel(dev);
+    salvo_buffer *kept = lava_zeroed(dev, N, SALVO_DOMAIN_DEVICE);
     salvo_stream *st = NULL;
     assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
     salvo_buffer *b[10];
@@ -392,12 +338,12 @@ static void bounded(salvo_device_desc desc, bool flush)
     assert_int_equal(s.live_buffers, 1 + s.releases_pending);
 
     assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
-    expect_all(kept, N, 11);
+    lava_expect_all(kept, N, 11);
     assert_int_equal(stats(dev).releases_pending, 0);
     salvo_buffer_destroy(kept);
     salvo_kernel_destroy(k);
     salvo_stream_destroy(st);
-    expect_nothing_live(dev);
+    lava_expect_nothing_live(dev);
     salvo_device_destroy(dev);
 }
 
@@ -441,8 +387,10 @@ static void bound_does_not_wait_for_a_closed_gate(void **state)
         salvo_device_destroy(dev);
         skip();
     }
-    salvo_kernel *k = add_kernel(dev);
-    salvo_buffer *b1 = zeroed(dev, 1024), *b2 = zeroed(dev, 1024), *kept = zeroed(dev, N * 4);
+    salvo_kernel *k = lava_add_kernel(dev);
+    salvo_buffer *b1 = lava_zeroed(dev, 256, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *b2 = lava_zeroed(dev, 256, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *kept = lava_zeroed(dev, N, SALVO_DOMAIN_DEVICE);
     salvo_stream *gated = NULL, *other = NULL;
     assert_int_equal(salvo_stream_create(dev, NULL, &gated), SALVO_OK);
     assert_int_equal(salvo_stream_create(dev, NULL, &other), SALVO_OK);
@@ -460,14 +408,14 @@ static void bound_does_not_wait_for_a_closed_gate(void **state)
 
     assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
     assert_int_equal(salvo_device_synchronize(dev), SALVO_OK);
-    expect_all(kept, N, 1);
+    lava_expect_all(kept, N, 1);
     assert_int_equal(stats(dev).releases_pending, 0);
     salvo_gate_destroy(g);
     salvo_buffer_destroy(kept);
     salvo_kernel_destroy(k);
     salvo_stream_destroy(gated);
     salvo_stream_destroy(other);
-    expect_nothing_live(dev);
+    lava_expect_nothing_live(dev);
     salvo_device_destroy(dev);
     if (took > 1.5)
         fail_msg("a launch over the release bound waited %.2f s for a gate nobody could raise "
@@ -484,8 +432,8 @@ static void device_destroy_reclaims_the_rest(void **state)
     (void)state;
     hook h = {0};
     salvo_device *dev = open_hooked(&h, (salvo_device_desc){.batch_size = 1000});
-    salvo_kernel *k = add_kernel(dev);
-    salvo_buffer *x = zeroed(dev, N * 4);
+    salvo_kernel *k = lava_add_kernel(dev);
+    salvo_buffer *x = lava_zeroed(dev, N, SALVO_DOMAIN_DEVICE);
     salvo_stream *st = NULL;
     assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
     salvo_event *e = NULL;

@@ -16,7 +16,6 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
@@ -42,18 +41,6 @@ typedef struct side {
     char message[1024];
 } side;
 
-static salvo_kernel *add_kernel(salvo_device *dev)
-{
-    const salvo_spec_constant sc = {0, LOCAL};
-    const salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                                  .spec_constants = &sc, .spec_constant_count = 1};
-    salvo_kernel *k = NULL;
-    salvo_status r = salvo_kernel_create(dev, &kd, &k);
-    if (r != SALVO_OK)
-        fail_msg("kernel_create: %s: %s", salvo_status_string(r), salvo_last_error());
-    return k;
-}
-
 static void open_side(side *s, const char *name, uint32_t base, uint32_t value)
 {
     /* lava_open takes the device $SALVO_DEVICE names. */
@@ -62,7 +49,7 @@ static void open_side(side *s, const char *name, uint32_t base, uint32_t value)
     salvo_device_info info;
     assert_int_equal(salvo_device_info_get(s->dev, &info), SALVO_OK);
     assert_string_equal(info.name, name);
-    s->add = add_kernel(s->dev);
+    s->add = lava_add_kernel(s->dev);
     assert_int_equal(salvo_stream_create(s->dev, NULL, &s->st), SALVO_OK);
     assert_int_equal(salvo_buffer_create(s->dev, N * 4, SALVO_DOMAIN_DEVICE, &s->buf), SALVO_OK);
     assert_int_equal(salvo_buffer_create(s->dev, N * 4, SALVO_DOMAIN_HOST, &s->host), SALVO_OK);
@@ -139,17 +126,7 @@ static void close_side(side *s)
     salvo_stream_destroy(s->st);
     salvo_kernel_destroy(s->add);
     assert_int_equal(salvo_device_synchronize(s->dev), SALVO_OK);
-    salvo_stats st;
-    assert_int_equal(salvo_device_stats(s->dev, &st), SALVO_OK);
-    assert_int_equal(st.live_buffers, 0);
-    assert_int_equal(st.live_buffer_bytes, 0);
-    assert_int_equal(st.live_kernels, 0);
-    assert_int_equal(st.live_streams, 0);
-    assert_int_equal(st.live_events, 0);
-    assert_int_equal(st.live_gates, 0);
-    assert_int_equal(st.releases_pending, 0);
-    assert_int_equal(st.launches_pending, 0);
-    assert_int_equal(st.validation_messages, 0);
+    lava_expect_nothing_live(s->dev);
     lava_close(s->dev);
     s->dev = NULL;
 }

@@ -18,8 +18,6 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
-#include "copy.spv.h"
 #include "uniform_read.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
@@ -78,18 +76,10 @@ static void fx_open(fx *f, fx_opts o)
     salvo_status st = salvo_device_create(&d, &f->dev);
     if (st != SALVO_OK)
         fail_msg("device_create: %s: %s", salvo_status_string(st), salvo_last_error());
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
-    salvo_kernel_desc cd = {.spirv = copy_spv, .spirv_size = sizeof copy_spv, .name = "copy"};
-    assert_int_equal(salvo_kernel_create(f->dev, &cd, &f->copy), SALVO_OK);
-    uint32_t zero[N] = {0};
-    for (int i = 0; i < 4; i++) {
-        salvo_domain dom = i == 3 ? SALVO_DOMAIN_HOST : SALVO_DOMAIN_DEVICE;
-        assert_int_equal(salvo_buffer_create(f->dev, sizeof zero, dom, &f->buf[i]), SALVO_OK);
-        assert_int_equal(salvo_buffer_write(f->buf[i], 0, zero, sizeof zero), SALVO_OK);
-    }
+    f->add = lava_add_kernel(f->dev);
+    f->copy = lava_copy_kernel(f->dev);
+    for (int i = 0; i < 4; i++)
+        f->buf[i] = lava_zeroed(f->dev, N, i == 3 ? SALVO_DOMAIN_HOST : SALVO_DOMAIN_DEVICE);
     for (int i = 0; i < 2; i++) {
         assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st[i]), SALVO_OK);
         assert_int_equal(salvo_gate_create(f->dev, &f->gate[i]), SALVO_OK);

@@ -14,7 +14,6 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
 #include "salvo/salvo.h"
 #include "spin.spv.h"
 #include "support/lava.h"
@@ -41,20 +40,15 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     f->dev = lava_open(0, 0);
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
+    f->add = lava_add_kernel(f->dev);
     salvo_kernel_desc sd = {.spirv = spin_spv, .spirv_size = sizeof spin_spv, .name = "spin"};
     assert_int_equal(salvo_kernel_create(f->dev, &sd, &f->spin), SALVO_OK);
     assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st), SALVO_OK);
     assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st2), SALVO_OK);
-    assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &f->x), SALVO_OK);
+    f->x = lava_zeroed(f->dev, N, SALVO_DOMAIN_DEVICE);
     assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &f->out), SALVO_OK);
     assert_int_equal(salvo_buffer_create(f->dev, BIG * 4ull, SALVO_DOMAIN_DEVICE, &f->big),
                      SALVO_OK);
-    uint32_t zero[N] = {0};
-    assert_int_equal(salvo_buffer_write(f->x, 0, zero, sizeof zero), SALVO_OK);
     assert_int_equal(salvo_event_create(f->dev, &f->a), SALVO_OK);
     assert_int_equal(salvo_event_create(f->dev, &f->b), SALVO_OK);
     assert_int_equal(salvo_event_create(f->dev, &f->c), SALVO_OK);
@@ -65,11 +59,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    salvo_stats s;
-    assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
-    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
-    assert_int_equal(s.launches_pending, 0);
-    assert_int_equal(s.validation_messages, 0);
+    lava_expect_settled(f->dev);
     salvo_event_destroy(f->a);
     salvo_event_destroy(f->b);
     salvo_event_destroy(f->c);
@@ -109,15 +99,6 @@ static void add_big(fixture *f, salvo_stream *st, int count)
     uint32_t groups[3] = {BIG / 64, 1, 1};
     for (int i = 0; i < count; i++)
         assert_int_equal(salvo_launch(st, f->add, groups, &b, 1, push, sizeof push), SALVO_OK);
-}
-
-static void expect(fixture *f, uint32_t want)
-{
-    uint32_t v[N];
-    assert_int_equal(salvo_buffer_read(f->x, 0, v, sizeof v), SALVO_OK);
-    for (uint32_t i = 0; i < N; i++)
-        if (v[i] != want)
-            fail_msg("element %u: %u, want %u", i, v[i], want);
 }
 
 static uint64_t elapsed_ok(salvo_event *s, salvo_event *e)
@@ -164,7 +145,7 @@ static void query_and_wait_around_a_gate(void **state)
     while (salvo_stream_query(f->st) == SALVO_NOT_READY)
         ;
     assert_int_equal(salvo_stream_query(f->st), SALVO_OK);
-    expect(f, 7);
+    lava_expect_all(f->x, N, 7);
     assert_int_equal(salvo_event_elapsed(f->a, f->a, &ns), SALVO_OK);
     assert_int_equal(ns, 0);
     salvo_gate_destroy(g);
@@ -255,7 +236,7 @@ static void elapsed_across_streams(void **state)
     uint64_t ab = elapsed_ok(f->a, f->b), bc = elapsed_ok(f->b, f->c);
     assert_true(bc > 0);
     assert_true(elapsed_ok(f->a, f->c) + 2 >= ab + bc);
-    expect(f, 3);
+    lava_expect_all(f->x, N, 3);
 }
 
 static void bad_input(void **state)
@@ -297,5 +278,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(elapsed_across_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return lava_run_tests(tests);
 }

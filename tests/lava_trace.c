@@ -14,8 +14,6 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
-#include "copy.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 #include "support/trace_json.h"
@@ -32,15 +30,6 @@ enum {
 
 static const uint32_t groups[3] = {N / 64, 1, 1};
 
-static void expect_all(salvo_buffer *buf, uint32_t want)
-{
-    uint32_t host[N];
-    assert_int_equal(salvo_buffer_read(buf, 0, host, sizeof host), SALVO_OK);
-    for (uint32_t i = 0; i < N; i++)
-        if (host[i] != want)
-            fail_msg("element %u: %u, want %u", i, host[i], want);
-}
-
 static const tj_event *gpu_batch(const tj_trace *t, int64_t serial)
 {
     for (size_t i = 0; i < t->count; i++)
@@ -56,21 +45,12 @@ static void two_streams_two_kernels(void **state)
     char path[256];
     snprintf(path, sizeof path, "/tmp/salvo_lava_trace_%ld.json", (long)getpid());
     salvo_device *dev = lava_open(0, BATCH);
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc ad = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    salvo_kernel_desc cd = {.spirv = copy_spv, .spirv_size = sizeof copy_spv, .name = "copy"};
-    salvo_kernel *add = NULL, *copy = NULL;
-    assert_int_equal(salvo_kernel_create(dev, &ad, &add), SALVO_OK);
-    assert_int_equal(salvo_kernel_create(dev, &cd, &copy), SALVO_OK);
-    salvo_buffer *x = NULL, *y = NULL, *z = NULL, *w = NULL;
-    assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &x), SALVO_OK);
-    assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &y), SALVO_OK);
+    salvo_kernel *add = lava_add_kernel(dev), *copy = lava_copy_kernel(dev);
+    salvo_buffer *x = lava_zeroed(dev, N, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *y = lava_zeroed(dev, N, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *z = NULL, *w = NULL;
     assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &z), SALVO_OK);
     assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &w), SALVO_OK);
-    uint32_t zero[N] = {0};
-    assert_int_equal(salvo_buffer_write(x, 0, zero, sizeof zero), SALVO_OK);
-    assert_int_equal(salvo_buffer_write(y, 0, zero, sizeof zero), SALVO_OK);
 
     /* One stream before the trace starts, one after: both are traced. */
     salvo_stream *a = NULL, *b = NULL;
@@ -97,8 +77,8 @@ static void two_streams_two_kernels(void **state)
         }
     }
     assert_int_equal(salvo_device_synchronize(dev), SALVO_OK);
-    expect_all(x, ADDS);
-    expect_all(w, 3);
+    lava_expect_all(x, N, ADDS);
+    lava_expect_all(w, N, 3);
     salvo_stats s;
     assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
     assert_int_equal(s.validation_messages, 0);
@@ -182,13 +162,9 @@ static void refused_launch_while_tracing(void **state)
                            .flags = SALVO_DEVICE_VALIDATION, .log = quiet};
     salvo_device *dev = NULL;
     assert_int_equal(salvo_device_create(&d, &dev), SALVO_OK);
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc ad = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    salvo_kernel *add = NULL;
+    salvo_kernel *add = lava_add_kernel(dev);
     salvo_stream *st = NULL;
     salvo_buffer *x = NULL;
-    assert_int_equal(salvo_kernel_create(dev, &ad, &add), SALVO_OK);
     assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
     assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &x), SALVO_OK);
     assert_int_equal(salvo_fill(st, x, 0, N * 4, 0), SALVO_OK);
@@ -203,11 +179,9 @@ static void refused_launch_while_tracing(void **state)
                      SALVO_ERROR_OUT_OF_HOST_MEMORY);
     assert_int_equal(salvo_launch(st, add, groups, &bx, 1, one, sizeof one), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
-    expect_all(x, 1);
+    lava_expect_all(x, N, 1);
     assert_int_equal(salvo_trace_stop(dev), SALVO_OK);
-    salvo_stats s;
-    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
-    assert_int_equal(s.validation_messages, 0);
+    lava_expect_no_validation(dev);
     salvo_stream_destroy(st);
     salvo_buffer_destroy(x);
     salvo_kernel_destroy(add);
@@ -229,13 +203,9 @@ static void environment_variable(void **state)
     setenv("SALVO_TRACE", path, 1);
     salvo_device *dev = lava_open(0, 8);
     unsetenv("SALVO_TRACE");
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc ad = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    salvo_kernel *add = NULL;
+    salvo_kernel *add = lava_add_kernel(dev);
     salvo_stream *st = NULL;
     salvo_buffer *x = NULL;
-    assert_int_equal(salvo_kernel_create(dev, &ad, &add), SALVO_OK);
     assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
     assert_int_equal(salvo_buffer_create(dev, N * 4, SALVO_DOMAIN_DEVICE, &x), SALVO_OK);
     salvo_binding bx = {.binding = 0, .buffer = x};
@@ -245,9 +215,7 @@ static void environment_variable(void **state)
     salvo_stream_destroy(st);
     salvo_buffer_destroy(x);
     salvo_kernel_destroy(add);
-    salvo_stats s;
-    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
-    assert_int_equal(s.validation_messages, 0);
+    lava_expect_no_validation(dev);
     lava_close(dev); /* submits, waits, then closes the trace */
     tj_trace t;
     if (!tj_load(path, &t)) {

@@ -99,16 +99,6 @@ static salvo_device *create_on(const salvo_vk_device_import *imp, const char *fa
     return dev;
 }
 
-static salvo_kernel *add_kernel(salvo_device *dev)
-{
-    const salvo_spec_constant sc = {0, LOCAL};
-    const salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                                  .spec_constants = &sc, .spec_constant_count = 1};
-    salvo_kernel *k = NULL;
-    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
-    return k;
-}
-
 static salvo_status add(salvo_stream *s, salvo_kernel *k, salvo_buffer *b, uint32_t value)
 {
     struct {
@@ -141,7 +131,7 @@ static job job_open(salvo_device *dev, uint32_t step)
     static uint32_t init[N];
     for (uint32_t i = 0; i < N; i++)
         init[i] = step * i;
-    job j = {.k = add_kernel(dev)};
+    job j = {.k = lava_add_kernel(dev)};
     assert_int_equal(salvo_stream_create(dev, NULL, &j.s), SALVO_OK);
     assert_int_equal(salvo_buffer_create(dev, sizeof init, SALVO_DOMAIN_DEVICE, &j.b), SALVO_OK);
     assert_int_equal(salvo_buffer_write(j.b, 0, init, sizeof init), SALVO_OK);
@@ -494,7 +484,7 @@ static void test_failures_leave_the_program_its_device(void **state)
     own_device_works(&o);
 
     dev = create_on(&imp, "submit:1:device_lost");
-    job j = {.k = add_kernel(dev)};
+    job j = {.k = lava_add_kernel(dev)};
     assert_int_equal(salvo_stream_create(dev, NULL, &j.s), SALVO_OK);
     assert_int_equal(salvo_buffer_create(dev, N * sizeof(uint32_t), SALVO_DOMAIN_DEVICE, &j.b),
                      SALVO_OK);

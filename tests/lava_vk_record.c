@@ -15,18 +15,15 @@
 #include <cmocka.h>
 
 #define VK_NO_PROTOTYPES
-#include "add.spv.h"
 #include "salvo/salvo_vulkan.h"
 #include "support/lava.h"
 
 #define N 1024u
 
-typedef struct fixture {
-    salvo_device *dev;
-    salvo_kernel *add;
-    salvo_stream *st;
-    PFN_vkCmdFillBuffer fill;
-} fixture;
+typedef lava_fixture fixture;
+
+/* vkCmdFillBuffer of the device the setup opened. */
+static PFN_vkCmdFillBuffer vk_fill;
 
 typedef struct fill_job {
     PFN_vkCmdFillBuffer fill;
@@ -45,34 +42,15 @@ static void record_fill(VkCommandBuffer cb, void *user)
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 0);
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    assert_int_equal(salvo_kernel_create(f->dev, &kd, &f->add), SALVO_OK);
-    assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st), SALVO_OK);
+    lava_setup(state);
+    fixture *f = *state;
     salvo_vk_handles h;
     assert_int_equal(salvo_device_vk_handles(f->dev, &h), SALVO_OK);
     PFN_vkGetDeviceProcAddr gdpa =
         (PFN_vkGetDeviceProcAddr)h.get_instance_proc_addr(h.instance, "vkGetDeviceProcAddr");
     assert_non_null(gdpa);
-    f->fill = (PFN_vkCmdFillBuffer)gdpa(h.device, "vkCmdFillBuffer");
-    assert_non_null(f->fill);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    salvo_stats s;
-    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
-    assert_int_equal(s.validation_messages, 0);
-    salvo_stream_destroy(f->st);
-    salvo_kernel_destroy(f->add);
-    lava_close(f->dev);
-    free(f);
+    vk_fill = (PFN_vkCmdFillBuffer)gdpa(h.device, "vkCmdFillBuffer");
+    assert_non_null(vk_fill);
     return 0;
 }
 
@@ -93,7 +71,7 @@ static void ordered_between_launches(void **state)
         salvo_buffer *b = NULL;
         assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
         assert_int_equal(salvo_fill(f->st, b, 0, N * 4, 0), SALVO_OK);
-        fill_job j = {.fill = f->fill, .size = N * 2, .value = 7};
+        fill_job j = {.fill = vk_fill, .size = N * 2, .value = 7};
         assert_int_equal(salvo_buffer_vk_handle(b, &j.buffer), SALVO_OK);
         salvo_vk_buffer_use use = {.buffer = b, .size = N * 2, .access = SALVO_ACCESS_WRITE};
         add(f, b, 1);
@@ -160,8 +138,8 @@ int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(ordered_between_launches, setup, teardown),
-        cmocka_unit_test_setup_teardown(bad_input_and_capture, setup, teardown),
+        cmocka_unit_test_setup_teardown(ordered_between_launches, setup, lava_teardown),
+        cmocka_unit_test_setup_teardown(bad_input_and_capture, setup, lava_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return lava_run_tests(tests);
 }

@@ -28,7 +28,6 @@
 
 #include <cmocka.h>
 
-#include "add.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
@@ -107,25 +106,6 @@ static salvo_device *open_device(uint32_t max_count, uint64_t max_bytes)
     return dev;
 }
 
-static salvo_kernel *add_kernel(salvo_device *dev)
-{
-    salvo_spec_constant sc = {0, 64};
-    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
-                            .spec_constants = &sc, .spec_constant_count = 1};
-    salvo_kernel *k = NULL;
-    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
-    return k;
-}
-
-static salvo_buffer *zeroed_buffer(salvo_device *dev)
-{
-    static const uint32_t zero[ELEMS];
-    salvo_buffer *b = NULL;
-    assert_int_equal(salvo_buffer_create(dev, BYTES, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
-    assert_int_equal(salvo_buffer_write(b, 0, zero, BYTES), SALVO_OK);
-    return b;
-}
-
 static void add(salvo_stream *st, salvo_kernel *k, salvo_buffer *b, uint32_t value)
 {
     static const uint32_t groups[3] = {ELEMS / 64, 1, 1};
@@ -145,21 +125,6 @@ static void expect_all(salvo_buffer *b, uint32_t want, const char *what)
             fail_msg("%s[%u] = %u, want %u", what, i, out[i], want);
 }
 
-static void expect_nothing_live(salvo_device *dev)
-{
-    salvo_stats s;
-    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
-    assert_int_equal(s.live_buffers, 0);
-    assert_int_equal(s.live_buffer_bytes, 0);
-    assert_int_equal(s.live_kernels, 0);
-    assert_int_equal(s.live_streams, 0);
-    assert_int_equal(s.live_events, 0);
-    assert_int_equal(s.live_gates, 0);
-    assert_int_equal(s.releases_pending, 0);
-    assert_int_equal(s.release_bytes_pending, 0);
-    assert_int_equal(s.launches_pending, 0);
-}
-
 static void soak(void **state)
 {
     (void)state;
@@ -177,10 +142,10 @@ static void soak(void **state)
         (RING_SLOTS * (uint64_t)info.batch_size + PER_BUFFER - 1) / PER_BUFFER + 1;
     const uint64_t max_live = max_pending + 2;
 
-    salvo_kernel *k = add_kernel(dev);
+    salvo_kernel *k = lava_add_kernel(dev);
     salvo_stream *st = NULL;
     assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
-    salvo_buffer *kept = zeroed_buffer(dev);
+    salvo_buffer *kept = lava_zeroed(dev, ELEMS, SALVO_DOMAIN_DEVICE);
     salvo_buffer *cur = NULL;
     uint32_t kept_want = 0;
     uint64_t peak_live = 0, peak_pending = 0, peak_pending_bytes = 0;
@@ -194,7 +159,7 @@ static void soak(void **state)
         uint32_t in_round = i % PER_BUFFER;
         if (in_round == 0) {
             salvo_buffer *prev = cur;
-            cur = zeroed_buffer(dev);
+            cur = lava_zeroed(dev, ELEMS, SALVO_DOMAIN_DEVICE);
             add(st, k, cur, 1);
             /* prev's launches may still be recording or in flight */
             salvo_buffer_destroy(prev);
@@ -261,7 +226,7 @@ static void soak(void **state)
     salvo_buffer_destroy(kept);
     salvo_kernel_destroy(k);
     salvo_stream_destroy(st);
-    expect_nothing_live(dev);
+    lava_expect_nothing_live(dev);
     salvo_device_destroy(dev);
     assert_int_equal(warnings, 0);
     printf("soak: %u launches in %.1f s\n", LAUNCHES, now_s() - t0);
@@ -278,10 +243,10 @@ typedef struct peaks {
 static peaks churn(uint32_t max_count, uint64_t max_bytes, uint32_t launches)
 {
     salvo_device *dev = open_device(max_count, max_bytes);
-    salvo_kernel *k = add_kernel(dev);
+    salvo_kernel *k = lava_add_kernel(dev);
     salvo_stream *st = NULL;
     assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
-    salvo_buffer *kept = zeroed_buffer(dev);
+    salvo_buffer *kept = lava_zeroed(dev, ELEMS, SALVO_DOMAIN_DEVICE);
     peaks p = {0};
     for (uint32_t i = 0; i < launches; i++) {
         salvo_buffer *b = NULL;
@@ -310,7 +275,7 @@ static peaks churn(uint32_t max_count, uint64_t max_bytes, uint32_t launches)
     salvo_buffer_destroy(kept);
     salvo_kernel_destroy(k);
     salvo_stream_destroy(st);
-    expect_nothing_live(dev);
+    lava_expect_nothing_live(dev);
     salvo_device_destroy(dev);
     return p;
 }

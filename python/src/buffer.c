@@ -100,44 +100,39 @@ static PyObject *buffer_close(py_buffer *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-static PyObject *buffer_write(py_buffer *self, PyObject *args, PyObject *kw)
+/* Buffer.write (a bytes-like object in) and Buffer.read_into (a writable
+ * one out): the same arguments, the other direction. */
+static PyObject *buffer_transfer(py_buffer *self, PyObject *args, PyObject *kw, bool read)
 {
-    static char *names[] = {"data", "offset", NULL};
+    static char *write_names[] = {"data", "offset", NULL};
+    static char *read_names[] = {"out", "offset", NULL};
     Py_buffer view;
     unsigned long long offset = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|K:write", names, &view, &offset))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, read ? "w*|K:read_into" : "y*|K:write",
+                                     read ? read_names : write_names, &view, &offset))
         return NULL;
-    salvo_buffer *buf = handle(self, "Buffer.write");
+    salvo_buffer *buf = handle(self, read ? "Buffer.read_into" : "Buffer.write");
     if (!buf) {
         PyBuffer_Release(&view);
         return NULL;
     }
     salvo_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = salvo_buffer_write(buf, offset, view.buf, (uint64_t)view.len);
+    st = read ? salvo_buffer_read(buf, offset, view.buf, (uint64_t)view.len)
+              : salvo_buffer_write(buf, offset, view.buf, (uint64_t)view.len);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     return py_none_or_fail(st);
 }
 
+static PyObject *buffer_write(py_buffer *self, PyObject *args, PyObject *kw)
+{
+    return buffer_transfer(self, args, kw, false);
+}
+
 static PyObject *buffer_read_into(py_buffer *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"out", "offset", NULL};
-    Py_buffer view;
-    unsigned long long offset = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "w*|K:read_into", names, &view, &offset))
-        return NULL;
-    salvo_buffer *buf = handle(self, "Buffer.read_into");
-    if (!buf) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_buffer_read(buf, offset, view.buf, (uint64_t)view.len);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    return py_none_or_fail(st);
+    return buffer_transfer(self, args, kw, true);
 }
 
 static PyObject *buffer_read(py_buffer *self, PyObject *args, PyObject *kw)

@@ -172,6 +172,18 @@ static void child_release(py_child *c)
     }
 }
 
+/* Destroy the device with the GIL let go (the destroy waits for its
+ * work), then hand on what it logged. */
+static void destroy_handle(py_device *self)
+{
+    salvo_device *dev = self->handle;
+    self->handle = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    salvo_device_destroy(dev);
+    Py_END_ALLOW_THREADS
+    py_log_poll();
+}
+
 /* Close every child, then destroy the device (waits for its work). */
 static int device_close_impl(py_device *self)
 {
@@ -193,12 +205,7 @@ static int device_close_impl(py_device *self)
             if ((c->kind == PY_KIND_GRAPH) == (pass == 0))
                 child_release(c);
         }
-    salvo_device *dev = self->handle;
-    self->handle = NULL;
-    Py_BEGIN_ALLOW_THREADS
-    salvo_device_destroy(dev);
-    Py_END_ALLOW_THREADS
-    py_log_poll();
+    destroy_handle(self);
     return 0;
 }
 
@@ -207,12 +214,7 @@ static void device_dealloc(py_device *self)
     PyTypeObject *type = Py_TYPE(self);
     if (self->handle) {
         /* Children hold the device: none is left, and no view can be. */
-        salvo_device *dev = self->handle;
-        self->handle = NULL;
-        Py_BEGIN_ALLOW_THREADS
-        salvo_device_destroy(dev);
-        Py_END_ALLOW_THREADS
-        py_log_poll();
+        destroy_handle(self);
     }
     Py_CLEAR(self->info);
     type->tp_free((PyObject *)self);
@@ -227,17 +229,21 @@ static PyObject *device_close(py_device *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* call(dev) with the GIL let go: the calls that may wait on the device. */
+static salvo_status unlocked(salvo_device *dev, salvo_status (*call)(salvo_device *))
+{
+    salvo_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = call(dev);
+    Py_END_ALLOW_THREADS
+    return st;
+}
+
 static PyObject *device_synchronize(py_device *self, PyObject *unused)
 {
     (void)unused;
     salvo_device *dev = py_device_handle((PyObject *)self);
-    if (!dev)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_device_synchronize(dev);
-    Py_END_ALLOW_THREADS
-    return py_result(st);
+    return dev ? py_result(unlocked(dev, salvo_device_synchronize)) : NULL;
 }
 
 static PyObject *device_stats(py_device *self, PyObject *unused)
@@ -411,13 +417,7 @@ static PyObject *device_trace_stop(py_device *self, PyObject *unused)
 {
     (void)unused;
     salvo_device *dev = py_device_handle((PyObject *)self);
-    if (!dev)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_trace_stop(dev);
-    Py_END_ALLOW_THREADS
-    return py_none_or_fail(st);
+    return dev ? py_none_or_fail(unlocked(dev, salvo_trace_stop)) : NULL;
 }
 
 static PyObject *device_format_support(py_device *self, PyObject *arg)

@@ -94,30 +94,28 @@ static PyObject *event_record(py_event *self, PyObject *streamobj)
     return py_none_or_fail(st);
 }
 
+/* call(ev) with the GIL let go: the calls that may wait on the device. */
+static salvo_status unlocked(salvo_event *ev, salvo_status (*call)(salvo_event *))
+{
+    salvo_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = call(ev);
+    Py_END_ALLOW_THREADS
+    return st;
+}
+
 static PyObject *event_query(py_event *self, PyObject *unused)
 {
     (void)unused;
     salvo_event *ev = event_handle(self, "Event.query");
-    if (!ev)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_event_query(ev);
-    Py_END_ALLOW_THREADS
-    return py_result(st);
+    return ev ? py_result(unlocked(ev, salvo_event_query)) : NULL;
 }
 
 static PyObject *event_synchronize(py_event *self, PyObject *unused)
 {
     (void)unused;
     salvo_event *ev = event_handle(self, "Event.synchronize");
-    if (!ev)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_event_synchronize(ev);
-    Py_END_ALLOW_THREADS
-    return py_result(st);
+    return ev ? py_result(unlocked(ev, salvo_event_synchronize)) : NULL;
 }
 
 static PyObject *event_wait(py_event *self, PyObject *args, PyObject *kw)
@@ -162,13 +160,7 @@ static PyObject *event_cancel(py_event *self, PyObject *unused)
 {
     (void)unused;
     salvo_event *ev = event_handle(self, "Event.cancel");
-    if (!ev)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_event_cancel(ev);
-    Py_END_ALLOW_THREADS
-    return py_none_or_fail(st);
+    return ev ? py_none_or_fail(unlocked(ev, salvo_event_cancel)) : NULL;
 }
 
 static PyObject *event_get_closed(py_event *self, void *closure)

@@ -84,48 +84,43 @@ static PyObject *image_close(py_image *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-static PyObject *image_write(py_image *self, PyObject *args, PyObject *kw)
+/* Image.write (a bytes-like object in) and Image.read_into (a writable one
+ * out): the same arguments, the other direction. */
+static PyObject *image_transfer(py_image *self, PyObject *args, PyObject *kw, bool read)
 {
-    static char *names[] = {"data", "region", NULL};
+    static char *write_names[] = {"data", "region", NULL};
+    static char *read_names[] = {"out", "region", NULL};
     Py_buffer view;
     PyObject *regobj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|O:write", names, &view, &regobj))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, read ? "w*|O:read_into" : "y*|O:write",
+                                     read ? read_names : write_names, &view, &regobj))
         return NULL;
-    salvo_image *img = py_child_get((PyObject *)self, py_image_type, "Image.write");
+    salvo_image *img = py_child_get((PyObject *)self, py_image_type,
+                                    read ? "Image.read_into" : "Image.write");
     salvo_image_region region;
     bool given;
     if (!img || py_region(regobj, &region, &given) != 0) {
         PyBuffer_Release(&view);
         return NULL;
     }
+    const salvo_image_region *r = given ? &region : NULL;
     salvo_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = salvo_image_write(img, given ? &region : NULL, view.buf, (uint64_t)view.len);
+    st = read ? salvo_image_read(img, r, view.buf, (uint64_t)view.len)
+              : salvo_image_write(img, r, view.buf, (uint64_t)view.len);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     return py_none_or_fail(st);
 }
 
+static PyObject *image_write(py_image *self, PyObject *args, PyObject *kw)
+{
+    return image_transfer(self, args, kw, false);
+}
+
 static PyObject *image_read_into(py_image *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"out", "region", NULL};
-    Py_buffer view;
-    PyObject *regobj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "w*|O:read_into", names, &view, &regobj))
-        return NULL;
-    salvo_image *img = py_child_get((PyObject *)self, py_image_type, "Image.read_into");
-    salvo_image_region region;
-    bool given;
-    if (!img || py_region(regobj, &region, &given) != 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_image_read(img, given ? &region : NULL, view.buf, (uint64_t)view.len);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    return py_none_or_fail(st);
+    return image_transfer(self, args, kw, true);
 }
 
 static PyObject *image_get_desc(py_image *self, void *closure)

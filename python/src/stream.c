@@ -290,91 +290,88 @@ static PyObject *stream_write(py_stream *self, PyObject *args, PyObject *kw)
     return py_none_or_fail(st);
 }
 
-static PyObject *stream_buffer_to_image(py_stream *self, PyObject *args, PyObject *kw)
+/* copy_buffer_to_image(buffer, image, region=None, offset=0) and
+ * copy_image_to_buffer(image, buffer, region=None, offset=0): one parse,
+ * the objects checked in the order they are given. */
+static PyObject *stream_buffer_image_copy(py_stream *self, PyObject *args, PyObject *kw,
+                                          bool to_image)
 {
-    static char *names[] = {"buffer", "image", "region", "offset", NULL};
-    PyObject *bufobj, *imgobj, *regobj = Py_None;
+    static char *to_image_names[] = {"buffer", "image", "region", "offset", NULL};
+    static char *to_buffer_names[] = {"image", "buffer", "region", "offset", NULL};
+    const char *what = to_image ? "copy_buffer_to_image" : "copy_image_to_buffer";
+    PyObject *first, *second, *regobj = Py_None;
     unsigned long long offset = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OK:copy_buffer_to_image", names, &bufobj,
-                                     &imgobj, &regobj, &offset))
+    if (!PyArg_ParseTupleAndKeywords(args, kw,
+                                     to_image ? "OO|OK:copy_buffer_to_image"
+                                              : "OO|OK:copy_image_to_buffer",
+                                     to_image ? to_image_names : to_buffer_names, &first,
+                                     &second, &regobj, &offset))
         return NULL;
-    salvo_stream *s = handle(self, "copy_buffer_to_image");
-    salvo_buffer *buf = s ? py_child_get(bufobj, py_buffer_type, "copy_buffer_to_image") : NULL;
-    salvo_image *img = buf ? py_child_get(imgobj, py_image_type, "copy_buffer_to_image") : NULL;
+    PyObject *bufobj = to_image ? first : second, *imgobj = to_image ? second : first;
+    salvo_stream *s = handle(self, what);
+    salvo_buffer *buf = NULL;
+    salvo_image *img = NULL;
+    if (s && to_image) {
+        buf = py_child_get(bufobj, py_buffer_type, what);
+        img = buf ? py_child_get(imgobj, py_image_type, what) : NULL;
+    } else if (s) {
+        img = py_child_get(imgobj, py_image_type, what);
+        buf = img ? py_child_get(bufobj, py_buffer_type, what) : NULL;
+    }
     salvo_image_region region;
     bool given;
-    if (!img || py_region(regobj, &region, &given) != 0)
+    if (!buf || !img || py_region(regobj, &region, &given) != 0)
         return NULL;
+    const salvo_image_region *r = given ? &region : NULL;
     salvo_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = salvo_copy_buffer_to_image(s, buf, offset, img, given ? &region : NULL);
+    st = to_image ? salvo_copy_buffer_to_image(s, buf, offset, img, r)
+                  : salvo_copy_image_to_buffer(s, img, r, buf, offset);
     Py_END_ALLOW_THREADS
     if (st >= 0 && self->capture)
         note_node(self, Py_None);
     return py_none_or_fail(st);
 }
 
+static PyObject *stream_buffer_to_image(py_stream *self, PyObject *args, PyObject *kw)
+{
+    return stream_buffer_image_copy(self, args, kw, true);
+}
+
 static PyObject *stream_image_to_buffer(py_stream *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"image", "buffer", "region", "offset", NULL};
-    PyObject *bufobj, *imgobj, *regobj = Py_None;
-    unsigned long long offset = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OK:copy_image_to_buffer", names, &imgobj,
-                                     &bufobj, &regobj, &offset))
-        return NULL;
-    salvo_stream *s = handle(self, "copy_image_to_buffer");
-    salvo_image *img = s ? py_child_get(imgobj, py_image_type, "copy_image_to_buffer") : NULL;
-    salvo_buffer *buf = img ? py_child_get(bufobj, py_buffer_type, "copy_image_to_buffer") : NULL;
-    salvo_image_region region;
-    bool given;
-    if (!buf || py_region(regobj, &region, &given) != 0)
-        return NULL;
+    return stream_buffer_image_copy(self, args, kw, false);
+}
+
+/* call(s) with the GIL let go: the calls that may wait on the device. */
+static salvo_status unlocked(salvo_stream *s, salvo_status (*call)(salvo_stream *))
+{
     salvo_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = salvo_copy_image_to_buffer(s, img, given ? &region : NULL, buf, offset);
+    st = call(s);
     Py_END_ALLOW_THREADS
-    if (st >= 0 && self->capture)
-        note_node(self, Py_None);
-    return py_none_or_fail(st);
+    return st;
 }
 
 static PyObject *stream_flush(py_stream *self, PyObject *unused)
 {
     (void)unused;
     salvo_stream *s = handle(self, "flush");
-    if (!s)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_stream_flush(s);
-    Py_END_ALLOW_THREADS
-    return py_none_or_fail(st);
+    return s ? py_none_or_fail(unlocked(s, salvo_stream_flush)) : NULL;
 }
 
 static PyObject *stream_synchronize(py_stream *self, PyObject *unused)
 {
     (void)unused;
     salvo_stream *s = handle(self, "synchronize");
-    if (!s)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_stream_synchronize(s);
-    Py_END_ALLOW_THREADS
-    return py_result(st);
+    return s ? py_result(unlocked(s, salvo_stream_synchronize)) : NULL;
 }
 
 static PyObject *stream_query(py_stream *self, PyObject *unused)
 {
     (void)unused;
     salvo_stream *s = handle(self, "query");
-    if (!s)
-        return NULL;
-    salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = salvo_stream_query(s);
-    Py_END_ALLOW_THREADS
-    return py_result(st);
+    return s ? py_result(unlocked(s, salvo_stream_query)) : NULL;
 }
 
 static PyObject *stream_wait_event(py_stream *self, PyObject *evobj)

@@ -17,6 +17,20 @@ class TestGraph(DeviceTest):
         self.s = self.dev.stream()
         self.add = self.add_kernel()
 
+    def scaled(self, n):
+        """The scale kernel, a source holding 0 .. n - 1 and two
+        destinations of n elements."""
+        scale = self.dev.kernel(glsl=SCALE_GLSL, name="scale")
+        src = self.u32(np.arange(n))
+        return scale, src, self.dev.buffer(n * 4), self.dev.buffer(n * 4)
+
+    def capture_fill_and_scale(self, scale, src, dst, n, factor):
+        """A graph of two nodes: dst filled with 0, then dst = src * factor."""
+        with self.s.capture() as g:
+            self.s.fill(dst, 0)
+            self.s.launch(scale, 2, [src, dst], (np.uint32(n), np.uint32(factor)))
+        return g
+
     def test_capture_and_replay(self):
         buf = self.u32(np.zeros(64))
         with self.s.capture() as g:
@@ -37,12 +51,8 @@ class TestGraph(DeviceTest):
 
     def test_replay_after_updates(self):
         n = 128
-        scale = self.dev.kernel(glsl=SCALE_GLSL, name="scale")
-        src = self.u32(np.arange(n))
-        dst1, dst2 = self.dev.buffer(n * 4), self.dev.buffer(n * 4)
-        with self.s.capture() as g:
-            self.s.fill(dst1, 0)
-            self.s.launch(scale, 2, [src, dst1], (np.uint32(n), np.uint32(2)))
+        scale, src, dst1, dst2 = self.scaled(n)
+        g = self.capture_fill_and_scale(scale, src, dst1, n, 2)
         self.assertEqual(g.nodes, (None, scale))
         g.launch(self.s)
         self.s.synchronize()
@@ -68,15 +78,10 @@ class TestGraph(DeviceTest):
 
     def test_whole_graph_update(self):
         n = 128
-        scale = self.dev.kernel(glsl=SCALE_GLSL, name="scale")
-        src = self.u32(np.arange(n))
-        dst1, dst2 = self.dev.buffer(n * 4), self.dev.buffer(n * 4)
-        with self.s.capture() as g:
-            self.s.fill(dst1, 0)
-            self.s.launch(scale, 2, [src, dst1], (np.uint32(n), np.uint32(2)))
-        with self.s.capture() as other:  # the same calls, another buffer and value
-            self.s.fill(dst2, 0)
-            self.s.launch(scale, 2, [src, dst2], (np.uint32(n), np.uint32(7)))
+        scale, src, dst1, dst2 = self.scaled(n)
+        g = self.capture_fill_and_scale(scale, src, dst1, n, 2)
+        # the same calls, another buffer and value
+        other = self.capture_fill_and_scale(scale, src, dst2, n, 7)
         with self.s.capture() as shorter:
             self.s.fill(dst2, 0)
         g.update(other)

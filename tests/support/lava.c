@@ -1,9 +1,23 @@
 #include "support/lava.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
+
+/* The shader headers define their arrays, and the suites that link this
+ * file include them too: here they go by names of their own. */
+#define add_spv lava_add_spv
+#define copy_spv lava_copy_spv
+#include "add.spv.h"
+#include "copy.spv.h"
+#undef add_spv
+#undef copy_spv
 
 static _Atomic uint64_t validation_count;
 
@@ -54,4 +68,127 @@ uint64_t lava_validation_messages(void)
 void lava_close(salvo_device *dev)
 {
     salvo_device_destroy(dev);
+}
+
+salvo_kernel *lava_add_kernel(salvo_device *dev)
+{
+    salvo_spec_constant sc = {0, 64};
+    salvo_kernel_desc kd = {.spirv = lava_add_spv, .spirv_size = sizeof lava_add_spv,
+                            .name = "add", .spec_constants = &sc, .spec_constant_count = 1};
+    salvo_kernel *k = NULL;
+    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
+    return k;
+}
+
+salvo_kernel *lava_copy_kernel(salvo_device *dev)
+{
+    salvo_kernel_desc kd = {.spirv = lava_copy_spv, .spirv_size = sizeof lava_copy_spv,
+                            .name = "copy"};
+    salvo_kernel *k = NULL;
+    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
+    return k;
+}
+
+void lava_add(salvo_stream *st, salvo_kernel *add, salvo_buffer *b, uint32_t first, uint32_t n,
+              uint32_t value)
+{
+    salvo_binding bd = {.binding = 0, .buffer = b, .offset = first * 4ull, .size = n * 4ull};
+    const uint32_t groups[3] = {(n + 63) / 64, 1, 1};
+    const uint32_t push[2] = {n, value};
+    assert_int_equal(salvo_launch(st, add, groups, &bd, 1, push, sizeof push), SALVO_OK);
+}
+
+void lava_expect_all(salvo_buffer *b, uint32_t n, uint32_t want)
+{
+    uint32_t *v = malloc(n * 4ull);
+    assert_non_null(v);
+    assert_int_equal(salvo_buffer_read(b, 0, v, n * 4ull), SALVO_OK);
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i] != want)
+            fail_msg("element %u: %u, want %u", i, v[i], want);
+    free(v);
+}
+
+salvo_buffer *lava_zeroed(salvo_device *dev, uint32_t n, salvo_domain domain)
+{
+    salvo_buffer *b = NULL;
+    assert_int_equal(salvo_buffer_create(dev, n * 4ull, domain, &b), SALVO_OK);
+    uint32_t *zero = calloc(n, 4);
+    assert_non_null(zero);
+    assert_int_equal(salvo_buffer_write(b, 0, zero, n * 4ull), SALVO_OK);
+    free(zero);
+    return b;
+}
+
+void lava_expect_no_validation(salvo_device *dev)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.validation_messages, 0);
+}
+
+void lava_expect_nothing_live(salvo_device *dev)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.live_buffers, 0);
+    assert_int_equal(s.live_buffer_bytes, 0);
+    assert_int_equal(s.live_kernels, 0);
+    assert_int_equal(s.live_streams, 0);
+    assert_int_equal(s.live_events, 0);
+    assert_int_equal(s.live_gates, 0);
+    assert_int_equal(s.releases_pending, 0);
+    assert_int_equal(s.release_bytes_pending, 0);
+    assert_int_equal(s.launches_pending, 0);
+    assert_int_equal(s.validation_messages, 0);
+}
+
+void lava_expect_settled(salvo_device *dev)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_synchronize(dev), SALVO_OK);
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    assert_int_equal(s.launches_pending, 0);
+    assert_int_equal(s.validation_messages, 0);
+}
+
+lava_fixture *lava_fixture_open(uint32_t flags, uint32_t batch_size)
+{
+    lava_fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->dev = lava_open(flags, batch_size);
+    f->add = lava_add_kernel(f->dev);
+    assert_int_equal(salvo_stream_create(f->dev, NULL, &f->st), SALVO_OK);
+    return f;
+}
+
+void lava_fixture_close(lava_fixture *f)
+{
+    lava_expect_no_validation(f->dev);
+    salvo_stream_destroy(f->st);
+    salvo_kernel_destroy(f->add);
+    lava_close(f->dev);
+    free(f);
+}
+
+int lava_setup(void **state)
+{
+    *state = lava_fixture_open(SALVO_DEVICE_SYNC_VALIDATION, 0);
+    return 0;
+}
+
+int lava_teardown(void **state)
+{
+    lava_fixture_close(*state);
+    return 0;
+}
+
+int lava_tests_result(int failed)
+{
+    uint64_t messages = lava_validation_messages();
+    if (messages) {
+        fprintf(stderr, "%llu validation message(s)\n", (unsigned long long)messages);
+        return 1;
+    }
+    return failed;
 }

@@ -24,4 +24,52 @@ uint64_t lava_validation_messages(void);
  * the number of validation messages seen while it was open. */
 void lava_close(salvo_device *dev);
 
+/* add.spv with a workgroup of 64: data[i] += value for i < n, push
+ * constants {n, value}, the buffer at binding 0. */
+salvo_kernel *lava_add_kernel(salvo_device *dev);
+/* copy.spv: dst[i] = src[i] + add, bindings 0 (src) and 1 (dst). */
+salvo_kernel *lava_copy_kernel(salvo_device *dev);
+/* Launch add on st over the n elements of b from element first. */
+void lava_add(salvo_stream *st, salvo_kernel *add, salvo_buffer *b, uint32_t first, uint32_t n,
+              uint32_t value);
+/* Read the first n 32-bit elements of b back and fail, naming the first
+ * one that differs, unless each holds want. */
+void lava_expect_all(salvo_buffer *b, uint32_t n, uint32_t want);
+/* A buffer of n 32-bit elements in domain, written with zeros. */
+salvo_buffer *lava_zeroed(salvo_device *dev, uint32_t n, salvo_domain domain);
+/* Fail when the device's stats count a validation message. */
+void lava_expect_no_validation(salvo_device *dev);
+/* Fail unless the device holds no object, no release or launch is
+ * pending and no validation message was seen. */
+void lava_expect_nothing_live(salvo_device *dev);
+/* Synchronize the device, then fail unless no launch is pending and no
+ * validation message was seen. */
+void lava_expect_settled(salvo_device *dev);
+
+/* The fixture most suites share: a device, the add kernel and a stream
+ * with the default desc. */
+typedef struct lava_fixture {
+    salvo_device *dev;
+    salvo_kernel *add;
+    salvo_stream *st;
+} lava_fixture;
+
+/* lava_open(flags, batch_size), the add kernel and the stream. */
+lava_fixture *lava_fixture_open(uint32_t flags, uint32_t batch_size);
+/* Fail on any validation message the device saw, then destroy the
+ * stream, the kernel and the device, and free f. */
+void lava_fixture_close(lava_fixture *f);
+/* cmocka setup and teardown of a lava_fixture on a device with
+ * synchronization validation and the default batch size. */
+int lava_setup(void **state);
+int lava_teardown(void **state);
+/* A cmocka test run between lava_setup and lava_teardown. */
+#define lava_test(f) cmocka_unit_test_setup_teardown(f, lava_setup, lava_teardown)
+
+/* Run a cmocka group; the result fails too when any device opened through
+ * lava_open saw a validation message. */
+#define lava_run_tests(tests)                                                                      \
+    lava_tests_result(cmocka_run_group_tests(tests, NULL, NULL))
+int lava_tests_result(int failed);
+
 #endif
