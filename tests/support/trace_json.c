@@ -275,10 +275,16 @@ static bool array(jp *j, bool events, tj_trace *t)
         if (events) {
             if (j->p >= j->end || *j->p != '{')
                 return fail(j, "an event is not an object");
-            tj_event *grown = realloc(t->events, (t->count + 1) * sizeof *grown);
-            if (!grown)
-                return fail(j, "out of memory");
-            t->events = grown;
+            /* Doubling: a trace holds tens of thousands of events, and a
+             * sanitizer's realloc copies every time. */
+            if (t->count == t->cap) {
+                size_t cap = t->cap ? 2 * t->cap : 256;
+                tj_event *grown = realloc(t->events, cap * sizeof *grown);
+                if (!grown)
+                    return fail(j, "out of memory");
+                t->events = grown;
+                t->cap = cap;
+            }
             tj_event *ev = &t->events[t->count++];
             memset(ev, 0, sizeof *ev);
             ev->batch = ev->launch = ev->launches = -1;

@@ -24,6 +24,7 @@ typedef struct tj_event {
 typedef struct tj_trace {
     tj_event *events;
     size_t count;
+    size_t cap; /* events allocated */
     char error[256]; /* why the file is not valid, or "" */
 } tj_trace;
 
