@@ -24,12 +24,28 @@ typedef struct env {
     salvo_stream *st[2];
 } env;
 
-static void open_env(env *e, fake_complete_mode mode)
+/* The fake's kernel "add": the sum of the values (push word 1) of every
+ * dispatch that ran. */
+static void sum_values(void *user, const fake_dispatch *d)
+{
+    uint32_t push[2] = {0, 0};
+    if (d->push_size == sizeof push)
+        memcpy(push, d->push, sizeof push);
+    *(uint64_t *)user += push[1];
+}
+
+/* push: the device pushes descriptors; sum: where sum_values adds up. */
+static void open_env_with(env *e, fake_complete_mode mode, bool push, uint64_t *sum)
 {
     memset(e, 0, sizeof *e);
     e->f = fake_create();
     assert_non_null(e->f);
     e->f->complete = mode;
+    e->f->push_descriptors = push;
+    if (sum) {
+        e->f->dispatch_hook = sum_values;
+        e->f->dispatch_user = sum;
+    }
     salvo_device_desc d = {.batch_size = 64};
     assert_int_equal(device_create_with_accel(&d, fake_accel_get(e->f), &e->dev), SALVO_OK);
     salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
@@ -39,6 +55,11 @@ static void open_env(env *e, fake_complete_mode mode)
                          SALVO_OK);
         assert_int_equal(salvo_stream_create(e->dev, NULL, &e->st[i]), SALVO_OK);
     }
+}
+
+static void open_env(env *e, fake_complete_mode mode)
+{
+    open_env_with(e, mode, false, NULL);
 }
 
 static void close_env(env *e)
@@ -146,6 +167,65 @@ static void test_update_records_one_node(void **state)
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
     assert_true(fake_calls(e.f, "cmd_create_reusable") - made0 <= 2 * GRAPH_MAX_SPLITS + 3);
+    salvo_graph_destroy(g);
+    close_env(&e);
+}
+
+/* Where descriptors are pushed, an updated node is recorded into each
+ * replay's batch: after the first update (which splits its chunk), an
+ * update and a replay record no command buffer of the graph's, however
+ * many replays are pending; each pending replay runs the values it was
+ * given. A node that cannot be recorded fails that replay alone, naming
+ * it; the batch keeps the work before it. */
+static void test_updated_node_recorded_inline(void **state)
+{
+    (void)state;
+    env e;
+    uint64_t sum = 0;
+    open_env_with(&e, FAKE_COMPLETE_MANUAL, true, &sum);
+    salvo_graph *g = NULL;
+    enum { N = 600, NODE = 300 };
+    assert_int_equal(salvo_stream_begin_capture(e.st[0]), SALVO_OK);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(add(&e, e.st[0], e.buf[0], 1), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(e.st[0], &g), SALVO_OK);
+    uint32_t push[2] = {256, 7};
+    assert_int_equal(salvo_graph_set_push(g, NODE, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    uint64_t want = N - 1 + 7;
+    uint64_t begun = fake_calls(e.f, "cmd_begin_reusable");
+    uint64_t made = fake_calls(e.f, "cmd_create_reusable");
+    for (uint32_t round = 0; round < 2; round++) {
+        push[1] = 10 + round;
+        assert_int_equal(salvo_graph_set_push(g, NODE, push, sizeof push), SALVO_OK);
+        assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+        want += N - 1 + push[1];
+    }
+    assert_int_equal(fake_calls(e.f, "cmd_begin_reusable"), begun);
+    assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), made);
+    assert_int_equal(fake_pending(e.f), 3);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(sum, want);
+
+    /* The node refused: this replay fails, the launch before it stays. */
+    assert_int_equal(add(&e, e.st[0], e.buf[1], 1000), SALVO_OK);
+    fake_set_result(e.f, "cmd_dispatch", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    assert_non_null(strstr(salvo_last_error(), "graph 1"));
+    assert_non_null(strstr(salvo_last_error(), "node 300, add"));
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    want += 1000;
+    assert_int_equal(sum, want);
+    /* And the next replay runs whole. */
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(sum, want + N - 1 + push[1]);
     salvo_graph_destroy(g);
     close_env(&e);
 }
@@ -341,6 +421,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_update_while_pending),
         cmocka_unit_test(test_update_records_one_node),
+        cmocka_unit_test(test_updated_node_recorded_inline),
         cmocka_unit_test(test_failed_replay_names_graph),
         cmocka_unit_test(test_recording_failures),
         cmocka_unit_test(test_holds),

@@ -84,6 +84,50 @@ uint32_t command_descriptors(const command *c)
     }
 }
 
+/* A replay: runs of recordings executed together, the inline nodes
+ * between them recorded as launches are (see command_graph). */
+static accel_result record_graph(const accel *acc, accel_device *dev, accel_cmd *cmd,
+                                 accel_descpool *pool, const command *c)
+{
+    command_graph h;
+    memcpy(&h, c->push, sizeof h);
+    /* The payload is kept 8-byte aligned (malloc'd, or a log entry's). */
+    accel_cmd *const *parts = (accel_cmd *const *)((const unsigned char *)c->push + sizeof h);
+    const unsigned char *node_at = (const unsigned char *)(parts + h.parts);
+    const unsigned char *push_at = node_at + (size_t)h.nodes * sizeof(command_graph_node);
+    const accel_bind *binds = c->binds;
+    uint32_t run = 0;
+    for (uint32_t i = 0; i <= h.parts; i++) {
+        if (i < h.parts && parts[i]) {
+            run++;
+            continue;
+        }
+        if (run)
+            acc->vt->cmd_execute(acc->self, dev, cmd, parts + i - run, run);
+        run = 0;
+        if (i == h.parts)
+            break;
+        command_graph_node n;
+        memcpy(&n, node_at, sizeof n);
+        node_at += sizeof n;
+        if (n.barrier)
+            acc->vt->cmd_barrier(acc->self, dev, cmd, n.barrier_kind);
+        command node = {.kind = n.kind,
+                        .object = n.object,
+                        .groups = {n.groups[0], n.groups[1], n.groups[2]},
+                        .binds = binds,
+                        .bind_count = n.bind_count,
+                        .push = push_at,
+                        .push_size = n.push_size};
+        accel_result ar = command_record(acc, dev, cmd, pool, &node);
+        if (ar != ACCEL_SUCCESS)
+            return ar;
+        binds += n.bind_count;
+        push_at += n.push_size;
+    }
+    return ACCEL_SUCCESS;
+}
+
 accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
                             accel_descpool *pool, const command *c)
 {
@@ -141,12 +185,8 @@ accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
         np.fn(vt->cmd_native(acc->self, dev, cmd), np.record, np.user);
         return ACCEL_SUCCESS;
     }
-    case COMMAND_GRAPH: {
-        uint32_t count = c->push_size / (uint32_t)sizeof(accel_cmd *);
-        if (count)
-            vt->cmd_execute(acc->self, dev, cmd, (accel_cmd *const *)c->push, count);
-        return ACCEL_SUCCESS;
-    }
+    case COMMAND_GRAPH:
+        return record_graph(acc, dev, cmd, pool, c);
     case COMMAND_MARK:
         break;
     }

@@ -54,8 +54,8 @@ typedef enum command_kind {
     /* the program's own commands; binds: the ranges it declared (none:
      * it may touch anything); push: a command_native */
     COMMAND_NATIVE,
-    /* a graph replay; object: the engine_graph; push: the reusable
-     * command buffers executed */
+    /* a graph replay; object: the engine_graph; push: a command_graph
+     * (below); binds: the ranges of the nodes it records inline */
     COMMAND_GRAPH,
     /* an event's timestamp, no work; push: its timing mark */
     COMMAND_MARK
@@ -95,6 +95,26 @@ typedef struct command_image_pair {
     accel_image_region src, dst;
 } command_image_pair;
 
+/* A GRAPH's payload, in order: this header; one accel_cmd * per part of
+ * the graph (a reusable recording executed, or NULL for a node recorded
+ * into the batch itself, as a launch is); a command_graph_node for each
+ * NULL part; then those nodes' push constants, one after another. The
+ * command's binds are those nodes' ranges, one after another. A node kept
+ * here keeps the parameters it had at its replay, whatever updates come
+ * after (a cancel that records the batch again records them again). */
+typedef struct command_graph {
+    uint32_t parts;
+    uint32_t nodes;
+} command_graph;
+typedef struct command_graph_node {
+    const void *object;
+    command_kind kind;
+    uint32_t groups[3];
+    uint32_t bind_count, push_size;
+    bool barrier;               /* a barrier of barrier_kind before it */
+    accel_barrier barrier_kind;
+} command_graph_node;
+
 /* What failures and traces call it: the kernel's name, "(copy)", ... */
 const char *command_name(const command *c);
 /* How c touches its range i (all kinds but GRAPH and MARK). */
@@ -128,7 +148,9 @@ static inline bool command_takes_set(const command *c)
 /* How many descriptors that set holds (0 for other commands). */
 uint32_t command_descriptors(const command *c);
 /* Record c onto cmd; a dispatch's descriptor sets come from pool. A
- * MARK records nothing here (its timestamp is the timing module's). */
+ * MARK records nothing here (its timestamp is the timing module's). A
+ * GRAPH that fails at one of its inline nodes has recorded the parts
+ * before it: the caller records the batch again without it. */
 accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
                             accel_descpool *pool, const command *c);
 

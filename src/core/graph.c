@@ -34,6 +34,19 @@ static bool recording_idle_locked(const engine_graph *g, const graph_recording *
     return true;
 }
 
+/* A recording no chunk holds any more: freed now, or retired with the
+ * batches that execute it. */
+static void recording_let_go_locked(engine_graph *g, graph_recording *rec)
+    SALVO_REQUIRES(g->q->lock)
+{
+    if (!rec)
+        return;
+    if (recording_idle_locked(g, rec))
+        recording_free(g->q, rec);
+    else
+        retire_push(&g->q->retire, &rec->release, atomic_load(&g->q->next_serial));
+}
+
 static void recording_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
@@ -63,6 +76,8 @@ void graph_fini(engine_graph *g)
         recording_free(g->q, g->chunks[i].rec);
     salvo_mem_free(a, g->chunks);
     salvo_mem_free(a, g->cmds);
+    salvo_mem_free(a, g->payload);
+    salvo_mem_free(a, g->payload_binds);
     plan_free(g);
     salvo_mem_free(a, g->uses);
     salvo_mem_free(a, g->nodes);
@@ -425,12 +440,7 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
                           "%s: command buffer or descriptor pool: %s; kernels: %s", g->label,
                           accel_result_name(ar), names);
     }
-    if (rec) {
-        if (!recording_idle_locked(g, rec))
-            retire_push(&q->retire, &rec->release, atomic_load(&q->next_serial));
-        else
-            recording_free(q, rec);
-    }
+    recording_let_go_locked(g, rec);
     c->rec = fresh;
     return SALVO_OK;
 }
@@ -483,13 +493,35 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c) SALVO_R
     return SALVO_OK;
 }
 
-/* The stale chunks recorded again. */
+/* Whether the node at position p may be an inline chunk: recording it
+ * takes no descriptor set from a pool (a replay's batch has no room set
+ * aside for one, and a pool that runs out mid-replay would leave part of
+ * the graph recorded). */
+static bool inline_fits(const engine_graph *g, uint32_t p)
+{
+    command c = graph_node_command(g, &g->nodes[g->order[p]]);
+    return g->q->push_descriptors || !command_takes_set(&c);
+}
+
+/* The stale chunks recorded again. An inline chunk records nothing here
+ * (unless new bindings moved a node that cannot be inline into its place:
+ * then it becomes a chunk of its own). */
 static salvo_status record_stale_locked(engine_graph *g) SALVO_REQUIRES(g->q->lock)
 {
     for (uint32_t i = 0; i < g->chunk_count; i++) {
         graph_chunk *c = &g->chunks[i];
+        if (c->inline_node && !inline_fits(g, c->first)) {
+            c->inline_node = false;
+            c->stale = true;
+        }
         if (!c->stale)
             continue;
+        g->payload_stale = true;
+        if (c->inline_node) {
+            c->stale = false;
+            g->cmds[i] = NULL;
+            continue;
+        }
         salvo_status r = record_chunk_locked(g, c);
         if (r != SALVO_OK)
             return r;
@@ -498,9 +530,96 @@ static salvo_status record_stale_locked(engine_graph *g) SALVO_REQUIRES(g->q->lo
     return SALVO_OK;
 }
 
+/* The replay's payload made again from the chunks (command.h,
+ * command_graph): the recordings in order, each inline node's parameters
+ * as they are now. */
+static salvo_status build_payload_locked(engine_graph *g) SALVO_REQUIRES(g->q->lock)
+{
+    const salvo_allocator *a = g->q->alloc;
+    uint32_t nodes = 0;
+    size_t push = 0, binds = 0;
+    for (uint32_t i = 0; i < g->chunk_count; i++) {
+        if (!g->chunks[i].inline_node)
+            continue;
+        const graph_node *n = &g->nodes[g->order[g->chunks[i].first]];
+        nodes++;
+        push += n->push_size;
+        binds += n->bind_count;
+    }
+    size_t size = sizeof(command_graph) + (size_t)g->chunk_count * sizeof(accel_cmd *) +
+                  (size_t)nodes * sizeof(command_graph_node) + push;
+    if (!salvo_mem_grow(a, (void **)&g->payload, &g->payload_cap, size, 1) ||
+        !salvo_mem_grow(a, (void **)&g->payload_binds, &g->payload_bind_cap, binds ? binds : 1,
+                        sizeof *g->payload_binds))
+        return QUEUE_FAIL(g->q, SALVO_ERROR_OUT_OF_HOST_MEMORY, "replay of %s: out of host memory",
+                          g->label);
+    command_graph h = {.parts = g->chunk_count, .nodes = nodes};
+    memcpy(g->payload, &h, sizeof h);
+    unsigned char *parts = g->payload + sizeof h;
+    memcpy(parts, g->cmds, (size_t)g->chunk_count * sizeof *g->cmds);
+    unsigned char *node_at = parts + (size_t)g->chunk_count * sizeof(accel_cmd *);
+    unsigned char *push_at = node_at + (size_t)nodes * sizeof(command_graph_node);
+    accel_bind *bind_at = g->payload_binds;
+    accel_barrier kind = g->has_copy ? ACCEL_BARRIER_WORK : ACCEL_BARRIER_COMPUTE_COMPUTE;
+    for (uint32_t i = 0; i < g->chunk_count; i++) {
+        uint32_t p = g->chunks[i].first;
+        if (!g->chunks[i].inline_node)
+            continue;
+        command c = graph_node_command(g, &g->nodes[g->order[p]]);
+        command_graph_node cn = {.object = c.object,
+                                 .kind = c.kind,
+                                 .groups = {c.groups[0], c.groups[1], c.groups[2]},
+                                 .bind_count = c.bind_count,
+                                 .push_size = c.push_size,
+                                 .barrier = g->barrier[p],
+                                 .barrier_kind = kind};
+        memcpy(node_at, &cn, sizeof cn);
+        node_at += sizeof cn;
+        if (c.push_size)
+            memcpy(push_at, c.push, c.push_size);
+        push_at += c.push_size;
+        memcpy(bind_at, c.binds, c.bind_count * sizeof *bind_at);
+        bind_at += c.bind_count;
+    }
+    g->payload_size = size;
+    g->payload_bind_count = binds;
+    g->payload_stale = false;
+    return SALVO_OK;
+}
+
+command graph_replay_command(const engine_graph *g)
+{
+    return (command){.kind = COMMAND_GRAPH,
+                     .object = g,
+                     .binds = g->payload_bind_count ? g->payload_binds : NULL,
+                     .bind_count = (uint32_t)g->payload_bind_count,
+                     .push = g->payload,
+                     .push_size = (uint32_t)g->payload_size};
+}
+
+void graph_inline_names(const engine_graph *g, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < g->chunk_count && used < size; i++) {
+        const graph_chunk *c = &g->chunks[i];
+        if (!c->inline_node)
+            continue;
+        uint32_t n = g->order[c->first];
+        command cmd = graph_node_command(g, &g->nodes[n]);
+        int w = snprintf(buf + used, size - used, "%snode %u, %s", used ? "; " : "", n,
+                         command_name(&cmd));
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
 salvo_status graph_prepare_locked(engine_graph *g, uint32_t stream)
 {
     salvo_status r = record_stale_locked(g);
+    if (r == SALVO_OK && g->payload_stale)
+        r = build_payload_locked(g);
     if (r != SALVO_OK)
         return r;
     for (uint32_t i = 0; i < g->use_count; i++)
@@ -556,6 +675,7 @@ salvo_status graph_compile_locked(engine_graph *g)
                                  : GRAPH_CHUNK_NODES;
         g->chunks[i].stale = true;
     }
+    g->payload_stale = true;
     r = record_stale_locked(g);
     if (r != SALVO_OK)
         return r;
@@ -596,6 +716,14 @@ static void isolate_locked(engine_graph *g, uint32_t p) SALVO_REQUIRES(g->q->loc
      * a program that updates every node gets its chunks recorded whole,
      * not a command buffer (and a pool) per node. */
     uint32_t made = (g->node_count + GRAPH_CHUNK_NODES - 1) / GRAPH_CHUNK_NODES;
+    bool inline_node = inline_fits(g, p);
+    g->payload_stale = true;
+    if (c.count == 1 && inline_node && !c.inline_node) {
+        /* A chunk of one already: from now on inline. */
+        g->chunks[ci].inline_node = true;
+        g->chunks[ci].rec = NULL;
+        recording_let_go_locked(g, c.rec);
+    }
     if (c.count == 1 || g->chunk_count + 2 > made + 2 * GRAPH_MAX_SPLITS) {
         g->chunks[ci].stale = true;
         return;
@@ -620,16 +748,12 @@ static void isolate_locked(engine_graph *g, uint32_t p) SALVO_REQUIRES(g->q->loc
         }
         if (before)
             chunks[k++] = (graph_chunk){.first = c.first, .count = before, .stale = true};
-        chunks[k++] = (graph_chunk){.first = p, .count = 1, .stale = true};
+        chunks[k++] =
+            (graph_chunk){.first = p, .count = 1, .stale = true, .inline_node = inline_node};
         if (after)
             chunks[k++] = (graph_chunk){.first = p + 1, .count = after, .stale = true};
     }
-    if (c.rec) {
-        if (recording_idle_locked(g, c.rec))
-            recording_free(g->q, c.rec);
-        else
-            retire_push(&g->q->retire, &c.rec->release, atomic_load(&g->q->next_serial));
-    }
+    recording_let_go_locked(g, c.rec);
     salvo_mem_free(a, g->chunks);
     salvo_mem_free(a, g->cmds);
     g->chunks = chunks;
@@ -643,6 +767,7 @@ salvo_status graph_set_push(engine_graph *g, uint32_t n, const void *push, uint3
     if (size)
         memcpy(g->push + nd->push_at, push, size);
     isolate_locked(g, nd->pos);
+    g->payload_stale = true;
     return SALVO_OK;
 }
 

@@ -16,13 +16,19 @@
  * one command (execute the chunks) into the stream's open batch, so it is
  * ordered with the stream's other work by the same hazard rules, and
  * costs no host work per node. An update gives the node a chunk of its
- * own the first time (splitting the chunk that held it), then marks that
- * one-node chunk stale, so that updating a node costs the recording of
- * one node (chunks whose order or barriers new bindings change go stale
- * too); the next
- * replay records stale chunks again, into fresh command buffers when a
- * batch still pending executes the old ones (those go to the retire
- * queue), so replays already made keep what they had.
+ * own the first time (splitting the chunk that held it). Where recording
+ * the node takes no descriptor set from a pool (the device pushes
+ * descriptors, or the node binds none), that chunk is inline: every
+ * replay records the node into its own batch between the executions of
+ * the chunks around it, as a launch, so that later updates of it record
+ * nothing and cost the replay one launch. Otherwise the one-node chunk
+ * goes stale at each update, and updating the node costs the recording
+ * of one node. Chunks whose order or barriers new bindings change go
+ * stale too; the next replay records stale chunks again, into fresh
+ * command buffers when a batch still pending executes the old ones
+ * (those go to the retire queue), so replays already made keep what they
+ * had. An inline node's parameters are copied into the replay's command
+ * (and its batch's log), so those keep what they had too.
  *
  * Capture order is a valid order of the work: an event wait that orders
  * a branch after another's point comes after that point was captured. A
@@ -87,8 +93,12 @@ typedef struct graph_recording {
 
 typedef struct graph_chunk {
     uint32_t first, count; /* positions in the recorded order */
-    graph_recording *rec;  /* NULL until first recorded */
+    graph_recording *rec;  /* NULL until first recorded, and while inline */
     bool stale;            /* recorded again before the next replay */
+    /* One updated node, recorded into each replay's batch (as a launch
+     * is) rather than into a recording of its own: an update of it then
+     * records nothing until the replay, and costs the replay one launch. */
+    bool inline_node;
 } graph_chunk;
 
 /* One buffer range the graph touches, for the stream's hazards. */
@@ -116,8 +126,15 @@ typedef struct engine_graph {
     bool addresses; /* some node's kernel uses buffer addresses */
     bool to_host;   /* some node may write memory the host maps (plan) */
     graph_chunk *chunks;
-    accel_cmd **cmds; /* [chunk]: the recordings a replay executes */
+    accel_cmd **cmds; /* [chunk]: the recordings a replay executes (NULL: inline) */
     uint32_t chunk_count;
+    /* What a replay records (command.h, command_graph), made again before
+     * a replay after anything in it changed. */
+    unsigned char *payload;
+    size_t payload_size, payload_cap;
+    accel_bind *payload_binds;
+    size_t payload_bind_count, payload_bind_cap;
+    bool payload_stale;
     graph_touch *touch; /* distinct ranges, merged per buffer */
     uint32_t touch_count;
     uint64_t groups_total;
@@ -155,6 +172,10 @@ salvo_status graph_compile_locked(engine_graph *g) SALVO_REQUIRES(g->q->lock);
  * (graph_note_replay_locked then cannot fail). On failure the
  * stale chunks stay stale and nothing else changed. */
 salvo_status graph_prepare_locked(engine_graph *g, uint32_t stream) SALVO_REQUIRES(g->q->lock);
+/* The command a replay records (after graph_prepare_locked). */
+command graph_replay_command(const engine_graph *g);
+/* The names of the nodes a replay records inline, for failures. */
+void graph_inline_names(const engine_graph *g, char *buf, size_t size);
 /* Note the replay on stream `stream` in its batch `serial`. */
 void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial)
     SALVO_REQUIRES(g->q->lock);

@@ -177,6 +177,9 @@ typedef struct queue {
     /* Staged transfers (transfer.c) [lock]. */
     bool transfer_import; /* large staged transfers import the caller's memory */
     bool host_import;
+    /* Dispatches push their descriptors: recording one takes nothing from
+     * a pool, so it cannot run out (set at open, read-only after). */
+    bool push_descriptors;
     uint64_t host_import_alignment;
     accel_buffer *staging;
     accel_buffer_info staging_info;

@@ -282,7 +282,8 @@ static void order_command_locked(stream_engine *st, const command *c) SALVO_REQU
 /* Record the execution of graph c->object's recordings (c->push) into
  * st's open batch, after a barrier where the graph's touches conflict with
  * the batch's hazards (as a launch's ranges do), which they then join. */
-static void record_graph_locked(stream_engine *st, const command *c) SALVO_REQUIRES(st->q->lock)
+static accel_result record_graph_locked(stream_engine *st, const command *c)
+    SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     slot *s = st->open;
@@ -310,7 +311,12 @@ static void record_graph_locked(stream_engine *st, const command *c) SALVO_REQUI
         }
     }
     trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-    command_record(q->acc, q->adev, s->cmd, s->pool, c);
+    accel_result ar = command_record(q->acc, q->adev, s->cmd, s->pool, c);
+    if (ar != ACCEL_SUCCESS) {
+        /* Part of it recorded: the caller records the batch again without it. */
+        trace_launch_unmark(st->trace, slot_index(st, s), &q->env, s->cmd);
+        return ar;
+    }
     trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
     for (uint32_t i = 0; i < g->touch_count; i++) {
         const graph_touch *t = &g->touch[i];
@@ -333,13 +339,15 @@ static void record_graph_locked(stream_engine *st, const command *c) SALVO_REQUI
     /* A replay counts each of its nodes as a launch (an empty one none). */
     s->launches += g->node_count;
     COUNTER_ADD(&q->n, launches_pending, g->node_count);
+    return ACCEL_SUCCESS;
 }
 
 /* Record c (not a mark) into st's open batch, the one path of every
  * command: ordered, recorded, counted and named in the slot, and logged
  * when log is set (a cancel's re-record reads the log it keeps). A
  * failure (a dispatch the driver refused) leaves the batch as it was
- * but for its trace mark. */
+ * but for its trace mark; a graph's leaves the part of the replay before
+ * the inline node that failed (stream_graph_locked mends the batch). */
 static accel_result record_command_locked(stream_engine *st, const command *c, bool log)
     SALVO_REQUIRES(st->q->lock)
 {
@@ -348,7 +356,9 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
     s->to_host |= c->kind == COMMAND_GRAPH ? ((const engine_graph *)c->object)->to_host
                                            : command_writes_host(c);
     if (c->kind == COMMAND_GRAPH) {
-        record_graph_locked(st, c);
+        accel_result ar = record_graph_locked(st, c);
+        if (ar != ACCEL_SUCCESS)
+            return ar;
     } else {
         order_command_locked(st, c);
         trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
@@ -481,6 +491,40 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset) SALVO_REQU
     return SALVO_OK;
 }
 
+/* After failure r (its message set) left st's open batch half recorded:
+ * record it again from its log, all of what it held before, and return r
+ * with its message. Where even that cannot be done (a log that could not
+ * be kept, a device lost, a recording refused again), the batch's
+ * launches are dropped, and whoever waits for the stream next is told so
+ * as well as this caller. */
+static salvo_status mend_locked(stream_engine *st, salvo_status r, const char *what)
+    SALVO_REQUIRES(st->q->lock)
+{
+    queue *q = st->q;
+    char msg[SALVO_ERROR_MAX];
+    memcpy(msg, salvo_last_error(), sizeof msg);
+    if (!queue_is_lost(q) && st->open && !st->log.broken &&
+        rerecord_locked(st, st->log.start) == SALVO_OK) {
+        salvo_set_error(msg);
+        return r;
+    }
+    if (st->open) {
+        slot *s = st->open;
+        COUNTER_SUB(&q->n, launches_pending, s->launches);
+        slot_discard(s, &q->env);
+        st->open = NULL;
+    }
+    if (!queue_is_lost(q)) {
+        salvo_status lost = QUEUE_FAIL(q, SALVO_ERROR_BATCH_FAILED,
+                                       "%s: the batch could not be recorded again; its launches "
+                                       "were dropped (%s)",
+                                       what, msg);
+        stream_defer_locked(st, lost);
+    }
+    salvo_set_error(msg);
+    return r;
+}
+
 bool stream_work_before_locked(const stream_engine *st, size_t offset)
 {
     /* A point inside what a cancel withdrew looks at that work. */
@@ -510,29 +554,7 @@ salvo_status stream_withdraw_locked(stream_engine *st, size_t offset)
         return SALVO_OK;
     }
     /* A failed cancel withdraws nothing: record the whole batch again. */
-    char msg[SALVO_ERROR_MAX];
-    memcpy(msg, salvo_last_error(), sizeof msg);
-    if (!queue_is_lost(q) && st->open && rerecord_locked(st, st->log.start) == SALVO_OK) {
-        salvo_set_error(msg);
-        return r;
-    }
-    /* Not even that: the batch's launches are gone. Say so to whoever
-     * waits for the stream next, not only to this caller. */
-    if (st->open) {
-        slot *s = st->open;
-        COUNTER_SUB(&q->n, launches_pending, s->launches);
-        slot_discard(s, &q->env);
-        st->open = NULL;
-    }
-    if (!queue_is_lost(q)) {
-        salvo_status lost = QUEUE_FAIL(q, SALVO_ERROR_BATCH_FAILED,
-                                     "cancel: the batch could not be recorded again; its launches "
-                                     "were dropped (%s)",
-                                     msg);
-        stream_defer_locked(st, lost);
-    }
-    salvo_set_error(msg);
-    return r;
+    return mend_locked(st, r, "cancel");
 }
 
 salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
@@ -783,9 +805,19 @@ salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *s
     if (r != SALVO_OK)
         return r;
     slot *s = st->open;
-    command c = {.kind = COMMAND_GRAPH, .object = g, .push = g->cmds,
-                 .push_size = g->chunk_count * (uint32_t)sizeof *g->cmds};
-    record_command_locked(st, &c, true);
+    command c = graph_replay_command(g);
+    accel_result ar = record_command_locked(st, &c, true);
+    if (ar != ACCEL_SUCCESS) {
+        if (ar == ACCEL_ERROR_DEVICE_LOST)
+            queue_mark_lost_locked(st->q);
+        char names[128];
+        graph_inline_names(g, names, sizeof names);
+        r = QUEUE_FAIL(q, salvo_status_from_accel(ar),
+                       "replay of %s: a node updated since capture (%s) could not be recorded "
+                       "(%s); nothing of the replay runs",
+                       g->label, names, accel_result_name(ar));
+        return mend_locked(st, r, "replay");
+    }
     COUNTER_ADD(&q->n, launches_total, g->node_count);
     graph_note_replay_locked(g, st->number, s->serial);
     return command_done_locked(st, s, &c, t0, serial);

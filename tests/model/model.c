@@ -6387,6 +6387,9 @@ static bool open_device(ctx *c)
         g_fake->queue_count = (uint32_t)g_cfg.fake;
         g_fake->transfer_queue = true;
         g_fake->device_not_mappable = g_cfg.unmappable;
+        /* Half the seeds push descriptors (as most drivers do): graph
+         * nodes updated then are recorded into each replay's batch. */
+        g_fake->push_descriptors = (g_seed >> 1) & 1;
         g_fake->complete = g_cfg.manual ? FAKE_COMPLETE_MANUAL : FAKE_COMPLETE_AUTO;
         g_fake->dispatch_hook = fake_kernel;
         g_fake->blocking_waits = true; /* the raiser and the device thread make progress */

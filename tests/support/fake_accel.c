@@ -993,7 +993,8 @@ static void fill_caps(const fake_accel *f, uint32_t index, accel_caps *caps)
     in->timeline_semaphores = f->timeline_semaphores;
     in->host_import = f->host_import;
     in->host_import_alignment = f->host_import ? 4096 : 0;
-    in->push_descriptors = false;
+    in->push_descriptors = f->push_descriptors;
+    caps->push_descriptors_used = f->push_descriptors;
     in->memory_heap_count = 1;
     in->memory_heaps[0].size = f->device_memory_limit ? f->device_memory_limit : 8ull << 30;
     in->memory_heaps[0].device_local = true;
@@ -1575,9 +1576,11 @@ static accel_result dispatch_record(fake_state *s, const char *op, accel_device 
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
     /* Descriptor-set allocation comes first, as in the real recorder:
-     * a full pool records nothing. */
-    if (pl->sets_used >= pl->max_sets ||
-        pl->descriptors_used + bind_count > (uint64_t)pl->max_sets * pl->bindings_per_set)
+     * a full pool records nothing. Pushed descriptors take no set. */
+    bool takes_set = !s->owner->push_descriptors;
+    if (takes_set && (pl->sets_used >= pl->max_sets ||
+                      pl->descriptors_used + bind_count >
+                          (uint64_t)pl->max_sets * pl->bindings_per_set))
         return unlock_return(s, ACCEL_ERROR_OUT_OF_POOL_MEMORY);
     static const uint32_t any[3] = {1, 1, 1}; /* an indirect one's are checked when it runs */
     const char *problem =
@@ -1590,11 +1593,13 @@ static accel_result dispatch_record(fake_state *s, const char *op, accel_device 
     fake_rec *r = add_rec(c);
     if (!r)
         return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
-    pl->sets_used++;
-    pl->descriptors_used += bind_count;
+    if (takes_set) {
+        pl->sets_used++;
+        pl->descriptors_used += bind_count;
+        r->pool = pl;
+    }
     r->kind = REC_DISPATCH;
     r->pipe = p;
-    r->pool = pl;
     r->indirect = !groups;
     r->counts = problem ? NULL : cb; /* counts it cannot read: it runs nothing */
     r->counts_offset = counts_offset;
@@ -1758,7 +1763,8 @@ static void f_cmd_fill(void *self, accel_device *dev, accel_cmd *cmd, accel_buff
 }
 
 /* Whole words as cmd_fill; the partial ones take a set from the pool,
- * as the Vulkan accelerator's kernel for them does. */
+ * as the Vulkan accelerator's kernel for them does (none where
+ * descriptors are pushed). */
 static accel_result f_cmd_fill_bytes(void *self, accel_device *dev, accel_cmd *cmd,
                                      accel_descpool *pool, accel_buffer *dst, uint64_t offset,
                                      uint64_t size, uint32_t word)
@@ -1783,15 +1789,16 @@ static accel_result f_cmd_fill_bytes(void *self, accel_device *dev, accel_cmd *c
                      (unsigned long long)db->size);
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
-    bool partial = offset % 4 || (offset + size) % 4;
-    if (partial && (pl->sets_used >= pl->max_sets ||
+    /* Partial words take a set, unless descriptors are pushed. */
+    bool takes_set = (offset % 4 || (offset + size) % 4) && !s->owner->push_descriptors;
+    if (takes_set && (pl->sets_used >= pl->max_sets ||
                     pl->descriptors_used + ACCEL_FILL_BYTES_DESCRIPTORS >
                         (uint64_t)pl->max_sets * pl->bindings_per_set))
         return unlock_return(s, ACCEL_ERROR_OUT_OF_POOL_MEMORY);
     fake_rec *r = add_rec(c);
     if (!r)
         return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
-    if (partial) {
+    if (takes_set) {
         pl->sets_used++;
         pl->descriptors_used += ACCEL_FILL_BYTES_DESCRIPTORS;
         r->pool = pl;

@@ -145,6 +145,10 @@ typedef struct fake_accel {
     bool timestamps;
     /* Queries can be reset from the host (querypool_host_reset). */
     bool host_query_reset;
+    /* false; true: dispatches push their descriptors (push_descriptors_used,
+     * as VK_KHR_push_descriptor): recording one takes no set from the
+     * pool, so it never runs out (cmd_fill_bytes's partial words neither). */
+    bool push_descriptors;
     /* 0 = unlimited; else bytes of live non-imported buffers and images */
     uint64_t device_memory_limit;
     fake_complete_mode complete; /* FAKE_COMPLETE_AUTO */
