@@ -500,7 +500,7 @@ typedef enum replay_way {
 
 enum {
     IN_FLIGHT = 8, /* replays submitted back to back, then waited for */
-    MAX_ROUNDS = 12
+    MAX_ROUNDS = 10
 };
 
 typedef struct replay_set {
@@ -632,7 +632,7 @@ static void replay_busy(gpu *g)
  * ended, each part timed. The four cases take turns. */
 static void rerecord_parts(gpu *g)
 {
-    enum { MAX_REPS = 60, PARTS = 4, CASES = 4 };
+    enum { MAX_REPS = 40, PARTS = 4, CASES = 4 };
     const int reps = g->cpu ? 10 : MAX_REPS;
     VkCommandPool pool = replay_pool(g);
     VkCommandBuffer sec[CHUNKS], pri[CHUNKS], outer;
