@@ -15,16 +15,32 @@
  *   block timeline  vkWaitSemaphores (then the fence)
  * and prints medians: the submit call, the time from its return until the
  * timeline and the fence read complete, and the whole round trip (p90 too).
+ *
+ * Then the host's part of a graph replay on this driver, for a graph of
+ * 10,000 dispatches (a barrier before each; 2,000 on a CPU device, where
+ * the host executes them) recorded once, each replay waited for (the
+ * device idle): as 40 secondaries of 250 that a primary recorded per
+ * replay executes, or as 40 primaries in one submit; and one secondary
+ * recorded again with one dispatch.
+ *
  * Then the floor under a host gate (salvo-bench's "gate latency"): the
  * dispatch waits on a second timeline that the host signals once the
  * device has reached the wait, and the time from the signal until the
  * dispatch's timeline reads complete is taken, beside the signal call
  * itself; and the same with the submit made only after the signal (the
- * work held on the host until the gate opens). Last, the host's part of a
- * graph replay on this driver: 10,000 dispatches (a barrier before each)
- * recorded once as 40 command buffers of 250, submitted as secondaries
- * that one primary executes or as 40 primaries in one submit (each waited
- * for), and the cost of recording one of them again with one dispatch.
+ * work held on the host until the gate opens).
+ *
+ * Last, the same graph again:
+ *   - replays made back to back (the device busy with the ones before),
+ *     8 submitted, then waited for, per round: what each records plus its
+ *     submit, for each way a replay can be made: 40, 80 or 20 secondaries
+ *     executed by a primary recorded per replay, 40 primaries in one
+ *     submit, one primary of the whole graph, and the 40 secondaries with
+ *     one updated dispatch recorded inline between the 20th and the 21st
+ *     (what an update recorded into the replay's primary adds);
+ *   - the graph's first command buffer, a secondary or a primary, recorded
+ *     again with one dispatch after a replay completed: the reset (by the
+ *     begin, or by vkResetCommandBuffer), begin, record and end apart.
  * Uses its own copy of volk; no salvo. Exit 0, 77 without a device.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -79,6 +95,7 @@ typedef struct gpu {
     VkSemaphore timeline;
     uint64_t value; /* last value signalled */
     uint32_t family;
+    bool cpu; /* the device is the host's CPU (lavapipe) */
     VkSemaphore gate; /* signalled by the host */
     uint64_t gate_value;
     /* for teardown */
@@ -129,6 +146,7 @@ static int gpu_open(gpu *g)
     if (family == fam_count)
         return 77;
     printf("device: %s\n", props.deviceName);
+    g->cpu = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     g->family = family;
 
     const float priority = 1.0f;
@@ -327,64 +345,118 @@ static void gate_trip(gpu *g, bool held, double *signal, double *total)
     *total = t2 - t0;
 }
 
-/* The host's side of replaying 10,000 pre-recorded dispatches; see the
- * top of the file. Times in us, medians of REPS. */
-static void replay_floor(gpu *g)
+/* The compute->compute barrier recorded before each dispatch of a replay. */
+static const VkMemoryBarrier replay_barrier = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                                               .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                                               .dstAccessMask = VK_ACCESS_SHADER_READ_BIT};
+
+/* Binds the pipeline (a command buffer executed before may have left
+ * another bound) and records count dispatches, a barrier before each. */
+static void record_dispatches(const gpu *g, VkCommandBuffer cb, int count)
 {
-    enum { CHUNKS = 40, PER = 250, REPS = 60 };
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, g->pipeline);
+    for (int i = 0; i < count; i++) {
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &replay_barrier, 0, NULL,
+                             0, NULL);
+        vkCmdDispatch(cb, 1, 1, 1);
+    }
+}
+
+/* Begins cb to be recorded once and then pending in several submits at
+ * a time, as a graph's command buffers are. */
+static void begin_simultaneous(VkCommandBuffer cb, bool secondary)
+{
+    static const VkCommandBufferInheritanceInfo ii = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
+                                   .pInheritanceInfo = secondary ? &ii : NULL};
+    CHECK(vkBeginCommandBuffer(cb, &bi));
+}
+
+static void record_once(const gpu *g, VkCommandBuffer cb, bool secondary, int count)
+{
+    begin_simultaneous(cb, secondary);
+    record_dispatches(g, cb, count);
+    CHECK(vkEndCommandBuffer(cb));
+}
+
+static void begin_one_time(VkCommandBuffer cb)
+{
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    CHECK(vkBeginCommandBuffer(cb, &bi));
+}
+
+static VkCommandPool replay_pool(const gpu *g)
+{
     VkCommandPool pool;
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                    .queueFamilyIndex = g->family};
     CHECK(vkCreateCommandPool(g->device, &pci, NULL, &pool));
-    VkCommandBuffer sec[CHUNKS], pri[CHUNKS], outer;
+    return pool;
+}
+
+static void allocate(const gpu *g, VkCommandPool pool, VkCommandBufferLevel level, uint32_t n,
+                     VkCommandBuffer *out)
+{
     VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                        .commandPool = pool,
-                                       .level = VK_COMMAND_BUFFER_LEVEL_SECONDARY,
-                                       .commandBufferCount = CHUNKS};
-    CHECK(vkAllocateCommandBuffers(g->device, &cai, sec));
-    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    CHECK(vkAllocateCommandBuffers(g->device, &cai, pri));
-    cai.commandBufferCount = 1;
-    CHECK(vkAllocateCommandBuffers(g->device, &cai, &outer));
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT};
-    VkCommandBufferInheritanceInfo ii = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
-    static double secondary[REPS], primary[REPS], again[REPS];
-    for (int r = -1; r < REPS; r++) {
-        for (int c = 0; c < CHUNKS; c++)
-            for (int k = 0; k < 2; k++) {
-                VkCommandBuffer cb = k ? pri[c] : sec[c];
-                VkCommandBufferBeginInfo bi = {
-                    .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                    .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
-                    .pInheritanceInfo = k ? NULL : &ii};
-                /* After the first round only secondary 0 is recorded
-                 * again, timed, with one dispatch. */
-                bool timed = r >= 0;
-                if (timed && (c != 0 || k != 0))
-                    continue;
-                double t0 = now_us();
-                CHECK(vkBeginCommandBuffer(cb, &bi));
-                vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, g->pipeline);
-                for (int i = 0; i < (timed ? 1 : PER); i++) {
-                    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL,
-                                         0, NULL);
-                    vkCmdDispatch(cb, 1, 1, 1);
-                }
-                CHECK(vkEndCommandBuffer(cb));
-                if (timed)
-                    again[r] = now_us() - t0;
-            }
+                                       .level = level,
+                                       .commandBufferCount = n};
+    CHECK(vkAllocateCommandBuffers(g->device, &cai, out));
+}
+
+static void submit_and_wait(gpu *g, uint32_t count, const VkCommandBuffer *cbs)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = count,
+                       .pCommandBuffers = cbs};
+    CHECK(vkQueueSubmit(g->queue, 1, &si, g->fence));
+    CHECK(vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, UINT64_MAX));
+    CHECK(vkResetFences(g->device, 1, &g->fence));
+}
+
+/* The graph's size: 10,000 dispatches, or a fifth of that on a CPU
+ * device, where each one is executed by the host. */
+static int replay_dispatches(const gpu *g)
+{
+    return g->cpu ? 2000 : 10000;
+}
+
+enum { CHUNKS = 40 };
+
+/* The host's side of replaying the graph with the device idle: each
+ * replay waited for before the next. Times in us, medians of reps. */
+static void replay_floor(gpu *g)
+{
+    enum { MAX_REPS = 60 };
+    const int per = replay_dispatches(g) / CHUNKS, reps = g->cpu ? 10 : MAX_REPS;
+    VkCommandPool pool = replay_pool(g);
+    VkCommandBuffer sec[CHUNKS], pri[CHUNKS], outer;
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_SECONDARY, CHUNKS, sec);
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, CHUNKS, pri);
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1, &outer);
+    for (int c = 0; c < CHUNKS; c++) {
+        record_once(g, sec[c], true, per);
+        record_once(g, pri[c], false, per);
+    }
+    static double secondary[MAX_REPS], primary[MAX_REPS], again[MAX_REPS];
+    for (int r = -1; r < reps; r++) {
+        /* After the first round secondary 0 is recorded again, timed,
+         * with one dispatch. */
+        if (r >= 0) {
+            double t0 = now_us();
+            record_once(g, sec[0], true, 1);
+            again[r] = now_us() - t0;
+        }
         for (int k = 0; k < 2; k++) {
             double t0 = now_us();
             VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO};
             if (k == 0) {
-                VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                               .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-                CHECK(vkBeginCommandBuffer(outer, &bi));
+                begin_one_time(outer);
                 vkCmdExecuteCommands(outer, CHUNKS, sec);
                 CHECK(vkEndCommandBuffer(outer));
                 si.commandBufferCount = 1;
@@ -402,14 +474,223 @@ static void replay_floor(gpu *g)
         }
     }
     vkDestroyCommandPool(g->device, pool, NULL);
-    printf("\n%d x %d dispatches (a barrier before each), recorded once; host us, medians of %d\n",
-           CHUNKS, PER, REPS);
+    printf("\n%d x %d dispatches (a barrier before each), recorded once; each replay waited for"
+           " (GPU idle); host us, medians of %d\n",
+           CHUNKS, per, reps);
     printf("as secondaries, one primary executes them: record it + submit  %8.1f\n",
-           quantile(secondary, REPS, 0.5));
+           quantile(secondary, (size_t)reps, 0.5));
     printf("as %d primaries in one submit                                   %8.1f\n", CHUNKS,
-           quantile(primary, REPS, 0.5));
+           quantile(primary, (size_t)reps, 0.5));
     printf("one secondary recorded again (one dispatch)                     %8.1f\n",
-           quantile(again, REPS, 0.5));
+           quantile(again, (size_t)reps, 0.5));
+}
+
+/* The ways a replay of the graph can be made, each from command buffers
+ * recorded once; what a replay records (if anything) is recorded into a
+ * primary of its own, begun anew for each replay. */
+typedef enum replay_way {
+    EXECUTE_40,     /* a primary executes 40 secondaries */
+    EXECUTE_80,     /* the same, the graph in 80 secondaries */
+    EXECUTE_20,     /* the same, the graph in 20 secondaries */
+    PRIMARIES_40,   /* 40 primaries in one submit, nothing recorded */
+    ONE_PRIMARY,    /* one primary of the whole graph, nothing recorded */
+    EXECUTE_UPDATE, /* EXECUTE_40 with one updated dispatch recorded inline after the 20th */
+    WAY_COUNT
+} replay_way;
+
+enum {
+    IN_FLIGHT = 8, /* replays submitted back to back, then waited for */
+    MAX_ROUNDS = 10
+};
+
+typedef struct replay_set {
+    VkCommandBuffer sec40[40], sec80[80], sec20[20], pri40[40], whole;
+    VkCommandBuffer outer[IN_FLIGHT]; /* one per replay in flight */
+} replay_set;
+
+/* One replay's host work: what it records, then its submit; the fence
+ * (or none) is signalled when it completes. */
+static void replay_once(const gpu *g, const replay_set *s, replay_way w, VkCommandBuffer outer,
+                        VkFence fence)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &outer};
+    switch (w) {
+    case EXECUTE_40:
+    case EXECUTE_80:
+    case EXECUTE_20:
+        begin_one_time(outer);
+        if (w == EXECUTE_40)
+            vkCmdExecuteCommands(outer, 40, s->sec40);
+        else if (w == EXECUTE_80)
+            vkCmdExecuteCommands(outer, 80, s->sec80);
+        else
+            vkCmdExecuteCommands(outer, 20, s->sec20);
+        CHECK(vkEndCommandBuffer(outer));
+        break;
+    case EXECUTE_UPDATE:
+        begin_one_time(outer);
+        vkCmdExecuteCommands(outer, 20, s->sec40);
+        record_dispatches(g, outer, 1);
+        vkCmdExecuteCommands(outer, 20, s->sec40 + 20);
+        CHECK(vkEndCommandBuffer(outer));
+        break;
+    case PRIMARIES_40:
+        si.commandBufferCount = 40;
+        si.pCommandBuffers = s->pri40;
+        break;
+    case ONE_PRIMARY:
+        si.pCommandBuffers = &s->whole;
+        break;
+    case WAY_COUNT:
+        abort();
+    }
+    CHECK(vkQueueSubmit(g->queue, 1, &si, fence));
+}
+
+/* The host's side of replaying the graph with the device busy, as
+ * replays made back to back meet it: each round submits IN_FLIGHT replays
+ * without waiting, timing each, then waits for the last. The first of a
+ * round finds the device idle and is kept apart; the rest find it busy
+ * with the replays before them. Rounds go through every way in turn, so
+ * a drift in the machine's speed falls on all of them alike. */
+static void replay_busy(gpu *g)
+{
+    const int dispatches = replay_dispatches(g), rounds = g->cpu ? 2 : MAX_ROUNDS;
+    VkCommandPool pool = replay_pool(g);
+    replay_set s;
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_SECONDARY, 40, s.sec40);
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_SECONDARY, 80, s.sec80);
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_SECONDARY, 20, s.sec20);
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 40, s.pri40);
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1, &s.whole);
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, IN_FLIGHT, s.outer);
+    for (int c = 0; c < 80; c++) {
+        record_once(g, s.sec80[c], true, dispatches / 80);
+        if (c < 40) {
+            record_once(g, s.sec40[c], true, dispatches / 40);
+            record_once(g, s.pri40[c], false, dispatches / 40);
+        }
+        if (c < 20)
+            record_once(g, s.sec20[c], true, dispatches / 20);
+    }
+    record_once(g, s.whole, false, dispatches);
+
+    static double busy[WAY_COUNT][MAX_ROUNDS * (IN_FLIGHT - 1)], idle[WAY_COUNT][MAX_ROUNDS];
+    for (int r = -1; r < rounds; r++) /* round -1 warms up */
+        for (int w = 0; w < WAY_COUNT; w++) {
+            for (int i = 0; i < IN_FLIGHT; i++) {
+                VkFence fence = i == IN_FLIGHT - 1 ? g->fence : VK_NULL_HANDLE;
+                double t0 = now_us();
+                replay_once(g, &s, (replay_way)w, s.outer[i], fence);
+                double t = now_us() - t0;
+                if (r < 0)
+                    continue;
+                if (i == 0)
+                    idle[w][r] = t;
+                else
+                    busy[w][r * (IN_FLIGHT - 1) + i - 1] = t;
+            }
+            /* The fence's signal follows every earlier submit to the queue,
+             * so the round's primaries are free to be begun again. */
+            CHECK(vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, UINT64_MAX));
+            CHECK(vkResetFences(g->device, 1, &g->fence));
+        }
+    vkDestroyCommandPool(g->device, pool, NULL);
+
+    const size_t n_busy = (size_t)rounds * (IN_FLIGHT - 1);
+    char label[WAY_COUNT][80];
+    snprintf(label[EXECUTE_40], sizeof label[0], "40 secondaries of %d, a primary executes them",
+             dispatches / 40);
+    snprintf(label[EXECUTE_80], sizeof label[0], "80 secondaries of %d, a primary executes them",
+             dispatches / 80);
+    snprintf(label[EXECUTE_20], sizeof label[0], "20 secondaries of %d, a primary executes them",
+             dispatches / 20);
+    snprintf(label[PRIMARIES_40], sizeof label[0], "40 primaries of %d in one submit",
+             dispatches / 40);
+    snprintf(label[ONE_PRIMARY], sizeof label[0], "one primary of %d, one submit", dispatches);
+    snprintf(label[EXECUTE_UPDATE], sizeof label[0],
+             "update: 20 of the 40 secondaries, 1 inline, 20 more");
+    printf("\n%d dispatches (a barrier before each) replayed %d at a time back to back, then"
+           " waited for;\nhost us per replay (what it records + its submit): GPU busy (the 2nd to"
+           " %dth of a round),\nmedians of %zu, and p90; GPU idle (the 1st), medians of %d\n",
+           dispatches, IN_FLIGHT, IN_FLIGHT, n_busy, rounds);
+    printf("%-55s %9s %7s %9s\n", "replay made as", "GPU busy", "p90", "GPU idle");
+    for (int w = 0; w < WAY_COUNT; w++) {
+        double p90 = quantile(busy[w], n_busy, 0.9);
+        printf("%-55s %9.1f %7.1f %9.1f\n", label[w], quantile(busy[w], n_busy, 0.5), p90,
+               quantile(idle[w], (size_t)rounds, 0.5));
+    }
+}
+
+/* Where the time of recording one command buffer again goes: the graph,
+ * as 40 secondaries that a primary executes or as 40 primaries, is
+ * replayed and waited for, then its first command buffer is recorded
+ * again with one dispatch, as an update would: reset (by the begin, as
+ * replay_floor does, or by vkResetCommandBuffer), begun, recorded and
+ * ended, each part timed. The four cases take turns. */
+static void rerecord_parts(gpu *g)
+{
+    enum { MAX_REPS = 40, PARTS = 4, CASES = 4 };
+    const int reps = g->cpu ? 10 : MAX_REPS;
+    VkCommandPool pool = replay_pool(g);
+    VkCommandBuffer sec[CHUNKS], pri[CHUNKS], outer;
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_SECONDARY, CHUNKS, sec);
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, CHUNKS, pri);
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1, &outer);
+    for (int c = 0; c < CHUNKS; c++) {
+        record_once(g, sec[c], true, replay_dispatches(g) / CHUNKS);
+        record_once(g, pri[c], false, replay_dispatches(g) / CHUNKS);
+    }
+    /* Case k: a primary when k & 1, reset explicitly when k & 2. */
+    static double part[CASES][PARTS][MAX_REPS], whole[CASES][MAX_REPS];
+    for (int r = -1; r < reps; r++)
+        for (int k = 0; k < CASES; k++) {
+            bool primary = k & 1, explicit_reset = k & 2;
+            if (primary) {
+                submit_and_wait(g, CHUNKS, pri);
+            } else {
+                begin_one_time(outer);
+                vkCmdExecuteCommands(outer, CHUNKS, sec);
+                CHECK(vkEndCommandBuffer(outer));
+                submit_and_wait(g, 1, &outer);
+            }
+            VkCommandBuffer cb = primary ? pri[0] : sec[0];
+            double t[PARTS + 1];
+            t[0] = now_us();
+            if (explicit_reset)
+                CHECK(vkResetCommandBuffer(cb, 0));
+            t[1] = now_us();
+            begin_simultaneous(cb, !primary);
+            t[2] = now_us();
+            record_dispatches(g, cb, 1);
+            t[3] = now_us();
+            CHECK(vkEndCommandBuffer(cb));
+            t[4] = now_us();
+            if (r < 0)
+                continue;
+            for (int p = 0; p < PARTS; p++)
+                part[k][p][r] = t[p + 1] - t[p];
+            whole[k][r] = t[PARTS] - t[0];
+        }
+    vkDestroyCommandPool(g->device, pool, NULL);
+    printf("\nthe graph's first command buffer recorded again (one dispatch) after a replay"
+           " completed,\nGPU idle; host us, medians of %d\n",
+           reps);
+    printf("%-32s %8s %8s %8s %8s %8s\n", "", "reset", "begin", "record", "end", "all");
+    for (int k = 0; k < CASES; k++) {
+        char label[40];
+        snprintf(label, sizeof label, "%s, %s", k & 1 ? "primary" : "secondary",
+                 k & 2 ? "vkResetCommandBuffer" : "reset by the begin");
+        printf("%-32s", label);
+        for (int p = 0; p < PARTS; p++)
+            if (p == 0 && !(k & 2))
+                printf(" %8s", "-");
+            else
+                printf(" %8.1f", quantile(part[k][p], (size_t)reps, 0.5));
+        printf(" %8.1f\n", quantile(whole[k], (size_t)reps, 0.5));
+    }
 }
 
 int main(void)
@@ -450,6 +731,8 @@ int main(void)
                held ? "held on the host, then submit" : "submitted, waiting on the gate",
                quantile(submit, GATE_ROUNDS, 0.5), quantile(total, GATE_ROUNDS, 0.5), p90);
     }
+    replay_busy(&g);
+    rerecord_parts(&g);
     gpu_close(&g);
     return 0;
 }
