@@ -215,6 +215,26 @@ int main()
         }
         expect_words(dep_data, 1, want, "graph update");
         metric("cuda_graph_update_host_us", median(t) * 1e6, "us");
+        /* The same with the device busy: a replay in flight, then two
+         * updates and replays timed. */
+        std::vector<double> tb;
+        for (int r = 0; r < 20; r++) {
+            arg_value = 1;
+            CHECK(cudaGraphExecKernelNodeSetParams(dep_exec, target, &p));
+            CHECK(cudaGraphLaunch(dep_exec, s));
+            want += n;
+            for (int i = 0; i < 2; i++) {
+                arg_value = 1 + (i & 1);
+                double t0 = now_s();
+                CHECK(cudaGraphExecKernelNodeSetParams(dep_exec, target, &p));
+                CHECK(cudaGraphLaunch(dep_exec, s));
+                tb.push_back(now_s() - t0);
+                want += n - 1 + arg_value;
+            }
+            CHECK(cudaStreamSynchronize(s));
+        }
+        expect_words(dep_data, 1, want, "graph update, device busy");
+        metric("cuda_graph_update_busy_host_us", median(tb) * 1e6, "us");
         CHECK(cudaGraphExecDestroy(dep_exec));
         CHECK(cudaGraphDestroy(dep_graph));
         CHECK(cudaFree(dep_data));

@@ -425,7 +425,8 @@ static void bench_graphs(bench *b, const opts *o)
     }
 
     /* Update: new push constants for one node, then a replay; the host
-     * time of the two calls (the replay records the node's chunk again). */
+     * time of the two calls (the replay records the node into its batch
+     * where the device pushes descriptors, else records the node again). */
     int iters = b->cpu && !o->full ? 20 : 100;
     double *t = malloc(sizeof *t * (size_t)iters);
     zero(dep_buf);
@@ -444,6 +445,34 @@ static void bench_graphs(bench *b, const opts *o)
     printf("update one node's push constants + replay: %.1f us on the host (a replay alone %.1f)\n",
            upd, dep_host);
     metric(b, "graph_update_host_us", upd, "us");
+    /* The same with the device busy: a replay in flight, then two updates
+     * and replays timed (each finds a free batch slot). Above, each pair
+     * starts with the device idle, and a driver takes longer over a
+     * submit that finds its device idle. */
+    int rounds = b->cpu && !o->full ? 5 : 20;
+    double *tb = malloc(sizeof *tb * 2 * (size_t)rounds);
+    int busy = 0;
+    for (int r = 0; r < rounds; r++) {
+        uint32_t one[2] = {64, 1}; /* the capture's value for the first replay */
+        CHECK(salvo_graph_set_push(dep_graph, n / 2, one, sizeof one));
+        CHECK(salvo_graph_launch(dep_graph, st));
+        want += n;
+        for (int i = 0; i < 2; i++) {
+            uint32_t push[2] = {64, 1 + (uint32_t)(i & 1)};
+            double t0 = now_s();
+            CHECK(salvo_graph_set_push(dep_graph, n / 2, push, sizeof push));
+            CHECK(salvo_graph_launch(dep_graph, st));
+            tb[busy++] = now_s() - t0;
+            want += n - 1 + push[1];
+        }
+        CHECK(salvo_stream_synchronize(st));
+    }
+    expect_words(dep_buf, 1, 0, want, "graph update, device busy");
+    double upd_busy = median(tb, busy) * 1e6;
+    printf("update one node's push constants + replay, device busy: %.1f us on the host\n",
+           upd_busy);
+    metric(b, "graph_update_busy_host_us", upd_busy, "us");
+    free(tb);
     salvo_graph_destroy(dep_graph);
     salvo_buffer_destroy(dep_buf);
     free(t);
