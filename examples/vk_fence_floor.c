@@ -145,7 +145,16 @@ static int gpu_open(gpu *g)
         family++;
     if (family == fam_count)
         return 77;
-    printf("device: %s\n", props.deviceName);
+    /* FLOOR_COMPUTE_ONLY=1: a family that computes and does not draw,
+     * where there is one (the family salvo's streams take queues from). */
+    const char *only = getenv("FLOOR_COMPUTE_ONLY");
+    for (uint32_t i = 0; only && only[0] == '1' && i < fam_count; i++)
+        if ((fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT) &&
+            !(fam[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) {
+            family = i;
+            break;
+        }
+    printf("device: %s, queue family %u\n", props.deviceName, family);
     g->cpu = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     g->family = family;
 
@@ -495,6 +504,8 @@ typedef enum replay_way {
     PRIMARIES_40,   /* 40 primaries in one submit, nothing recorded */
     ONE_PRIMARY,    /* one primary of the whole graph, nothing recorded */
     EXECUTE_UPDATE, /* EXECUTE_40 with one updated dispatch recorded inline after the 20th */
+    PRIMARIES_POOLS,  /* PRIMARIES_40, each from a command pool of its own */
+    PRIMARIES_SIGNAL, /* PRIMARIES_40, the submit signalling a timeline semaphore */
     WAY_COUNT
 } replay_way;
 
@@ -506,6 +517,9 @@ enum {
 typedef struct replay_set {
     VkCommandBuffer sec40[40], sec80[80], sec20[20], pri40[40], whole;
     VkCommandBuffer outer[IN_FLIGHT]; /* one per replay in flight */
+    VkCommandPool own_pool[40];
+    VkCommandBuffer own40[40]; /* own40[i] from own_pool[i] */
+    VkSemaphore timeline;      /* PRIMARIES_SIGNAL's */
 } replay_set;
 
 /* One replay's host work: what it records, then its submit; the fence
@@ -543,8 +557,26 @@ static void replay_once(const gpu *g, const replay_set *s, replay_way w, VkComma
     case ONE_PRIMARY:
         si.pCommandBuffers = &s->whole;
         break;
+    case PRIMARIES_POOLS:
+        si.commandBufferCount = 40;
+        si.pCommandBuffers = s->own40;
+        break;
+    case PRIMARIES_SIGNAL:
+        si.commandBufferCount = 40;
+        si.pCommandBuffers = s->pri40;
+        break;
     case WAY_COUNT:
         abort();
+    }
+    static uint64_t signalled;
+    uint64_t value = ++signalled;
+    VkTimelineSemaphoreSubmitInfo tsi = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                         .signalSemaphoreValueCount = 1,
+                                         .pSignalSemaphoreValues = &value};
+    if (w == PRIMARIES_SIGNAL) {
+        si.pNext = &tsi;
+        si.signalSemaphoreCount = 1;
+        si.pSignalSemaphores = &s->timeline;
     }
     CHECK(vkQueueSubmit(g->queue, 1, &si, fence));
 }
@@ -566,6 +598,15 @@ static void replay_busy(gpu *g)
     allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 40, s.pri40);
     allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1, &s.whole);
     allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, IN_FLIGHT, s.outer);
+    for (int c = 0; c < 40; c++) {
+        s.own_pool[c] = replay_pool(g);
+        allocate(g, s.own_pool[c], VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1, &s.own40[c]);
+        record_once(g, s.own40[c], false, dispatches / 40);
+    }
+    VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
+    CHECK(vkCreateSemaphore(g->device, &sci, NULL, &s.timeline));
     for (int c = 0; c < 80; c++) {
         record_once(g, s.sec80[c], true, dispatches / 80);
         if (c < 40) {
@@ -598,6 +639,9 @@ static void replay_busy(gpu *g)
             CHECK(vkResetFences(g->device, 1, &g->fence));
         }
     vkDestroyCommandPool(g->device, pool, NULL);
+    for (int c = 0; c < 40; c++)
+        vkDestroyCommandPool(g->device, s.own_pool[c], NULL);
+    vkDestroySemaphore(g->device, s.timeline, NULL);
 
     const size_t n_busy = (size_t)rounds * (IN_FLIGHT - 1);
     char label[WAY_COUNT][80];
@@ -610,6 +654,8 @@ static void replay_busy(gpu *g)
     snprintf(label[PRIMARIES_40], sizeof label[0], "40 primaries of %d in one submit",
              dispatches / 40);
     snprintf(label[ONE_PRIMARY], sizeof label[0], "one primary of %d, one submit", dispatches);
+    snprintf(label[PRIMARIES_POOLS], sizeof label[0], "40 primaries, each from a pool of its own");
+    snprintf(label[PRIMARIES_SIGNAL], sizeof label[0], "40 primaries, the submit signals a timeline");
     snprintf(label[EXECUTE_UPDATE], sizeof label[0],
              "update: 20 of the 40 secondaries, 1 inline, 20 more");
     printf("\n%d dispatches (a barrier before each) replayed %d at a time back to back, then"

@@ -214,6 +214,7 @@ static void test_updated_node_recorded_inline(void **state)
     fake_set_result(e.f, "cmd_dispatch", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_ERROR_OUT_OF_HOST_MEMORY);
     assert_non_null(strstr(salvo_last_error(), "graph 1"));
+    assert_non_null(strstr(salvo_last_error(), "kernels: add"));
     assert_non_null(strstr(salvo_last_error(), "node 300, add"));
     assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
     fake_complete_all(e.f);
@@ -226,6 +227,38 @@ static void test_updated_node_recorded_inline(void **state)
     fake_complete_all(e.f);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
     assert_int_equal(sum, want + N - 1 + push[1]);
+    salvo_graph_destroy(g);
+    close_env(&e);
+}
+
+/* A recording that keeps failing: the replay that meets it fails, and
+ * the launch before it in the batch, which cannot be recorded again
+ * either, is dropped and reported to the stream's synchronize with the
+ * same status, naming why; then the stream records again. */
+static void test_inline_node_failing_for_good(void **state)
+{
+    (void)state;
+    env e;
+    uint64_t sum = 0;
+    open_env_with(&e, FAKE_COMPLETE_AUTO, true, &sum);
+    salvo_graph *g = capture(&e, 300);
+    const uint32_t push[2] = {256, 5};
+    assert_int_equal(salvo_graph_set_push(g, 280, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    uint64_t ran = sum;
+    assert_int_equal(add(&e, e.st[0], e.buf[1], 1000), SALVO_OK);
+    fake_set_result_from(e.f, "cmd_dispatch", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_non_null(strstr(salvo_last_error(), "node 280, add"));
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_non_null(strstr(salvo_last_error(), "its launches were dropped"));
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(sum, ran); /* neither the launch nor the replay ran */
+    fake_clear_results(e.f);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(sum, ran + 299 + 5);
     salvo_graph_destroy(g);
     close_env(&e);
 }
@@ -422,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_update_while_pending),
         cmocka_unit_test(test_update_records_one_node),
         cmocka_unit_test(test_updated_node_recorded_inline),
+        cmocka_unit_test(test_inline_node_failing_for_good),
         cmocka_unit_test(test_failed_replay_names_graph),
         cmocka_unit_test(test_recording_failures),
         cmocka_unit_test(test_holds),

@@ -84,11 +84,10 @@ uint32_t command_descriptors(const command *c)
     }
 }
 
-/* A replay: runs of recordings executed together, the inline nodes
- * between them recorded as launches are (see command_graph). */
-static accel_result record_graph(const accel *acc, accel_device *dev, accel_cmd *cmd,
-                                 accel_descpool *pool, const command *c)
+accel_result command_record_graph(const accel *acc, accel_device *dev, accel_cmd *cmd,
+                                  accel_descpool *pool, const command *c, bool *partial)
 {
+    *partial = false;
     command_graph h;
     memcpy(&h, c->push, sizeof h);
     /* The payload is kept 8-byte aligned (malloc'd, or a log entry's). */
@@ -102,8 +101,10 @@ static accel_result record_graph(const accel *acc, accel_device *dev, accel_cmd 
             run++;
             continue;
         }
-        if (run)
+        if (run) {
             acc->vt->cmd_execute(acc->self, dev, cmd, parts + i - run, run);
+            *partial = true;
+        }
         run = 0;
         if (i == h.parts)
             break;
@@ -122,6 +123,7 @@ static accel_result record_graph(const accel *acc, accel_device *dev, accel_cmd 
         accel_result ar = command_record(acc, dev, cmd, pool, &node);
         if (ar != ACCEL_SUCCESS)
             return ar;
+        *partial = true;
         binds += n.bind_count;
         push_at += n.push_size;
     }
@@ -185,8 +187,10 @@ accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
         np.fn(vt->cmd_native(acc->self, dev, cmd), np.record, np.user);
         return ACCEL_SUCCESS;
     }
-    case COMMAND_GRAPH:
-        return record_graph(acc, dev, cmd, pool, c);
+    case COMMAND_GRAPH: {
+        bool partial;
+        return command_record_graph(acc, dev, cmd, pool, c, &partial);
+    }
     case COMMAND_MARK:
         break;
     }

@@ -149,9 +149,15 @@ static inline bool command_takes_set(const command *c)
 uint32_t command_descriptors(const command *c);
 /* Record c onto cmd; a dispatch's descriptor sets come from pool. A
  * MARK records nothing here (its timestamp is the timing module's). A
- * GRAPH that fails at one of its inline nodes has recorded the parts
- * before it: the caller records the batch again without it. */
+ * failure records nothing, but a GRAPH's (below). */
 accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
                             accel_descpool *pool, const command *c);
+/* A GRAPH recorded onto cmd. On failure (an inline node's recording)
+ * *partial says whether part of it was recorded (runs of recordings or
+ * nodes before the node that failed): then the caller records the batch
+ * again without it. A first node that fails records nothing, as any
+ * command's failure. */
+accel_result command_record_graph(const accel *acc, accel_device *dev, accel_cmd *cmd,
+                                  accel_descpool *pool, const command *c, bool *partial);
 
 #endif

@@ -597,18 +597,22 @@ command graph_replay_command(const engine_graph *g)
                      .push_size = (uint32_t)g->payload_size};
 }
 
-void graph_inline_names(const engine_graph *g, char *buf, size_t size)
+void graph_failure_names(const engine_graph *g, char *buf, size_t size)
 {
-    size_t used = 0;
-    buf[0] = '\0';
+    char kernels[128];
+    kernel_list(g, kernels, sizeof kernels);
+    int w0 = snprintf(buf, size, "kernels: %s", kernels);
+    size_t used = w0 < 0 ? 0 : (size_t)w0;
+    bool first = true;
     for (uint32_t i = 0; i < g->chunk_count && used < size; i++) {
         const graph_chunk *c = &g->chunks[i];
         if (!c->inline_node)
             continue;
         uint32_t n = g->order[c->first];
         command cmd = graph_node_command(g, &g->nodes[n]);
-        int w = snprintf(buf + used, size - used, "%snode %u, %s", used ? "; " : "", n,
-                         command_name(&cmd));
+        int w = snprintf(buf + used, size - used, "%snode %u, %s",
+                         first ? "; recorded at each replay: " : "; ", n, command_name(&cmd));
+        first = false;
         if (w < 0)
             break;
         used += (size_t)w;

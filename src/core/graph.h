@@ -174,8 +174,9 @@ salvo_status graph_compile_locked(engine_graph *g) SALVO_REQUIRES(g->q->lock);
 salvo_status graph_prepare_locked(engine_graph *g, uint32_t stream) SALVO_REQUIRES(g->q->lock);
 /* The command a replay records (after graph_prepare_locked). */
 command graph_replay_command(const engine_graph *g);
-/* The names of the nodes a replay records inline, for failures. */
-void graph_inline_names(const engine_graph *g, char *buf, size_t size);
+/* For failures: the graph's kernels, and the nodes a replay records
+ * inline. */
+void graph_failure_names(const engine_graph *g, char *buf, size_t size);
 /* Note the replay on stream `stream` in its batch `serial`. */
 void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial)
     SALVO_REQUIRES(g->q->lock);

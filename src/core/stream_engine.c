@@ -282,7 +282,7 @@ static void order_command_locked(stream_engine *st, const command *c) SALVO_REQU
 /* Record the execution of graph c->object's recordings (c->push) into
  * st's open batch, after a barrier where the graph's touches conflict with
  * the batch's hazards (as a launch's ranges do), which they then join. */
-static accel_result record_graph_locked(stream_engine *st, const command *c)
+static accel_result record_graph_locked(stream_engine *st, const command *c, bool *partial)
     SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
@@ -311,9 +311,10 @@ static accel_result record_graph_locked(stream_engine *st, const command *c)
         }
     }
     trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-    accel_result ar = command_record(q->acc, q->adev, s->cmd, s->pool, c);
+    accel_result ar = command_record_graph(q->acc, q->adev, s->cmd, s->pool, c, partial);
     if (ar != ACCEL_SUCCESS) {
-        /* Part of it recorded: the caller records the batch again without it. */
+        /* Where part of it was recorded, the caller records the batch
+         * again without it. */
         trace_launch_unmark(st->trace, slot_index(st, s), &q->env, s->cmd);
         return ar;
     }
@@ -346,9 +347,10 @@ static accel_result record_graph_locked(stream_engine *st, const command *c)
  * command: ordered, recorded, counted and named in the slot, and logged
  * when log is set (a cancel's re-record reads the log it keeps). A
  * failure (a dispatch the driver refused) leaves the batch as it was
- * but for its trace mark; a graph's leaves the part of the replay before
- * the inline node that failed (stream_graph_locked mends the batch). */
-static accel_result record_command_locked(stream_engine *st, const command *c, bool log)
+ * but for its trace mark; a graph's may leave part of the replay
+ * recorded (*partial; stream_graph_locked mends the batch). */
+static accel_result record_command_locked(stream_engine *st, const command *c, bool log,
+                                          bool *partial)
     SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
@@ -356,7 +358,10 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
     s->to_host |= c->kind == COMMAND_GRAPH ? ((const engine_graph *)c->object)->to_host
                                            : command_writes_host(c);
     if (c->kind == COMMAND_GRAPH) {
-        accel_result ar = record_graph_locked(st, c);
+        bool part = false;
+        accel_result ar = record_graph_locked(st, c, &part);
+        if (partial)
+            *partial = part;
         if (ar != ACCEL_SUCCESS)
             return ar;
     } else {
@@ -410,7 +415,7 @@ static salvo_status record_dispatch_locked(stream_engine *st, const command *c)
         if (r != SALVO_OK)
             return r;
         slot *s = st->open;
-        accel_result ar = record_command_locked(st, c, true);
+        accel_result ar = record_command_locked(st, c, true, NULL);
         if (ar == ACCEL_SUCCESS)
             return SALVO_OK;
         if (ar == ACCEL_ERROR_OUT_OF_POOL_MEMORY && attempt == 0 && s->launches > 0) {
@@ -432,7 +437,8 @@ static salvo_status record_dispatch_locked(stream_engine *st, const command *c)
  * offset on: its waits, then those entries. Same serial, so events and
  * releases keyed on it stay right. On failure the slot holds part of the
  * entries and is still open. */
-static salvo_status rerecord_locked(stream_engine *st, size_t offset) SALVO_REQUIRES(st->q->lock)
+static salvo_status rerecord_locked(stream_engine *st, size_t offset, const char *what)
+    SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     slot *s = st->open;
@@ -478,10 +484,10 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset) SALVO_REQU
             continue;
         }
         command c = batch_entry_command(e);
-        accel_result ar = record_command_locked(st, &c, false);
+        accel_result ar = record_command_locked(st, &c, false, NULL);
         if (ar != ACCEL_SUCCESS)
             return QUEUE_FAIL(q, salvo_status_from_accel(ar),
-                              "cancel: launch of kernel '%s' could not be recorded again (%s)",
+                              "%s: launch of kernel '%s' could not be recorded again (%s)", what,
                               command_name(&c), accel_result_name(ar));
         trace_launch_note(q->trace, st->trace, slot_index(st, s),
                           c.kind == COMMAND_GRAPH ? ((const engine_graph *)c.object)->label
@@ -496,17 +502,20 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset) SALVO_REQU
  * with its message. Where even that cannot be done (a log that could not
  * be kept, a device lost, a recording refused again), the batch's
  * launches are dropped, and whoever waits for the stream next is told so
- * as well as this caller. */
-static salvo_status mend_locked(stream_engine *st, salvo_status r, const char *what)
-    SALVO_REQUIRES(st->q->lock)
+ * (with status dropped) as well as this caller. */
+static salvo_status mend_locked(stream_engine *st, salvo_status r, const char *what,
+                                salvo_status dropped) SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
-    char msg[SALVO_ERROR_MAX];
+    char msg[SALVO_ERROR_MAX], why[SALVO_ERROR_MAX];
     memcpy(msg, salvo_last_error(), sizeof msg);
-    if (!queue_is_lost(q) && st->open && !st->log.broken &&
-        rerecord_locked(st, st->log.start) == SALVO_OK) {
-        salvo_set_error(msg);
-        return r;
+    memcpy(why, msg, sizeof why);
+    if (!queue_is_lost(q) && st->open && !st->log.broken) {
+        if (rerecord_locked(st, st->log.start, what) == SALVO_OK) {
+            salvo_set_error(msg);
+            return r;
+        }
+        memcpy(why, salvo_last_error(), sizeof why); /* what refused it this time */
     }
     if (st->open) {
         slot *s = st->open;
@@ -515,10 +524,10 @@ static salvo_status mend_locked(stream_engine *st, salvo_status r, const char *w
         st->open = NULL;
     }
     if (!queue_is_lost(q)) {
-        salvo_status lost = QUEUE_FAIL(q, SALVO_ERROR_BATCH_FAILED,
+        salvo_status lost = QUEUE_FAIL(q, dropped,
                                        "%s: the batch could not be recorded again; its launches "
                                        "were dropped (%s)",
-                                       what, msg);
+                                       what, why);
         stream_defer_locked(st, lost);
     }
     salvo_set_error(msg);
@@ -548,13 +557,13 @@ salvo_status stream_withdraw_locked(stream_engine *st, size_t offset)
                         "cancel: this batch's log could not be kept (out of host memory)");
     if (offset <= st->log.start)
         return SALVO_OK; /* withdrawn already */
-    salvo_status r = rerecord_locked(st, offset);
+    salvo_status r = rerecord_locked(st, offset, "cancel");
     if (r == SALVO_OK) {
         st->log.start = offset;
         return SALVO_OK;
     }
     /* A failed cancel withdraws nothing: record the whole batch again. */
-    return mend_locked(st, r, "cancel");
+    return mend_locked(st, r, "cancel", SALVO_ERROR_BATCH_FAILED);
 }
 
 salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
@@ -721,7 +730,7 @@ salvo_status stream_command_locked(stream_engine *st, const command *c, const st
         bool any = c->kind == COMMAND_COPY || c->kind == COMMAND_FILL;
         r = any ? stream_open_on_locked(st, call->host_side) : open_on_compute_locked(st);
         if (r == SALVO_OK)
-            record_command_locked(st, c, true); /* cannot fail: only a set can */
+            record_command_locked(st, c, true, NULL); /* cannot fail: only a set can */
     }
     if (r != SALVO_OK)
         return r;
@@ -806,17 +815,19 @@ salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *s
         return r;
     slot *s = st->open;
     command c = graph_replay_command(g);
-    accel_result ar = record_command_locked(st, &c, true);
+    bool partial = false;
+    accel_result ar = record_command_locked(st, &c, true, &partial);
     if (ar != ACCEL_SUCCESS) {
         if (ar == ACCEL_ERROR_DEVICE_LOST)
             queue_mark_lost_locked(st->q);
-        char names[128];
-        graph_inline_names(g, names, sizeof names);
+        char names[256];
+        graph_failure_names(g, names, sizeof names);
         r = QUEUE_FAIL(q, salvo_status_from_accel(ar),
-                       "replay of %s: a node updated since capture (%s) could not be recorded "
-                       "(%s); nothing of the replay runs",
-                       g->label, names, accel_result_name(ar));
-        return mend_locked(st, r, "replay");
+                       "replay of %s could not be recorded (%s); nothing of the replay runs; %s",
+                       g->label, accel_result_name(ar), names);
+        /* The launches before it, should they be dropped, for the same
+         * reason (a recording refused again). */
+        return partial ? mend_locked(st, r, "replay", r) : r;
     }
     COUNTER_ADD(&q->n, launches_total, g->node_count);
     graph_note_replay_locked(g, st->number, s->serial);
