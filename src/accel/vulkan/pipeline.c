@@ -214,11 +214,6 @@ accel_result accel_vk_descpool_create(void *self, accel_device *d, uint32_t max_
 accel_result accel_vk_descpool_reset(void *self, accel_device *d, accel_descpool *pool)
 {
     (void)self;
-    /* Where descriptors are pushed a batch's pool is never drawn from:
-     * nothing to give back, and no driver call on every batch's way. */
-    if (!pool->taken)
-        return ACCEL_SUCCESS;
-    pool->taken = false;
     return d->vk.vkResetDescriptorPool(d->device, pool->pool, 0);
 }
 

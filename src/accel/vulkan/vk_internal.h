@@ -137,7 +137,6 @@ struct accel_pipeline {
 
 struct accel_descpool {
     VkDescriptorPool pool;
-    bool taken; /* a set was allocated since the last reset */
 };
 
 struct accel_cmd {
