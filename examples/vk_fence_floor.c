@@ -437,21 +437,37 @@ static int replay_dispatches(const gpu *g)
 
 enum { CHUNKS = 40 };
 
+/* The graph as both idle-device probes use it: CHUNKS secondaries and
+ * CHUNKS primaries of an equal share of its dispatches, recorded once,
+ * and a primary to execute the secondaries from, all from one new pool. */
+typedef struct chunked_graph {
+    VkCommandPool pool;
+    VkCommandBuffer sec[CHUNKS], pri[CHUNKS], outer;
+} chunked_graph;
+
+static void chunked_graph_make(const gpu *g, chunked_graph *cg)
+{
+    const int per = replay_dispatches(g) / CHUNKS;
+    cg->pool = replay_pool(g);
+    allocate(g, cg->pool, VK_COMMAND_BUFFER_LEVEL_SECONDARY, CHUNKS, cg->sec);
+    allocate(g, cg->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, CHUNKS, cg->pri);
+    allocate(g, cg->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1, &cg->outer);
+    for (int c = 0; c < CHUNKS; c++) {
+        record_once(g, cg->sec[c], true, per);
+        record_once(g, cg->pri[c], false, per);
+    }
+}
+
 /* The host's side of replaying the graph with the device idle: each
  * replay waited for before the next. Times in us, medians of reps. */
 static void replay_floor(gpu *g)
 {
     enum { MAX_REPS = 60 };
-    const int per = replay_dispatches(g) / CHUNKS, reps = g->cpu ? 10 : MAX_REPS;
-    VkCommandPool pool = replay_pool(g);
-    VkCommandBuffer sec[CHUNKS], pri[CHUNKS], outer;
-    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_SECONDARY, CHUNKS, sec);
-    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, CHUNKS, pri);
-    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1, &outer);
-    for (int c = 0; c < CHUNKS; c++) {
-        record_once(g, sec[c], true, per);
-        record_once(g, pri[c], false, per);
-    }
+    const int reps = g->cpu ? 10 : MAX_REPS;
+    chunked_graph cg;
+    chunked_graph_make(g, &cg);
+    VkCommandPool pool = cg.pool;
+    VkCommandBuffer *sec = cg.sec, *pri = cg.pri, outer = cg.outer;
     static double secondary[MAX_REPS], primary[MAX_REPS], again[MAX_REPS];
     for (int r = -1; r < reps; r++) {
         /* After the first round secondary 0 is recorded again, timed,
@@ -485,7 +501,7 @@ static void replay_floor(gpu *g)
     vkDestroyCommandPool(g->device, pool, NULL);
     printf("\n%d x %d dispatches (a barrier before each), recorded once; each replay waited for"
            " (GPU idle); host us, medians of %d\n",
-           CHUNKS, per, reps);
+           CHUNKS, replay_dispatches(g) / CHUNKS, reps);
     printf("as secondaries, one primary executes them: record it + submit  %8.1f\n",
            quantile(secondary, (size_t)reps, 0.5));
     printf("as %d primaries in one submit                                   %8.1f\n", CHUNKS,
@@ -689,15 +705,10 @@ static void rerecord_parts(gpu *g)
 {
     enum { MAX_REPS = 40, PARTS = 4, CASES = 4 };
     const int reps = g->cpu ? 10 : MAX_REPS;
-    VkCommandPool pool = replay_pool(g);
-    VkCommandBuffer sec[CHUNKS], pri[CHUNKS], outer;
-    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_SECONDARY, CHUNKS, sec);
-    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, CHUNKS, pri);
-    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1, &outer);
-    for (int c = 0; c < CHUNKS; c++) {
-        record_once(g, sec[c], true, replay_dispatches(g) / CHUNKS);
-        record_once(g, pri[c], false, replay_dispatches(g) / CHUNKS);
-    }
+    chunked_graph cg;
+    chunked_graph_make(g, &cg);
+    VkCommandPool pool = cg.pool;
+    VkCommandBuffer *sec = cg.sec, *pri = cg.pri, outer = cg.outer;
     /* Case k: a primary when k & 1, reset explicitly when k & 2. */
     static double part[CASES][PARTS][MAX_REPS], whole[CASES][MAX_REPS];
     for (int r = -1; r < reps; r++)
