@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include <salvo/salvo.h>
+#include <salvo/salvo_vulkan.h>
 
 #include "add.spv.h"
 #include "mark.spv.h"
@@ -88,6 +89,8 @@ static int cmp_double(const void *a, const void *b)
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
+
+#include "raw_floor.h"
 
 static double median(double *v, int n)
 {
@@ -240,23 +243,30 @@ static void bench_roundtrip(bench *b, const opts *o)
     uint32_t push[2] = {64, 1};
     uint32_t groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = buf};
-    double *t = malloc(sizeof *t * (size_t)iters * 4);
-    double *tl = t + iters, *tf = t + 2 * iters, *tw = t + 3 * iters;
-    double c0 = cpu_s(), w0 = now_s();
+    double *t = malloc(sizeof *t * (size_t)iters * 5);
+    double *tl = t + iters, *tf = t + 2 * iters, *tw = t + 3 * iters, *tr = t + 4 * iters;
+    /* The floor, each of its round trips made after one of salvo's. */
+    raw_floor floor;
+    bool raw = raw_floor_open(&floor, b->dev, 0, NULL);
+    double cpu = 0, wall = 0;
     for (int i = 0; i < iters; i++) {
-        double t0 = now_s();
+        tr[i] = raw ? raw_floor_trip(&floor) : 0;
+        double c0 = cpu_s(), t0 = now_s();
         CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
         double t1 = now_s();
         CHECK(salvo_stream_flush(st));
         double t2 = now_s();
         CHECK(salvo_stream_synchronize(st));
         double t3 = now_s();
+        cpu += cpu_s() - c0;
+        wall += t3 - t0;
         t[i] = t3 - t0;
         tl[i] = t1 - t0;
         tf[i] = t2 - t1;
         tw[i] = t3 - t2;
     }
-    double cpu = (cpu_s() - c0) / iters, wall = (now_s() - w0) / iters;
+    cpu /= iters;
+    wall /= iters;
     double m = median(t, iters);
     printf("launch + synchronize: %.1f us median (launch %.1f, submit %.1f, wait %.1f), %.1f us "
            "CPU per round trip (%.0f%% of wall)\n",
@@ -264,6 +274,15 @@ static void bench_roundtrip(bench *b, const opts *o)
            cpu * 1e6, 100 * cpu / wall);
     metric(b, "launch_sync_roundtrip_median_us", m * 1e6, "us");
     metric(b, "launch_sync_roundtrip_cpu_us", cpu * 1e6, "us");
+    if (raw) {
+        double f = median(tr, iters);
+        printf("raw floor beside it (same process and queue family; a pre-recorded submit, the "
+               "timeline polled): %.1f us median; launch + synchronize / floor %.2f\n",
+               f * 1e6, m / f);
+        metric(b, "raw_floor_roundtrip_us", f * 1e6, "us");
+        metric(b, "launch_sync_over_raw_floor", m / f, "ratio");
+    }
+    raw_floor_close(&floor);
     free(t);
     salvo_stream_destroy(st);
     salvo_buffer_destroy(buf);
@@ -490,10 +509,13 @@ static void bench_graphs(bench *b, const opts *o)
     uint32_t push[2] = {64, 1};
     uint32_t groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = buf, .size = 256};
-    t = malloc(sizeof *t * (size_t)iters * 3);
-    double *tl = t + iters, *tk = t + 2 * iters;
+    t = malloc(sizeof *t * (size_t)iters * 4);
+    double *tl = t + iters, *tk = t + 2 * iters, *tr = t + 3 * iters;
     double cpu = 0, wall = 0;
+    raw_floor floor;
+    bool raw = raw_floor_open(&floor, b->dev, 0, NULL);
     for (int i = 0; i < iters; i++) {
+        tr[i] = raw ? raw_floor_trip(&floor) : 0;
         double c0 = cpu_s(), t0 = now_s();
         CHECK(salvo_graph_launch(g, st));
         double t1 = now_s();
@@ -515,6 +537,14 @@ static void bench_graphs(bench *b, const opts *o)
            "(%.0f%% of wall); launch + synchronize beside it: %.1f us\n",
            m, median(tl, iters) * 1e6, cpu * 1e6, 100 * cpu / wall, median(tk, iters) * 1e6);
     metric(b, "graph_1node_roundtrip_us", m, "us");
+    if (raw) {
+        double f = median(tr, iters) * 1e6;
+        printf("raw floor beside them: %.1f us median; one-node graph / floor %.2f, launch + "
+               "synchronize / floor %.2f\n",
+               f, m / f, median(tk, iters) * 1e6 / f);
+        metric(b, "graph_1node_over_raw_floor", m / f, "ratio");
+    }
+    raw_floor_close(&floor);
     metric(b, "graph_1node_roundtrip_cpu_us", cpu * 1e6, "us");
     free(t);
     salvo_graph_destroy(g);

@@ -457,6 +457,7 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
         d->wait_semaphores = core12 ? d->vk.vkWaitSemaphores : d->vk.vkWaitSemaphoresKHR;
         d->timeline = d->signal_semaphore && d->semaphore_value && d->wait_semaphores;
     }
+    accel_vk_driver_clock_install(d); /* nothing, unless built with SALVO_DRIVER_CLOCK */
     d->host_import = host_import;
     /* Timestamps are a property of the queue family, not the device. */
     VkQueueFamilyProperties fam[64];

@@ -222,6 +222,11 @@ VkResult accel_vk_compute_devices(const salvo_allocator *alloc, VkInstance insta
                                   VkPhysicalDevice **out, uint32_t *count);
 salvo_device_type accel_vk_device_type(VkPhysicalDeviceType t);
 void accel_vk_copy_name(char dst[SALVO_NAME_MAX], const char *src, size_t src_max);
+/* Replace d's hot entry points by counting, timing ones where built with
+ * SALVO_DRIVER_CLOCK, else nothing (see driver_clock.c). */
+void accel_vk_driver_clock_install(accel_device *d);
+/* Zero the counts (a probe calls it after its warm-up). */
+void accel_vk_driver_clock_reset(void);
 
 /* ---- memory.c */
 

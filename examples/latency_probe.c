@@ -1,0 +1,247 @@
+/*
+ * latency-probe: one of salvo-bench's latency figures, alone in a process,
+ * so that a build with -DSALVO_DRIVER_CLOCK=ON can say where its host time
+ * goes (the driver clock's table on stderr at exit, counted from after the
+ * warm-up: divide by the operations printed here).
+ *
+ *   latency-probe SCENARIO [OPS]
+ *
+ * SCENARIO (OPS operations each, default 2000; graph ones 300):
+ *   roundtrip     launch + flush + synchronize
+ *   graph1        a one-node graph: launch + synchronize
+ *   raw           the raw-Vulkan round trip of raw_floor.h
+ *   raw-barrier   the same, a barrier recorded before its dispatch
+ *   raw-fresh     the same, its command buffer recorded for each trip
+ *   raw-wait      the same, its submit waiting on the value before
+ *   raw-salvo     barrier and fresh: what a batch of one launch records
+ *   raw-waited    fresh and wait, no barrier
+ *   raw-bind      the add kernel, its buffer and push constants pushed
+ *   raw-bind-salvo  the same, barrier and fresh
+ *   empty         launch + flush + synchronize of the empty kernel (no
+ *                 bindings, no push constants)
+ *   replay-idle   launch of a 10,000-node dependent graph, device idle
+ *                 (each replay synchronized before the next)
+ *   replay-busy   the same, three launches back to back, then synchronize
+ *   update-idle   set one node's push constants + launch, device idle
+ *   update-busy   the same, three back to back, then synchronize
+ * Prints the median host time of what each operation times (see above;
+ * a replay or an update: the launch call, or the update and launch).
+ * Exit 0, 77 without a Vulkan device, 2 on a bad argument.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <salvo/salvo.h>
+#include <salvo/salvo_vulkan.h>
+
+#include "add.spv.h"
+
+/* Internal (libsalvo_internal.a): zero the driver clock's counts; nothing
+ * in a build without it. */
+void accel_vk_driver_clock_reset(void);
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#include "raw_floor.h"
+
+#define CHECK(call)                                                                               \
+    do {                                                                                          \
+        salvo_status check_s = (call);                                                            \
+        if (check_s != SALVO_OK) {                                                                \
+            fprintf(stderr, "%s: %s\n", #call, salvo_status_string(check_s));                     \
+            exit(1);                                                                              \
+        }                                                                                         \
+    } while (0)
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef enum scenario {
+    ROUNDTRIP,
+    EMPTY,
+    GRAPH1,
+    REPLAY_IDLE,
+    REPLAY_BUSY,
+    UPDATE_IDLE,
+    UPDATE_BUSY,
+    RAW, /* this and those after it: raw_floor.h's trips */
+    RAW_WITH_BARRIER,
+    RAW_FRESH_RECORDED,
+    RAW_WAITING,
+    RAW_SALVO,
+    RAW_WAITED,
+    RAW_BOUND,
+    RAW_BOUND_SALVO,
+    SCENARIOS
+} scenario;
+
+static const struct {
+    const char *name;
+    unsigned raw_variant;
+} scenarios[SCENARIOS] = {
+    [ROUNDTRIP] = {"roundtrip", 0},
+    [EMPTY] = {"empty", 0},
+    [GRAPH1] = {"graph1", 0},
+    [REPLAY_IDLE] = {"replay-idle", 0},
+    [REPLAY_BUSY] = {"replay-busy", 0},
+    [UPDATE_IDLE] = {"update-idle", 0},
+    [UPDATE_BUSY] = {"update-busy", 0},
+    [RAW] = {"raw", 0},
+    [RAW_WITH_BARRIER] = {"raw-barrier", RAW_BARRIER},
+    [RAW_FRESH_RECORDED] = {"raw-fresh", RAW_FRESH},
+    [RAW_WAITING] = {"raw-wait", RAW_WAIT},
+    [RAW_SALVO] = {"raw-salvo", RAW_BARRIER | RAW_FRESH},
+    [RAW_WAITED] = {"raw-waited", RAW_FRESH | RAW_WAIT},
+    [RAW_BOUND] = {"raw-bind", RAW_BIND},
+    [RAW_BOUND_SALVO] = {"raw-bind-salvo", RAW_BIND | RAW_BARRIER | RAW_FRESH},
+};
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: latency-probe SCENARIO [OPS]; SCENARIO one of");
+    for (int i = 0; i < SCENARIOS; i++)
+        fprintf(to, " %s", scenarios[i].name);
+    fprintf(to, "\n");
+}
+
+typedef struct probe {
+    salvo_device *dev;
+    salvo_stream *st;
+    salvo_kernel *add, *empty;
+    salvo_buffer *buf;
+    salvo_graph *graph;
+    raw_floor floor;
+} probe;
+
+/* n launches of add (64 elements, +1) on one slice, captured. */
+static salvo_graph *capture(probe *p, uint32_t n)
+{
+    uint32_t push[2] = {64, 1}, groups[3] = {1, 1, 1};
+    salvo_binding bd = {.binding = 0, .buffer = p->buf, .size = 256};
+    CHECK(salvo_stream_begin_capture(p->st));
+    for (uint32_t i = 0; i < n; i++)
+        CHECK(salvo_launch(p->st, p->add, groups, &bd, 1, push, sizeof push));
+    salvo_graph *g = NULL;
+    CHECK(salvo_stream_end_capture(p->st, &g));
+    return g;
+}
+
+/* One operation of scenario s; returns the host time it times. */
+static double op(probe *p, scenario s, int i)
+{
+    uint32_t push[2] = {64, 1 + (uint32_t)(i & 1)}, groups[3] = {1, 1, 1};
+    salvo_binding bd = {.binding = 0, .buffer = p->buf, .size = 256};
+    double t0 = now_s(), t = 0;
+    switch (s) {
+    case ROUNDTRIP:
+    case EMPTY:
+        if (s == EMPTY)
+            CHECK(salvo_launch(p->st, p->empty, groups, NULL, 0, NULL, 0));
+        else
+            CHECK(salvo_launch(p->st, p->add, groups, &bd, 1, push, sizeof push));
+        CHECK(salvo_stream_flush(p->st));
+        CHECK(salvo_stream_synchronize(p->st));
+        return now_s() - t0;
+    case GRAPH1:
+        CHECK(salvo_graph_launch(p->graph, p->st));
+        CHECK(salvo_stream_synchronize(p->st));
+        return now_s() - t0;
+    case REPLAY_IDLE:
+    case UPDATE_IDLE:
+        if (s == UPDATE_IDLE)
+            CHECK(salvo_graph_set_push(p->graph, 5000, push, sizeof push));
+        CHECK(salvo_graph_launch(p->graph, p->st));
+        t = now_s() - t0;
+        CHECK(salvo_stream_synchronize(p->st));
+        return t;
+    case REPLAY_BUSY:
+    case UPDATE_BUSY:
+        /* The third of three back to back: the device busy with two. */
+        for (int k = 0; k < 3; k++) {
+            t0 = now_s();
+            if (s == UPDATE_BUSY)
+                CHECK(salvo_graph_set_push(p->graph, 5000, push, sizeof push));
+            CHECK(salvo_graph_launch(p->graph, p->st));
+            t = now_s() - t0;
+        }
+        CHECK(salvo_stream_synchronize(p->st));
+        return t;
+    default:
+        return raw_floor_trip(&p->floor);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int s = -1;
+    if (argc >= 2)
+        for (int i = 0; i < SCENARIOS; i++)
+            if (strcmp(argv[1], scenarios[i].name) == 0)
+                s = i;
+    if (argc >= 2 && strcmp(argv[1], "--help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (s < 0 || argc > 3) {
+        usage(stderr);
+        return 2;
+    }
+    bool raw = s >= RAW, graph = s >= GRAPH1 && !raw;
+    int ops = argc == 3 ? atoi(argv[2]) : graph && s != GRAPH1 ? 300 : 2000;
+    if (ops < 1)
+        ops = 1;
+    probe p = {0};
+    if (salvo_device_create(NULL, &p.dev) != SALVO_OK)
+        return 77;
+    salvo_spec_constant sc = {0, 64};
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add",
+                            .spec_constants = &sc, .spec_constant_count = 1};
+    CHECK(salvo_kernel_create(p.dev, &kd, &p.add));
+    salvo_kernel_desc ed = {.spirv = empty_spv, .spirv_size = sizeof empty_spv, .name = "empty"};
+    CHECK(salvo_kernel_create(p.dev, &ed, &p.empty));
+    CHECK(salvo_buffer_create(p.dev, 256, SALVO_DOMAIN_DEVICE, &p.buf));
+    CHECK(salvo_stream_create(p.dev, NULL, &p.st));
+    if (raw && !raw_floor_open(&p.floor, p.dev, scenarios[s].raw_variant, p.buf)) {
+        fprintf(stderr, "latency-probe: no Vulkan 1.2 device for the raw floor\n");
+        return 77;
+    }
+    if (graph)
+        p.graph = capture(&p, s == GRAPH1 ? 1 : 10000);
+    double *t = malloc(sizeof *t * (size_t)ops);
+    for (int i = 0; i < 20; i++) /* warm-up */
+        op(&p, (scenario)s, i);
+    accel_vk_driver_clock_reset();
+    p.floor.submit_s = 0;
+    double t0 = now_s();
+    for (int i = 0; i < ops; i++)
+        t[i] = op(&p, (scenario)s, i);
+    double wall = now_s() - t0;
+    qsort(t, (size_t)ops, sizeof *t, by_value);
+    printf("%s: %d ops, median %.2f us, p10 %.2f, p90 %.2f; wall per op %.2f us\n", scenarios[s].name,
+           ops, t[ops / 2] * 1e6, t[ops / 10] * 1e6, t[ops * 9 / 10] * 1e6, wall / ops * 1e6);
+    if (raw)
+        printf("%s: vkQueueSubmit %.2f us per op\n", scenarios[s].name, p.floor.submit_s / ops * 1e6);
+    fflush(stdout);
+    free(t);
+    raw_floor_close(&p.floor);
+    salvo_graph_destroy(p.graph);
+    salvo_stream_destroy(p.st);
+    salvo_buffer_destroy(p.buf);
+    salvo_kernel_destroy(p.add);
+    salvo_kernel_destroy(p.empty);
+    salvo_device_destroy(p.dev);
+    return 0;
+}
