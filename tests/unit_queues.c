@@ -503,6 +503,54 @@ static void test_host_copies_on_copy_queue(void **state)
     close_env(&e);
 }
 
+/* A submitted batch has the stream's next one begun while the device runs
+ * it: the launch after it begins nothing, and the barrier that batch opens
+ * with is counted once, when it begins. */
+static void test_next_batch_begun_while_device_runs(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, 1, FAKE_COMPLETE_MANUAL);
+    salvo_stats s0, s1;
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    uint64_t begins = fake_calls(e.f, "cmd_begin");
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    /* Begun at the flush, with the device still running the batch. */
+    assert_int_equal(fake_calls(e.f, "cmd_begin"), begins + 1);
+    assert_int_equal(fake_queue_submits(e.f, 0), 1);
+    assert_int_equal(salvo_device_stats(e.dev, &s0), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(fake_calls(e.f, "cmd_begin"), begins + 1);
+    assert_int_equal(salvo_device_stats(e.dev, &s1), SALVO_OK);
+    assert_int_equal(s1.barriers_emitted, s0.barriers_emitted + 1);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 0), 2);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    close_env(&e);
+}
+
+/* A batch begun ahead on the stream's queue that a copy then takes to the
+ * copy queue: the command buffer begun is put back (reset), the copy's
+ * batch is begun on the copy queue's, and the data arrives. */
+static void test_begun_ahead_then_copy_queue(void **state)
+{
+    (void)state;
+    env e;
+    open_env_copy(&e, 1, FAKE_COMPLETE_AUTO, true);
+    salvo_buffer *h = host_buffer(&e, 23);
+    assert_int_equal(launch(&e, 0, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    uint64_t resets = fake_calls(e.f, "cmd_reset");
+    assert_int_equal(salvo_copy(e.st[0], h, 0, e.buf[0], 0, 1024), SALVO_OK);
+    assert_int_equal(fake_calls(e.f, "cmd_reset"), resets + 1);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_queue_submits(e.f, 1), 1);
+    expect_contents(e.buf[0], 23);
+    salvo_buffer_destroy(h);
+    close_env(&e); /* fails on any illegal use: a begin while recording */
+}
+
 /* A stream stays in order across its two queues: a copy-queue batch
  * waits for the stream's batch before it, and the launch after it waits
  * for it, on the device (the fake runs one queue ahead when asked). */
@@ -1277,6 +1325,8 @@ int main(void)
         cmocka_unit_test(test_batches_grow_after_any_command),
         cmocka_unit_test(test_trace_started_during_copy_slot_wait),
         cmocka_unit_test(test_host_copies_on_copy_queue),
+        cmocka_unit_test(test_next_batch_begun_while_device_runs),
+        cmocka_unit_test(test_begun_ahead_then_copy_queue),
         cmocka_unit_test(test_copy_queue_keeps_stream_order),
         cmocka_unit_test(test_event_after_copy_on_shared_queue),
         cmocka_unit_test(test_staged_and_fallback),

@@ -254,6 +254,82 @@ static void test_begin_failure_stays_idle(void **state)
     expect_reusable(fx);
 }
 
+/* A slot begun ahead: its command buffer recording with the lead barrier
+ * in it, the slot IDLE; the begin then calls the accelerator no more. */
+static void test_prepare_begins_ahead(void **state)
+{
+    fixture *fx = *state;
+    slot_prepare(&fx->s, &fx->env, ACCEL_BARRIER_WORK);
+    assert_int_equal(fx->s.state, SLOT_IDLE);
+    assert_true(fx->s.prepared);
+    assert_false(slot_active(&fx->s));
+    assert_int_equal(fake_cmd_state_of(fx->f, fx->s.cmd), FAKE_CMD_RECORDING);
+    assert_int_equal(fake_calls(fx->f, "cmd_begin"), 1);
+    assert_int_equal(fake_calls(fx->f, "cmd_barrier"), 1);
+    /* Again: nothing more. */
+    slot_prepare(&fx->s, &fx->env, ACCEL_BARRIER_WORK);
+    assert_int_equal(fake_calls(fx->f, "cmd_begin"), 1);
+    assert_int_equal(fake_calls(fx->f, "cmd_barrier"), 1);
+    assert_int_equal(slot_begin(&fx->s, &fx->env, 9, NO_SIGNAL), SALVO_OK);
+    assert_int_equal(fx->s.state, SLOT_RECORDING);
+    assert_false(fx->s.prepared);
+    assert_int_equal(fake_calls(fx->f, "cmd_begin"), 1);
+    assert_int_equal(fake_calls(fx->f, "cmd_barrier"), 1);
+    record_dispatch(fx);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_OK);
+    assert_true(fake_complete_next(fx->f));
+    assert_int_equal(slot_wait(&fx->s, &fx->env, UINT64_MAX), SALVO_OK);
+    expect_clean_idle(fx);
+    expect_reusable(fx);
+}
+
+/* A prepare the accelerator refuses leaves the slot as it was, says
+ * nothing, and the begin after it begins (and succeeds). */
+static void test_prepare_failure_leaves_slot_as_it_was(void **state)
+{
+    fixture *fx = *state;
+    fake_set_result(fx->f, "cmd_begin", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    slot_prepare(&fx->s, &fx->env, ACCEL_BARRIER_WORK);
+    assert_int_equal(fx->s.state, SLOT_IDLE);
+    assert_false(fx->s.prepared);
+    assert_int_equal(fake_cmd_state_of(fx->f, fx->s.cmd), FAKE_CMD_INITIAL);
+    assert_int_equal(fake_calls(fx->f, "cmd_barrier"), 0);
+    assert_int_equal(fx->errors_logged, 0);
+    assert_int_equal(slot_begin(&fx->s, &fx->env, 4, NO_SIGNAL), SALVO_OK);
+    assert_int_equal(fake_calls(fx->f, "cmd_begin"), 2);
+    assert_int_equal(fake_cmd_state_of(fx->f, fx->s.cmd), FAKE_CMD_RECORDING);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_OK);
+    assert_true(fake_complete_next(fx->f));
+    assert_int_equal(slot_wait(&fx->s, &fx->env, UINT64_MAX), SALVO_OK);
+    expect_reusable(fx);
+}
+
+/* Only an IDLE slot is prepared; one in any other state is left alone. */
+static void test_prepare_only_when_idle(void **state)
+{
+    fixture *fx = *state;
+    to_recording(fx);
+    slot_prepare(&fx->s, &fx->env, ACCEL_BARRIER_WORK);
+    assert_false(fx->s.prepared);
+    assert_int_equal(fake_calls(fx->f, "cmd_begin"), 1);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_OK);
+    slot_prepare(&fx->s, &fx->env, ACCEL_BARRIER_WORK);
+    assert_false(fx->s.prepared);
+    assert_int_equal(fake_calls(fx->f, "cmd_begin"), 1);
+    assert_int_equal(fake_cmd_state_of(fx->f, fx->s.cmd), FAKE_CMD_PENDING);
+    assert_true(fake_complete_next(fx->f));
+    assert_int_equal(slot_wait(&fx->s, &fx->env, UINT64_MAX), SALVO_OK);
+}
+
+/* A slot destroyed while prepared leaves nothing behind (teardown checks
+ * every handle is gone and no use was illegal). */
+static void test_prepared_slot_destroyed(void **state)
+{
+    fixture *fx = *state;
+    slot_prepare(&fx->s, &fx->env, ACCEL_BARRIER_WORK);
+    assert_true(fx->s.prepared);
+}
+
 static void test_submit_goes_in_flight(void **state)
 {
     fixture *fx = *state;
@@ -852,6 +928,10 @@ int main(void)
         T(test_destroy_releases_everything),
         T(test_begin_records),
         T(test_begin_failure_stays_idle),
+        T(test_prepare_begins_ahead),
+        T(test_prepare_failure_leaves_slot_as_it_was),
+        T(test_prepare_only_when_idle),
+        T(test_prepared_slot_destroyed),
         T(test_submit_goes_in_flight),
         T(test_poll_not_ready_then_retire),
         T(test_complete_applies_observed_result),

@@ -46,6 +46,17 @@ static void note_buffers(stream_engine *st, slot *s)
     }
 }
 
+/* Begin st's next slot ahead (slot_prepare) while the device runs the
+ * batch just submitted: the next batch's begin then costs nothing. Not
+ * where that batch may go to another queue (a slot last used for the copy
+ * queue) or where a trace stamps each batch's start first. */
+static void prepare_next(stream_engine *st) SALVO_REQUIRES(st->q->lock)
+{
+    slot *s = &st->slots[st->cur];
+    if (!st->open && !s->waiters && s->queue == st->hwq && !st->q->trace)
+        slot_prepare(s, &st->q->env, STREAM_BATCH_LEAD);
+}
+
 salvo_status stream_submit_locked(stream_engine *st, bool report)
 {
     queue *q = st->q;
@@ -83,6 +94,7 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
         st->last_queue = s->queue;
         st->queue_ordered = false; /* after, on the one queue: covers it */
         st->cur = (st->cur + 1) % STREAM_SLOTS;
+        prepare_next(st);
         return SALVO_OK;
     }
     if (!slot_active(s)) {

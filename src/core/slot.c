@@ -242,6 +242,11 @@ salvo_status slot_use_queue(slot *s, const slot_env *env, uint32_t queue)
         s->alt_queue = queue;
         s->alt_unreset = false;
     }
+    if (s->prepared) {
+        /* Begun for this queue: back to the initial state first. */
+        s->prepared = false;
+        reset_cmd(s, env);
+    }
     accel_cmd *c = s->cmd;
     bool unreset = s->cmd_unreset;
     s->cmd = s->alt_cmd;
@@ -262,7 +267,9 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
         return SALVO_FAIL(env->log, salvo_status_from_accel(r),
                           "slot: begin failed: the command buffer cannot be reset (%s)",
                           accel_result_name(r));
-    r = VT(env)->cmd_begin(SELF(env), env->dev, s->cmd);
+    if (!s->prepared)
+        r = VT(env)->cmd_begin(SELF(env), env->dev, s->cmd);
+    s->prepared = false;
     if (r != ACCEL_SUCCESS) {
         /* A begin that failed half-way must not leave the buffer recording. */
         reset_cmd(s, env);
@@ -281,6 +288,18 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
     s->name_count = 0;
     s->names_dropped = 0;
     return SALVO_OK;
+}
+
+void slot_prepare(slot *s, const slot_env *env, accel_barrier lead)
+{
+    if (s->state != SLOT_IDLE || s->prepared || s->cmd_unreset)
+        return;
+    if (VT(env)->cmd_begin(SELF(env), env->dev, s->cmd) != ACCEL_SUCCESS) {
+        reset_cmd(s, env);
+        return;
+    }
+    VT(env)->cmd_barrier(SELF(env), env->dev, s->cmd, lead);
+    s->prepared = true;
 }
 
 void slot_note_launch(slot *s, const char *kernel_name)

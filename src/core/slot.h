@@ -116,6 +116,9 @@ struct slot {
     void *owner; /* the stream whose ring it is in (set by the stream) */
     accel_cmd *cmd;
     bool cmd_unreset; /* a reset was refused: the next begin resets first */
+    /* IDLE with cmd begun ahead and its lead barrier recorded
+     * (slot_prepare): the next begin records nothing more. */
+    bool prepared;
     accel_fence *fence;
     accel_descpool *pool;
     uint64_t serial;   /* device-wide batch serial, taken at begin */
@@ -180,8 +183,17 @@ void slot_destroy(slot *s, const slot_env *env);
 salvo_status slot_use_queue(slot *s, const slot_env *env, uint32_t queue);
 /* IDLE -> RECORDING, with the given serial; the batch will signal
  * signal.timeline at signal.value when it completes (timeline NULL: none).
- * A failed begin leaves it IDLE. */
+ * A failed begin leaves it IDLE. A prepared slot's command buffer is
+ * taken as it is (begun, its lead barrier in it). */
 salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem_op signal);
+/* Begin an IDLE slot's command buffer ahead of its batch and record lead
+ * in it (the barrier every batch opens with), so that the batch's begin,
+ * later, costs nothing: the owner calls it while the device runs the
+ * batch before. Stays IDLE; does nothing where the slot is not IDLE, is
+ * prepared already or has an unreset command buffer. A failure is not
+ * reported: the slot is left as it was (the begin will try, and report).
+ * slot_use_queue to another queue undoes it. */
+void slot_prepare(slot *s, const slot_env *env, accel_barrier lead);
 /* Note one launch of the named kernel recorded (RECORDING only). */
 void slot_note_launch(slot *s, const char *kernel_name);
 /* Note a name for the batch's failures without counting a launch. */

@@ -59,6 +59,7 @@ void stream_submit_covering_nowait_locked(stream_engine *st)
 
 /* A batch begins with a barrier over everything before it: nothing of
  * the batch is unordered yet. */
+
 static void order_reset(stream_engine *st)
 {
     hazard_reset(&st->hazards);
@@ -76,6 +77,7 @@ static salvo_status begin_locked(stream_engine *st, slot *s, uint64_t serial)
 {
     queue *q = st->q;
     accel_sem_op signal = {st->timeline ? st->timeline->t : NULL, serial};
+    bool led = s->prepared; /* the barrier below is in it already */
     salvo_status r = slot_begin(s, &q->env, serial, signal);
     if (r != SALVO_OK) {
         if (queue_noted(q, r) == SALVO_ERROR_DEVICE_LOST)
@@ -87,7 +89,10 @@ static salvo_status begin_locked(stream_engine *st, slot *s, uint64_t serial)
         st->busy = true;
         stream_hold_locked(st);
     }
-    barrier(q, s, ACCEL_BARRIER_WORK);
+    if (led)
+        COUNTER_ADD(&q->n, barriers_emitted, 1);
+    else
+        barrier(q, s, STREAM_BATCH_LEAD);
     return SALVO_OK;
 }
 

@@ -134,6 +134,9 @@ bool stream_idle_locked(const stream_engine *st) SALVO_REQUIRES(st->q->lock);
  * count reached zero, or the device's end, its work settled). */
 void stream_free_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
 
+/* The barrier every batch opens with, over everything before it. */
+#define STREAM_BATCH_LEAD ACCEL_BARRIER_WORK
+
 /* Open a batch on st if none is (waiting for the ring slot if needed;
  * SALVO_ERROR_TIMEOUT when that wait expired: nothing opened), on st's
  * hardware queue. */
