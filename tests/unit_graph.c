@@ -231,6 +231,47 @@ static void test_updated_node_recorded_inline(void **state)
     close_env(&e);
 }
 
+/* Where every node may be inline, a graph of GRAPH_INLINE_NODES nodes or
+ * fewer is recorded into each replay's batch, node by node, and makes no
+ * recording of its own; its nodes keep their order, and an update records
+ * nothing. One node more and it is recorded once, as before. */
+static void test_small_graph_recorded_inline(void **state)
+{
+    (void)state;
+    env e;
+    uint64_t sum = 0;
+    open_env_with(&e, FAKE_COMPLETE_AUTO, true, &sum);
+    salvo_graph *g = capture(&e, GRAPH_INLINE_NODES);
+    assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 0);
+    assert_int_equal(fake_calls(e.f, "cmd_begin_reusable"), 0);
+    uint64_t d0 = fake_calls(e.f, "cmd_dispatch"), barriers0 = fake_calls(e.f, "cmd_barrier");
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, 2 * GRAPH_INLINE_NODES);
+    /* Nodes on buffers 0, 1, 0, 1: a barrier between each level of the
+     * graph at least (the lead and between replays may add some). */
+    assert_true(fake_calls(e.f, "cmd_barrier") - barriers0 >= 2 * (GRAPH_INLINE_NODES - 2));
+    assert_int_equal(sum, 2 * GRAPH_INLINE_NODES);
+    const uint32_t push[2] = {256, 9};
+    assert_int_equal(salvo_graph_set_push(g, 1, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(sum, 3 * GRAPH_INLINE_NODES - 1 + 9);
+    assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 0);
+    salvo_graph_destroy(g);
+
+    g = capture(&e, GRAPH_INLINE_NODES + 1);
+    assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 1);
+    assert_int_equal(fake_calls(e.f, "cmd_begin_reusable"), 1);
+    d0 = fake_calls(e.f, "cmd_dispatch");
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_calls(e.f, "cmd_dispatch"), d0);
+    salvo_graph_destroy(g);
+    close_env(&e);
+}
+
 /* A recording that keeps failing: the replay that meets it fails, and
  * the launch before it in the batch, which cannot be recorded again
  * either, is dropped and reported to the stream's synchronize with the
@@ -455,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_update_while_pending),
         cmocka_unit_test(test_update_records_one_node),
         cmocka_unit_test(test_updated_node_recorded_inline),
+        cmocka_unit_test(test_small_graph_recorded_inline),
         cmocka_unit_test(test_inline_node_failing_for_good),
         cmocka_unit_test(test_failed_replay_names_graph),
         cmocka_unit_test(test_recording_failures),

@@ -660,7 +660,11 @@ salvo_status graph_compile_locked(engine_graph *g)
     salvo_status r = plan(g);
     if (r != SALVO_OK)
         return QUEUE_FAIL(g->q, r, "end of capture of %s: out of host memory", g->label);
-    uint32_t count = (g->node_count + GRAPH_CHUNK_NODES - 1) / GRAPH_CHUNK_NODES;
+    bool whole_inline = g->node_count > 0 && g->node_count <= GRAPH_INLINE_NODES;
+    for (uint32_t p = 0; p < g->node_count && whole_inline; p++)
+        whole_inline = inline_fits(g, p);
+    uint32_t per = whole_inline ? 1 : GRAPH_CHUNK_NODES;
+    uint32_t count = (g->node_count + per - 1) / per;
     g->chunks = salvo_mem_calloc(a, count ? count : 1, sizeof *g->chunks);
     g->cmds = salvo_mem_calloc(a, count ? count : 1, sizeof *g->cmds);
     if (!g->chunks || !g->cmds) {
@@ -673,11 +677,12 @@ salvo_status graph_compile_locked(engine_graph *g)
     }
     g->chunk_count = count;
     for (uint32_t i = 0; i < count; i++) {
-        g->chunks[i].first = i * GRAPH_CHUNK_NODES;
-        g->chunks[i].count = g->node_count - g->chunks[i].first < GRAPH_CHUNK_NODES
+        g->chunks[i].first = i * per;
+        g->chunks[i].count = g->node_count - g->chunks[i].first < per
                                  ? g->node_count - g->chunks[i].first
-                                 : GRAPH_CHUNK_NODES;
+                                 : per;
         g->chunks[i].stale = true;
+        g->chunks[i].inline_node = whole_inline;
     }
     g->payload_stale = true;
     r = record_stale_locked(g);

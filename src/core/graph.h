@@ -23,7 +23,9 @@
  * the chunks around it, as a launch, so that later updates of it record
  * nothing and cost the replay one launch. Otherwise the one-node chunk
  * goes stale at each update, and updating the node costs the recording
- * of one node. Chunks whose order or barriers new bindings change go
+ * of one node. A graph of GRAPH_INLINE_NODES nodes or fewer that may all
+ * be inline is inline from the start, a chunk per node, and records
+ * nothing but at its replays. Chunks whose order or barriers new bindings change go
  * stale too; the next replay records stale chunks again, into fresh
  * command buffers when a batch still pending executes the old ones
  * (those go to the retire queue), so replays already made keep what they
@@ -50,7 +52,12 @@
 enum {
     GRAPH_CHUNK_NODES = SALVO_GRAPH_CHUNK_NODES,
     /* Nodes that may get a chunk of their own when updated. */
-    GRAPH_MAX_SPLITS = 64
+    GRAPH_MAX_SPLITS = 64,
+    /* A graph of this many nodes or fewer, each of which may be inline,
+     * is inline whole: recorded into each replay's batch as launches are,
+     * which costs the host what the execution of a recording would and
+     * spares the device the secondary command buffer's own latency. */
+    GRAPH_INLINE_NODES = 4
 };
 
 /* A node: one command (a dispatch, copy, fill or image copy; see
