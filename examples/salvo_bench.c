@@ -243,14 +243,22 @@ static void bench_roundtrip(bench *b, const opts *o)
     uint32_t push[2] = {64, 1};
     uint32_t groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = buf};
-    double *t = malloc(sizeof *t * (size_t)iters * 5);
-    double *tl = t + iters, *tf = t + 2 * iters, *tw = t + 3 * iters, *tr = t + 4 * iters;
-    /* The floor, each of its round trips made after one of salvo's. */
-    raw_floor floor;
-    bool raw = raw_floor_open(&floor, b->dev, 0, NULL);
+    double *t = malloc(sizeof *t * (size_t)iters * 6);
+    double *tl = t + iters, *tf = t + 2 * iters, *tw = t + 3 * iters, *tr = t + 4 * iters,
+           *tb = t + 5 * iters;
+    /* The floors, their round trips made in turn with salvo's: the empty
+     * kernel, and the same launch as salvo's (add, its buffer and push
+     * constants pushed), each recorded once; the second on a buffer of
+     * its own. */
+    raw_floor floor, bound;
+    salvo_buffer *raw_buf = NULL;
+    CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &raw_buf));
+    bool raw = raw_floor_open(&floor, b->dev, 0, NULL) &&
+               raw_floor_open(&bound, b->dev, RAW_BIND, raw_buf);
     double cpu = 0, wall = 0;
     for (int i = 0; i < iters; i++) {
         tr[i] = raw ? raw_floor_trip(&floor) : 0;
+        tb[i] = raw ? raw_floor_trip(&bound) : 0;
         double c0 = cpu_s(), t0 = now_s();
         CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
         double t1 = now_s();
@@ -275,17 +283,23 @@ static void bench_roundtrip(bench *b, const opts *o)
     metric(b, "launch_sync_roundtrip_median_us", m * 1e6, "us");
     metric(b, "launch_sync_roundtrip_cpu_us", cpu * 1e6, "us");
     if (raw) {
-        double f = median(tr, iters);
+        double f = median(tr, iters), fb = median(tb, iters);
         printf("raw floor beside it (same process and queue family; a pre-recorded submit, the "
-               "timeline polled): %.1f us median; launch + synchronize / floor %.2f\n",
-               f * 1e6, m / f);
+               "timeline polled): %.1f us median for the empty kernel, %.1f for the same launch "
+               "(add, its buffer and constants pushed); launch + synchronize / floor %.2f, / "
+               "same-launch floor %.2f\n",
+               f * 1e6, fb * 1e6, m / f, m / fb);
         metric(b, "raw_floor_roundtrip_us", f * 1e6, "us");
+        metric(b, "raw_floor_same_launch_us", fb * 1e6, "us");
         metric(b, "launch_sync_over_raw_floor", m / f, "ratio");
+        metric(b, "launch_sync_over_same_launch_floor", m / fb, "ratio");
     }
     raw_floor_close(&floor);
+    raw_floor_close(&bound);
     free(t);
     salvo_stream_destroy(st);
     salvo_buffer_destroy(buf);
+    salvo_buffer_destroy(raw_buf);
 }
 
 /* Exit 1 unless the 64 words at each of count offsets step apart in buf
@@ -509,13 +523,17 @@ static void bench_graphs(bench *b, const opts *o)
     uint32_t push[2] = {64, 1};
     uint32_t groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = buf, .size = 256};
-    t = malloc(sizeof *t * (size_t)iters * 4);
-    double *tl = t + iters, *tk = t + 2 * iters, *tr = t + 3 * iters;
+    t = malloc(sizeof *t * (size_t)iters * 5);
+    double *tl = t + iters, *tk = t + 2 * iters, *tr = t + 3 * iters, *ts = t + 4 * iters;
     double cpu = 0, wall = 0;
-    raw_floor floor;
-    bool raw = raw_floor_open(&floor, b->dev, 0, NULL);
+    raw_floor floor, bound;
+    salvo_buffer *raw_buf = NULL;
+    CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &raw_buf));
+    bool raw = raw_floor_open(&floor, b->dev, 0, NULL) &&
+               raw_floor_open(&bound, b->dev, RAW_BIND, raw_buf);
     for (int i = 0; i < iters; i++) {
         tr[i] = raw ? raw_floor_trip(&floor) : 0;
+        ts[i] = raw ? raw_floor_trip(&bound) : 0;
         double c0 = cpu_s(), t0 = now_s();
         CHECK(salvo_graph_launch(g, st));
         double t1 = now_s();
@@ -538,13 +556,16 @@ static void bench_graphs(bench *b, const opts *o)
            m, median(tl, iters) * 1e6, cpu * 1e6, 100 * cpu / wall, median(tk, iters) * 1e6);
     metric(b, "graph_1node_roundtrip_us", m, "us");
     if (raw) {
-        double f = median(tr, iters) * 1e6;
-        printf("raw floor beside them: %.1f us median; one-node graph / floor %.2f, launch + "
-               "synchronize / floor %.2f\n",
-               f, m / f, median(tk, iters) * 1e6 / f);
+        double f = median(tr, iters) * 1e6, fb = median(ts, iters) * 1e6;
+        printf("raw floors beside them: %.1f us median (empty kernel), %.1f (the same launch); "
+               "one-node graph / floors %.2f, %.2f; launch + synchronize / floors %.2f, %.2f\n",
+               f, fb, m / f, m / fb, median(tk, iters) * 1e6 / f, median(tk, iters) * 1e6 / fb);
         metric(b, "graph_1node_over_raw_floor", m / f, "ratio");
+        metric(b, "graph_1node_over_same_launch_floor", m / fb, "ratio");
     }
     raw_floor_close(&floor);
+    raw_floor_close(&bound);
+    salvo_buffer_destroy(raw_buf);
     metric(b, "graph_1node_roundtrip_cpu_us", cpu * 1e6, "us");
     free(t);
     salvo_graph_destroy(g);
