@@ -26,7 +26,8 @@
  *   update-busy   the same, three back to back, then synchronize
  * Prints the median host time of what each operation times (see above;
  * a replay or an update: the launch call, or the update and launch).
- * Exit 0, 77 without a Vulkan device, 2 on a bad argument.
+ * Exit 0; 1 where a call failed or the validation layer (SALVO_VALIDATION)
+ * reported anything; 77 without a Vulkan device; 2 on a bad argument.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
@@ -236,6 +237,10 @@ int main(int argc, char **argv)
         printf("%s: vkQueueSubmit %.2f us per op\n", scenarios[s].name, p.floor.submit_s / ops * 1e6);
     fflush(stdout);
     free(t);
+    /* With SALVO_VALIDATION set, a finding of the layer fails the run (the
+     * raw trips' calls go through salvo's instance and are checked too). */
+    salvo_stats stats;
+    CHECK(salvo_device_stats(p.dev, &stats));
     raw_floor_close(&p.floor);
     salvo_graph_destroy(p.graph);
     salvo_stream_destroy(p.st);
@@ -243,5 +248,10 @@ int main(int argc, char **argv)
     salvo_kernel_destroy(p.add);
     salvo_kernel_destroy(p.empty);
     salvo_device_destroy(p.dev);
+    if (stats.validation_messages) {
+        fprintf(stderr, "latency-probe: the validation layer reported %llu messages\n",
+                (unsigned long long)stats.validation_messages);
+        return 1;
+    }
     return 0;
 }
