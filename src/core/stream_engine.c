@@ -59,7 +59,6 @@ void stream_submit_covering_nowait_locked(stream_engine *st)
 
 /* A batch begins with a barrier over everything before it: nothing of
  * the batch is unordered yet. */
-
 static void order_reset(stream_engine *st)
 {
     hazard_reset(&st->hazards);
