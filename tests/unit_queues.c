@@ -25,6 +25,7 @@
 #include "add.spv.h"
 #include "api/internal.h"
 #include "accel/accel_fault.h"
+#include "core/wait.h"
 #include "support/fake_accel.h"
 
 typedef struct env {
@@ -1311,6 +1312,130 @@ static void test_log_callback_destroys_the_raised_gate(void **state)
     close_env(&e);
 }
 
+/* The wait's polling on a GPU. A synchronize whose batch the fake
+ * completes only once the wait has polled for 5 ms (fifty times the
+ * spin time): polled to its end, it never calls the blocking wait (which
+ * the fake answers with a timeout, the device never having run it). */
+typedef struct late_work {
+    env *e;
+    uint64_t first_ns, after_ns;
+    uint64_t looks;
+} late_work;
+
+static void complete_late(void *user)
+{
+    late_work *l = user;
+    uint64_t now = wait_now_ns();
+    if (l->looks++ == 0)
+        l->first_ns = now;
+    else if (now - l->first_ns >= l->after_ns)
+        fake_complete_all(l->e->f);
+}
+
+static void open_gpu(env *e, uint32_t flags)
+{
+    open_fake(e, 1, FAKE_COMPLETE_MANUAL, false);
+    e->f->device_types[0] = SALVO_DEVICE_TYPE_DISCRETE;
+    open_device(e, &(salvo_device_desc){.batch_size = 64, .flags = flags});
+}
+
+static void test_gpu_wait_polls_to_the_end(void **state)
+{
+    (void)state;
+    unsetenv("SALVO_SPIN_US");
+    env e;
+    open_gpu(&e, 0);
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(e.dev, &info), SALVO_OK);
+    assert_true(info.poll_whole_wait);
+    assert_int_equal(info.spin_us, DEFAULT_SPIN_US);
+
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    uint64_t blocking = fake_calls(e.f, "timeline_wait") + fake_calls(e.f, "fence_wait");
+    late_work l = {.e = &e, .after_ns = 5ull * 1000 * 1000};
+    e.f->timeline_value_hook = e.f->fence_status_hook = complete_late;
+    e.f->hook_user = &l;
+    uint64_t t0 = wait_now_ns();
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    uint64_t took = wait_now_ns() - t0;
+    e.f->timeline_value_hook = e.f->fence_status_hook = NULL;
+    assert_int_equal(fake_calls(e.f, "timeline_wait") + fake_calls(e.f, "fence_wait"), blocking);
+    assert_true(took >= l.after_ns);
+    assert_true(l.looks > 2);
+    /* Nobody polls any more: the place is given back. */
+    assert_int_equal(atomic_load(&e.dev->q.pollers), 0);
+    close_env(&e);
+}
+
+/* Where the wait may not poll to its end it polls the spin time, then
+ * blocks: with SALVO_DEVICE_BLOCKING_WAIT, with $SALVO_SPIN_US set, and
+ * when as many threads poll as the machine has CPUs. A thread of the
+ * test completes the work 5 ms on; the fake's waits block as a driver's. */
+static void *complete_after_5ms(void *user)
+{
+    env *e = user;
+    nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    fake_complete_all(e->f);
+    return NULL;
+}
+
+static void test_gpu_wait_blocks_when_asked_or_crowded(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 3; c++) {
+        unsetenv("SALVO_SPIN_US");
+        if (c == 1)
+            setenv("SALVO_SPIN_US", "100", 1);
+        env e;
+        open_gpu(&e, c == 0 ? SALVO_DEVICE_BLOCKING_WAIT : 0);
+        salvo_device_info info;
+        assert_int_equal(salvo_device_info_get(e.dev, &info), SALVO_OK);
+        assert_int_equal(info.poll_whole_wait, c == 2);
+        assert_int_equal(info.spin_us, 100);
+        if (c == 2) /* every CPU taken by a poller */
+            atomic_store(&e.dev->q.pollers, e.dev->q.pollers_max);
+        e.f->blocking_waits = true;
+
+        assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+        uint64_t blocking = fake_calls(e.f, "timeline_wait") + fake_calls(e.f, "fence_wait");
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, complete_after_5ms, &e), 0);
+        assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+        pthread_join(t, NULL);
+        assert_int_equal(fake_calls(e.f, "timeline_wait") + fake_calls(e.f, "fence_wait"),
+                         blocking + 1);
+        if (c == 2) {
+            assert_int_equal(atomic_load(&e.dev->q.pollers), e.dev->q.pollers_max);
+            atomic_store(&e.dev->q.pollers, 0);
+        }
+        close_env(&e);
+    }
+    unsetenv("SALVO_SPIN_US");
+}
+
+/* A wait polled to its end still ends at the fence timeout: 20 ms on
+ * work that never completes gives SALVO_TIMEOUT after 20 ms. */
+static void test_gpu_poll_ends_at_the_timeout(void **state)
+{
+    (void)state;
+    unsetenv("SALVO_SPIN_US");
+    env e;
+    open_fake(&e, 1, FAKE_COMPLETE_MANUAL, false);
+    e.f->device_types[0] = SALVO_DEVICE_TYPE_DISCRETE;
+    open_device(&e, &(salvo_device_desc){.batch_size = 64, .fence_timeout_s = 0.02});
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    uint64_t t0 = wait_now_ns();
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_TIMEOUT);
+    uint64_t took = wait_now_ns() - t0;
+    assert_true(took >= 20ull * 1000 * 1000);
+    assert_true(took < 2000ull * 1000 * 1000);
+    assert_int_equal(atomic_load(&e.dev->q.pollers), 0);
+    fake_complete_all(e.f);
+    close_env(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1344,6 +1469,9 @@ int main(void)
         cmocka_unit_test(test_image_create_beside_gated_work),
         cmocka_unit_test(test_log_callback_destroys_the_raised_gate),
         cmocka_unit_test(test_host_bytes_copied_outside_the_lock),
+        cmocka_unit_test(test_gpu_wait_polls_to_the_end),
+        cmocka_unit_test(test_gpu_wait_blocks_when_asked_or_crowded),
+        cmocka_unit_test(test_gpu_poll_ends_at_the_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -223,7 +223,13 @@ enum {
      * host until the gate is raised. Lines print as the layer formats them
      * (%d, %u, %x, %f, vectors with %v...). Also $SALVO_PRINTF=1. Not on a
      * device from salvo_device_create_vk. */
-    SALVO_DEVICE_PRINTF = 1u << 4
+    SALVO_DEVICE_PRINTF = 1u << 4,
+    /* A wait polls for spin_us (100 us by default) and then blocks, even
+     * on a GPU, where a wait otherwise polls to its end while fewer
+     * threads poll than the machine has CPUs (salvo_device_info's
+     * poll_whole_wait; CUDA's cudaDeviceScheduleBlockingSync against its
+     * default). Setting $SALVO_SPIN_US does the same. */
+    SALVO_DEVICE_BLOCKING_WAIT = 1u << 5
 };
 
 typedef struct salvo_device_desc {
@@ -397,6 +403,14 @@ typedef struct salvo_device_info {
     uint32_t validation;        /* 0 off, 1 the validation layer, 2 also synchronization validation */
     bool spirv_validate;        /* salvo_kernel_create runs SPIRV-Tools' validator */
     uint32_t spin_us;           /* a wait polls its fence this long before blocking */
+    /* A wait polls until its work is done, blocking only past the fence
+     * timeout, as long as fewer threads poll at once than the machine has
+     * CPUs (a thread beyond them polls spin_us, then blocks). The default
+     * on a GPU: a core spent for the wait's length buys the driver's
+     * wake-up, and a host that stays awake makes the next submit cheaper.
+     * false on a CPU device, with SALVO_DEVICE_BLOCKING_WAIT, or with
+     * $SALVO_SPIN_US set. */
+    bool poll_whole_wait;
     uint32_t release_max_count; /* queued releases past which the next launch runs them first */
     uint64_t release_max_bytes; /* bytes of queued releases likewise */
     bool transfer_import;       /* staged transfers from 8 MiB import the caller's memory */

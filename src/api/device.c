@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "api/internal.h"
 #include "api/host_call.h"
@@ -337,6 +338,11 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     if (spin_st != ENV_OK)
         spin_us = gpu ? DEFAULT_SPIN_US : 0;
     q->spin_ns = spin_us * 1000;
+    /* CUDA's default schedule: poll the whole wait while there are CPUs
+     * to spare for it. */
+    q->poll_whole = gpu && spin_st != ENV_OK && !(desc->flags & SALVO_DEVICE_BLOCKING_WAIT);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    q->pollers_max = cpus > 0 && cpus < UINT32_MAX ? (uint32_t)cpus : 1;
     salvo_log_level log_level = dev->info.log_level;
     dev->info = dev->caps.info;
     memcpy(dev->info.name, chosen, sizeof dev->info.name); /* the name it opens by */
@@ -346,6 +352,7 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     dev->info.validation = opt.validation ? validation : 0;
     dev->info.spirv_validate = dev->spirv_validate;
     dev->info.spin_us = (uint32_t)spin_us;
+    dev->info.poll_whole_wait = q->poll_whole;
     dev->info.release_max_count = (uint32_t)q->release_max_count;
     dev->info.release_max_bytes = q->release_max_bytes;
     dev->info.transfer_import = q->transfer_import;

@@ -141,6 +141,11 @@ typedef struct queue {
 
     uint64_t fence_timeout_ns; /* UINT64_MAX: unbounded */
     uint64_t spin_ns;          /* polling before a blocking fence wait */
+    /* A wait polls to its end (wait.c, poll) while fewer than pollers_max
+     * threads do so; pollers counts them. */
+    bool poll_whole;
+    uint32_t pollers_max;
+    _Atomic uint32_t pollers;
     uint64_t release_max_count;
     uint64_t release_max_bytes;
     /* Hardware queues streams take in turn (1..ACCEL_MAX_QUEUES); more

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "core/wait.h"
 
+#include <sched.h>
 #include <time.h>
 
 /* A gate poll naps this long first, doubling up to HELD_WAIT_NAP_MAX_NS:
@@ -36,47 +37,81 @@ static bool lost(const queue *q)
     return atomic_load_explicit(&q->lost, memory_order_acquire);
 }
 
-/* A short work often ends within microseconds: the fence is polled for a
- * bounded time before a blocking wait, whose wake-up costs tens of
- * microseconds. */
-static accel_result on_fence(queue *q, const wait_spec *w)
+/* One look at what w waits for, a fence or a timeline value:
+ * ACCEL_NOT_READY while it is still to come. */
+static accel_result look(queue *q, const wait_spec *w)
 {
     const accel_vtable *vt = q->acc->vt;
-    if (w->spin && q->spin_ns) {
-        uint64_t end = wait_sooner(wait_now_ns() + q->spin_ns, w->deadline_ns);
-        do {
-            accel_result r = vt->fence_status(q->acc->self, q->adev, w->fence);
-            if (r != ACCEL_NOT_READY)
-                return r;
-        } while (wait_now_ns() < end);
-    }
-    uint64_t timeout = UINT64_MAX;
-    if (w->deadline_ns != UINT64_MAX) {
-        uint64_t now = wait_now_ns();
-        timeout = w->deadline_ns > now ? w->deadline_ns - now : 0;
-    }
-    return vt->fence_wait(q->acc->self, q->adev, w->fence, timeout);
+    if (w->fence)
+        return vt->fence_status(q->acc->self, q->adev, w->fence);
+    uint64_t value = 0;
+    accel_result r = vt->timeline_value(q->acc->self, q->adev, w->until.timeline, &value);
+    return r == ACCEL_SUCCESS && value < w->until.value ? ACCEL_NOT_READY : r;
 }
 
-/* As on_fence, on the timeline value a batch signals. */
+/* A place among the threads that poll a whole wait, if one is free. */
+static bool take_poller(queue *q)
+{
+    uint32_t n = atomic_fetch_add_explicit(&q->pollers, 1, memory_order_relaxed);
+    if (n < q->pollers_max)
+        return true;
+    atomic_fetch_sub_explicit(&q->pollers, 1, memory_order_relaxed);
+    return false;
+}
+
+/* A short work often ends within microseconds, and a blocking wait's
+ * wake-up costs tens of them (and leaves the host slow to submit for a
+ * while after): w is polled for the device's spin time, or to its end
+ * where the device polls whole waits and a CPU is free for it. Past the
+ * spin time each look yields the CPU first, so that a thread with work
+ * to do gets it. ACCEL_NOT_READY when the polling ended unanswered. */
+static accel_result poll(queue *q, const wait_spec *w)
+{
+    if (!w->spin || !q->spin_ns)
+        return ACCEL_NOT_READY;
+    bool whole = q->poll_whole && take_poller(q);
+    uint64_t end = wait_sooner(wait_now_ns() + q->spin_ns, w->deadline_ns);
+    accel_result r;
+    for (;;) {
+        r = look(q, w);
+        if (r != ACCEL_NOT_READY)
+            break;
+        uint64_t now = wait_now_ns();
+        if (now < end)
+            continue;
+        if (!whole || now >= w->deadline_ns || lost(q))
+            break;
+        sched_yield();
+    }
+    if (whole)
+        atomic_fetch_sub_explicit(&q->pollers, 1, memory_order_relaxed);
+    return r;
+}
+
+/* What is left of w's time: the blocking wait's timeout. */
+static uint64_t time_left(const wait_spec *w)
+{
+    if (w->deadline_ns == UINT64_MAX)
+        return UINT64_MAX;
+    uint64_t now = wait_now_ns();
+    return w->deadline_ns > now ? w->deadline_ns - now : 0;
+}
+
+static accel_result on_fence(queue *q, const wait_spec *w)
+{
+    accel_result r = poll(q, w);
+    if (r != ACCEL_NOT_READY)
+        return r;
+    return q->acc->vt->fence_wait(q->acc->self, q->adev, w->fence, time_left(w));
+}
+
 static accel_result on_timeline(queue *q, const wait_spec *w)
 {
-    const accel_vtable *vt = q->acc->vt;
-    if (w->spin && q->spin_ns) {
-        uint64_t end = wait_sooner(wait_now_ns() + q->spin_ns, w->deadline_ns);
-        do {
-            uint64_t value = 0;
-            accel_result r = vt->timeline_value(q->acc->self, q->adev, w->until.timeline, &value);
-            if (r != ACCEL_SUCCESS || value >= w->until.value)
-                return r;
-        } while (wait_now_ns() < end);
-    }
-    uint64_t timeout = UINT64_MAX;
-    if (w->deadline_ns != UINT64_MAX) {
-        uint64_t now = wait_now_ns();
-        timeout = w->deadline_ns > now ? w->deadline_ns - now : 0;
-    }
-    return vt->timeline_wait(q->acc->self, q->adev, w->until.timeline, w->until.value, timeout);
+    accel_result r = poll(q, w);
+    if (r != ACCEL_NOT_READY)
+        return r;
+    return q->acc->vt->timeline_wait(q->acc->self, q->adev, w->until.timeline, w->until.value,
+                                     time_left(w));
 }
 
 static accel_result on_gate(queue *q, const wait_spec *w)

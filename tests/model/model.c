@@ -6360,6 +6360,8 @@ static bool open_device(ctx *c)
         /* On the fake, the fault is the fake's script (below). */
         .fault = g_cfg.fault[0] && !g_cfg.fake ? g_cfg.fault : NULL,
     };
+    if ((g_seed >> 4) & 1)
+        d.flags |= SALVO_DEVICE_BLOCKING_WAIT;
     g_may_timeout = g_cfg.timeout_s > 0 || strstr(g_cfg.fault, "timeout");
     g_errors_ok = g_cfg.fault[0] && !strstr(g_cfg.fault, "timeout");
     g_lost_ok = strstr(g_cfg.fault, "lost") != NULL;
@@ -6390,6 +6392,11 @@ static bool open_device(ctx *c)
         /* Half the seeds push descriptors (as most drivers do): graph
          * nodes updated then are recorded into each replay's batch. */
         g_fake->push_descriptors = (g_seed >> 1) & 1;
+        /* A quarter of the seeds open it as a GPU: waits poll (to their
+         * end, or for the spin time and then block, where the seed asks
+         * for SALVO_DEVICE_BLOCKING_WAIT below). */
+        if (((g_seed >> 2) & 3) == 0)
+            g_fake->device_types[0] = SALVO_DEVICE_TYPE_DISCRETE;
         g_fake->complete = g_cfg.manual ? FAKE_COMPLETE_MANUAL : FAKE_COMPLETE_AUTO;
         g_fake->dispatch_hook = fake_kernel;
         g_fake->blocking_waits = true; /* the raiser and the device thread make progress */

@@ -1937,6 +1937,8 @@ static accel_result f_fence_status(void *self, accel_device *dev, accel_fence *f
 {
     fake_accel *f = FAKE(self);
     fake_state *s = f->state;
+    if (f->fence_status_hook)
+        f->fence_status_hook(f->hook_user);
     pthread_mutex_lock(&s->lock);
     ENTER(s, fence_status);
     fake_fence *fe = check(s, fence, FAKE_FENCE, check_dev(s, dev, "fence_status"),

@@ -155,6 +155,8 @@ typedef struct fake_accel {
     /* NULL; else called (without the fake's lock) at the start of every
      * timeline_value, so a test can act while a caller polls a timeline. */
     void (*timeline_value_hook)(void *user);
+    /* NULL; else called likewise at the start of every fence_status. */
+    void (*fence_status_hook)(void *user);
     void *hook_user;
     /* NULL; else called (without the fake's lock) at the start of every
      * buffer_destroy: salvo runs it inside a release, under its own lock,
