@@ -31,9 +31,7 @@ void accel_vk_cmd_destroy(void *self, accel_device *d, accel_cmd *c)
     (void)self;
     if (!c)
         return;
-    d->vk.vkDestroyCommandPool(d->device, c->pool, NULL); /* frees the buffers too */
-    salvo_mem_free(d->alloc, c->segs);
-    salvo_mem_free(d->alloc, c->order);
+    d->vk.vkDestroyCommandPool(d->device, c->pool, NULL); /* frees the buffer too */
     salvo_mem_free(d->alloc, c);
 }
 
@@ -63,7 +61,6 @@ static accel_result cmd_make(void *self, accel_device *d, uint32_t queue, VkComm
             .commandBufferCount = 1,
         };
         r = d->vk.vkAllocateCommandBuffers(d->device, &ai, &c->cb);
-        c->first = c->cb;
     }
     if (r != VK_SUCCESS) {
         accel_vk_cmd_destroy(self, d, c);
@@ -78,94 +75,43 @@ accel_result accel_vk_cmd_create(void *self, accel_device *d, uint32_t queue, ac
     return cmd_make(self, d, queue, VK_COMMAND_BUFFER_LEVEL_PRIMARY, out);
 }
 
-/* A graph's command buffers are primaries of their own, submitted in the
- * batch's submission between the parts of the batch around the replay
- * (accel_vk_cmd_execute): a secondary executed from the batch costs the
- * driver more at each submit and the batch's next begin, and the device
- * more at each execution. */
+/* A graph's command buffers are secondary ones: executed from a batch's
+ * primary, so the replay takes its place in the stream's batch. */
 accel_result accel_vk_cmd_create_reusable(void *self, accel_device *d, uint32_t queue,
                                           accel_cmd **out)
 {
-    return cmd_make(self, d, queue, VK_COMMAND_BUFFER_LEVEL_PRIMARY, out);
+    return cmd_make(self, d, queue, VK_COMMAND_BUFFER_LEVEL_SECONDARY, out);
 }
 
 accel_result accel_vk_cmd_begin_reusable(void *self, accel_device *d, accel_cmd *c)
 {
     (void)self;
+    /* Compute only: nothing to inherit from a render pass. */
+    VkCommandBufferInheritanceInfo ii = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
     VkCommandBufferBeginInfo bi = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         /* Several replays of one graph may be pending at once. */
         .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
+        .pInheritanceInfo = &ii,
     };
     cmd_state_forget(c);
     return d->vk.vkBeginCommandBuffer(c->cb, &bi);
 }
 
-static VkResult segment_begin(accel_device *d, VkCommandBuffer cb)
-{
-    VkCommandBufferBeginInfo bi = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-    };
-    return d->vk.vkBeginCommandBuffer(cb, &bi);
-}
-
-/* The segment being recorded is ended and put in the submission's order,
- * the recordings after it, and the next segment begun. Room is made
- * first, so that a host allocation that fails leaves the segment
- * recording; a driver call that fails leaves the batch broken. Barriers
- * recorded in one command buffer reach the work of the earlier ones of
- * the submission, so the batch's hazard barriers work across segments. */
 void accel_vk_cmd_execute(void *self, accel_device *d, accel_cmd *c, accel_cmd *const *reusable,
                           uint32_t count)
 {
     (void)self;
-    if (c->broken != VK_SUCCESS || count == 0)
-        return;
-    if (!salvo_mem_grow(d->alloc, (void **)&c->order, &c->order_cap,
-                        c->order_count + count + 2, sizeof *c->order)) {
-        c->broken = VK_ERROR_OUT_OF_HOST_MEMORY;
-        return;
+    VkCommandBuffer cbs[64];
+    for (uint32_t done = 0; done < count;) {
+        uint32_t n = count - done < 64 ? count - done : 64;
+        for (uint32_t i = 0; i < n; i++)
+            cbs[i] = reusable[done + i]->cb;
+        d->vk.vkCmdExecuteCommands(c->cb, n, cbs);
+        done += n;
     }
-    if (c->seg_used == c->seg_count) {
-        size_t cap = c->seg_count;
-        if (!salvo_mem_grow(d->alloc, (void **)&c->segs, &cap, c->seg_count + 1, sizeof *c->segs)) {
-            c->broken = VK_ERROR_OUT_OF_HOST_MEMORY;
-            return;
-        }
-        VkCommandBufferAllocateInfo ai = {
-            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-            .commandPool = c->pool,
-            .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-            .commandBufferCount = 1,
-        };
-        VkResult r = d->vk.vkAllocateCommandBuffers(d->device, &ai, &c->segs[c->seg_count]);
-        if (r != VK_SUCCESS) {
-            c->broken = r;
-            return;
-        }
-        c->seg_count++;
-    }
-    VkResult r = d->vk.vkEndCommandBuffer(c->cb);
-    c->order[c->order_count++] = c->cb;
-    for (uint32_t i = 0; i < count; i++)
-        c->order[c->order_count++] = reusable[i]->cb;
-    c->cb = c->segs[c->seg_used++];
-    if (r == VK_SUCCESS)
-        r = segment_begin(d, c->cb);
-    if (r != VK_SUCCESS)
-        c->broken = r;
-    /* A new command buffer: nothing bound. */
+    /* What the secondaries bound is not what the cache says. */
     cmd_state_forget(c);
-}
-
-/* Back to the first segment, the batch's order emptied. */
-static void segments_forget(accel_cmd *c)
-{
-    c->cb = c->first;
-    c->seg_used = 0;
-    c->order_count = 0;
-    c->broken = VK_SUCCESS;
 }
 
 accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c)
@@ -176,33 +122,20 @@ accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c)
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
     cmd_state_forget(c);
-    segments_forget(c);
     return d->vk.vkBeginCommandBuffer(c->cb, &bi);
 }
 
 accel_result accel_vk_cmd_end(void *self, accel_device *d, accel_cmd *c)
 {
     (void)self;
-    VkResult r = d->vk.vkEndCommandBuffer(c->cb);
-    if (c->order_count)
-        c->order[c->order_count++] = c->cb; /* room was made with the rest */
-    return c->broken != VK_SUCCESS ? c->broken : r;
+    return d->vk.vkEndCommandBuffer(c->cb);
 }
 
-/* The segments of the last recording too: none may be left executable. */
 accel_result accel_vk_cmd_reset(void *self, accel_device *d, accel_cmd *c)
 {
     (void)self;
     cmd_state_forget(c);
-    VkResult r = VK_SUCCESS;
-    for (size_t i = 0; i < c->seg_used; i++) {
-        VkResult ri = d->vk.vkResetCommandBuffer(c->segs[i], 0);
-        if (r == VK_SUCCESS)
-            r = ri;
-    }
-    segments_forget(c);
-    VkResult rf = d->vk.vkResetCommandBuffer(c->cb, 0);
-    return r != VK_SUCCESS ? r : rf;
+    return d->vk.vkResetCommandBuffer(c->cb, 0);
 }
 
 /* Everything a dispatch records before the dispatch itself: the

@@ -85,10 +85,8 @@ accel_result accel_vk_submit(void *self, accel_device *d, const accel_submit_des
         .waitSemaphoreCount = desc->wait_count,
         .pWaitSemaphores = sems,
         .pWaitDstStageMask = stages,
-        /* A batch that executes graphs' recordings: its segments and
-         * theirs, in order (commands.c). */
-        .commandBufferCount = !desc->cmd ? 0 : desc->cmd->order_count ? (uint32_t)desc->cmd->order_count : 1,
-        .pCommandBuffers = !desc->cmd ? NULL : desc->cmd->order_count ? desc->cmd->order : &desc->cmd->cb,
+        .commandBufferCount = desc->cmd ? 1 : 0,
+        .pCommandBuffers = desc->cmd ? &desc->cmd->cb : NULL,
         .signalSemaphoreCount = desc->signal_count,
         .pSignalSemaphores = sems + waits,
     };

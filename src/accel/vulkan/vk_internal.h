@@ -141,22 +141,7 @@ struct accel_descpool {
 
 struct accel_cmd {
     VkCommandPool pool;
-    /* The command buffer being recorded into: first, or, in a batch that
-     * executes graphs' recordings, the segment after the last of them. */
     VkCommandBuffer cb;
-    VkCommandBuffer first;
-    /* A batch's execution of reusable command buffers (graphs' recordings,
-     * primaries of their own) ends the segment being recorded; the
-     * submission then holds the segments and the recordings in order:
-     * order (order_count of them; 0: first alone). Segments after the
-     * first come from the pool, kept across batches (segs, seg_used in
-     * this recording). A step of that which failed is kept in broken
-     * and returned by the end. */
-    VkCommandBuffer *segs;
-    size_t seg_count, seg_used;
-    VkCommandBuffer *order;
-    size_t order_count, order_cap;
-    VkResult broken;
     bool transfer; /* for the transfer queue: copies and barriers only */
     VkPipeline bound; /* last pipeline bound since begin: rebinding costs on some drivers */
     /* What the last dispatch left bound, so an identical next one records
