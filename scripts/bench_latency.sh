@@ -1,36 +1,41 @@
 #!/bin/bash
-# The README latency table's run (carry .gl and .devrun; .devrun/after holds the builds): salvo-bench (HEAD), CUDA (examples/cuda_graphs.cu built here),
-# the raw-Vulkan floor (on the queue family salvo's streams use), alternating, pinned to CPU 3;
-# latency-probe's round trips (and an earlier build's, in .devrun/before); then C beside C++ per launch.
+# The README latency table's run (carry .gl and .devrun; .devrun/after holds this tree's
+# latency-probe, salvo-bench and vk-fence-floor, .devrun/before an earlier build's latency-probe).
+# First latency-probe, each latency alone in a process, this build and the earlier one in turn,
+# with the raw-Vulkan trips of examples/raw_floor.h (two rounds); then salvo-bench (HEAD), CUDA
+# (examples/cuda_graphs.cu built here) and the raw-Vulkan floor (on the queue family salvo's
+# streams use) in turn, up to three rounds within BUDGET seconds. Everything pinned to CPU 3.
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 nvidia-smi -L > $OUT/env.txt 2>&1; nproc >> $OUT/env.txt
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-$NVCC --version >> $OUT/env.txt 2>&1
 $NVCC -O2 -o /tmp/cuda-graphs examples/cuda_graphs.cu > $OUT/nvcc.txt 2>&1 || echo "nvcc failed" >> $OUT/env.txt
 start=$SECONDS
-for i in 1 2 3 4; do
-  [ $((SECONDS-start)) -gt ${BUDGET:-200} ] && break
-  echo "=== salvo run $i" >> $OUT/bench.txt
-  taskset -c 3 .devrun/after/salvo-bench --repeats 5 --json /tmp/s.$i.json >> $OUT/bench.txt 2>&1
-  cat /tmp/s.$i.json >> $OUT/bench.jsonl; echo >> $OUT/bench.jsonl
-  echo "=== cuda run $i" >> $OUT/cuda.txt
-  [ -x /tmp/cuda-graphs ] && taskset -c 3 timeout 120 /tmp/cuda-graphs >> $OUT/cuda.txt 2>&1
-  echo "=== floor run $i" >> $OUT/floor.txt
-  FLOOR_COMPUTE_ONLY=1 taskset -c 3 timeout 60 .devrun/after/vk-fence-floor >> $OUT/floor.txt 2>&1
-done
-# Each latency alone in a process (latency-probe), beside raw-Vulkan trips
-# of the empty kernel and of the same launch; with .devrun/before holding
-# an earlier build, its round trips in turn with this one's.
-for i in 1 2 3; do
-  for s in roundtrip graph1 empty raw raw-bind raw-bind-salvo; do
+for i in 1 2; do
+  for s in roundtrip graph1 update-idle replay-busy replay-idle; do
     for w in after before; do
       [ -x .devrun/$w/latency-probe ] || continue
-      [ $w = before ] && case $s in raw*|empty) continue ;; esac
+      n=; case $s in update*|replay*) n=100 ;; esac
       echo -n "$w " >> $OUT/probe.txt
-      taskset -c 3 timeout 60 .devrun/$w/latency-probe $s >> $OUT/probe.txt 2>&1
+      taskset -c 3 timeout 30 .devrun/$w/latency-probe $s $n >> $OUT/probe.txt 2>&1
     done
   done
+  for s in empty raw raw-bind-salvo; do
+    echo -n "after " >> $OUT/probe.txt
+    taskset -c 3 timeout 30 .devrun/after/latency-probe $s >> $OUT/probe.txt 2>&1
+  done
 done
-taskset -c 3 timeout 120 .devrun/after/salvo-bench-cpp --repeats 11 > $OUT/cpp.txt 2>&1
+echo "probes t=$((SECONDS-start))" >> $OUT/probe.txt
+for i in 1 2 3; do
+  [ $((SECONDS-start)) -gt ${BUDGET:-300} ] && break
+  echo "=== salvo run $i" >> $OUT/bench.txt
+  taskset -c 3 timeout 90 .devrun/after/salvo-bench --repeats 5 >> $OUT/bench.txt 2>&1
+  echo "=== cuda run $i" >> $OUT/cuda.txt
+  [ -x /tmp/cuda-graphs ] && taskset -c 3 timeout 120 /tmp/cuda-graphs >> $OUT/cuda.txt 2>&1
+  if [ $i -le 2 ]; then
+    echo "=== floor run $i" >> $OUT/floor.txt
+    FLOOR_COMPUTE_ONLY=1 taskset -c 3 timeout 60 .devrun/after/vk-fence-floor >> $OUT/floor.txt 2>&1
+  fi
+  echo "t=$((SECONDS-start))" >> $OUT/bench.txt
+done
 echo "total $((SECONDS-start)) s" >> $OUT/bench.txt

@@ -129,8 +129,8 @@ static void test_update_while_pending(void **state)
 }
 
 /* An update records one node again, not the chunk around it: the first
- * update of a node gives it a chunk of its own (its old chunk of 256 is
- * recorded once more, split in three), every later one records that node
+ * update of a node gives it a chunk of its own (its old chunk of
+ * GRAPH_CHUNK_NODES is recorded once more, split in three), every later one records that node
  * alone. Past GRAPH_MAX_SPLITS nodes so updated, chunks are recorded
  * whole again. */
 static void test_update_records_one_node(void **state)
@@ -153,8 +153,8 @@ static void test_update_records_one_node(void **state)
         assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
         assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
         uint64_t d1 = fake_calls(e.f, "cmd_dispatch");
-        /* Recorded: the chunk of nodes 256-511 once, then node 300 alone. */
-        assert_int_equal(d1 - d0, round == 0 ? 256 : 1);
+        /* Recorded: the chunk holding node 300 once, then node 300 alone. */
+        assert_int_equal(d1 - d0, round == 0 ? GRAPH_CHUNK_NODES : 1);
         d0 = d1;
     }
     /* Every node updated once: splits stop at GRAPH_MAX_SPLITS; the replay
