@@ -39,12 +39,19 @@ typedef struct salvo_vk_handles {
     VkInstance instance;
     VkPhysicalDevice physical_device;
     VkDevice device;
-    /* The one queue every stream of the device submits to. Vulkan requires
-     * submissions to a queue to be externally synchronized, and salvo
-     * submits from inside many calls (launch, flush, synchronize, buffer
-     * read and write, event and gate calls): submit to it yourself only
-     * while no salvo call on this device is in progress -- or, on a device
-     * from salvo_device_create_vk, under the queue lock given there. */
+    /* The device's first queue of queue_family_index. On a device from
+     * salvo_device_create_vk it is the program's queue, and every stream
+     * submits to it. On salvo's own device, streams take the family's
+     * queues in turn (salvo_device_info.queue_count of them; $SALVO_QUEUES
+     * caps it): the first stream, and every stream where queue_count is 1,
+     * submits to this one; copies between host and device memory may go
+     * to the copy engine's queue (salvo_device_info.transfer_queue).
+     * Vulkan requires submissions to a queue to be externally
+     * synchronized, and salvo submits from inside many calls (launch,
+     * flush, synchronize, buffer read and write, event and gate calls):
+     * submit to it yourself only while no salvo call on this device is in
+     * progress -- or, on a device from salvo_device_create_vk, under the
+     * queue lock given there. */
     VkQueue queue;
     uint32_t queue_family_index;
     /* Vulkan version salvo uses on the device: min(instance, device). */
