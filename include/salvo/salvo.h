@@ -403,8 +403,8 @@ typedef struct salvo_device_info {
     uint32_t validation;        /* 0 off, 1 the validation layer, 2 also synchronization validation */
     bool spirv_validate;        /* salvo_kernel_create runs SPIRV-Tools' validator */
     uint32_t spin_us;           /* a wait polls its fence this long before blocking */
-    /* A wait polls until its work is done, blocking only past the fence
-     * timeout, as long as fewer threads poll at once than the machine has
+    /* A wait polls until its work is done (or the fence timeout ends
+     * it, as any wait), as long as fewer threads poll at once than the machine has
      * CPUs (a thread beyond them polls spin_us, then blocks). The default
      * on a GPU: a core spent for the wait's length buys the driver's
      * wake-up, and a host that stays awake makes the next submit cheaper.

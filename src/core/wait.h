@@ -32,8 +32,9 @@ typedef struct wait_spec {
     accel_sem_op until;
     accel_sem_op gate;
     uint64_t nap_ns;
-    /* Spin on the fence (or until's timeline) for the device's spin time
-     * before blocking. */
+    /* Poll the fence (or until's timeline) before blocking: for the
+     * device's spin time, or to the end where the device polls whole
+     * waits and a CPU is free (wait.c, poll). */
     bool spin;
     /* The batch whose fence or gate this is (its waiters count), or NULL. */
     slot *batch;
