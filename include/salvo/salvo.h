@@ -226,7 +226,7 @@ enum {
     SALVO_DEVICE_PRINTF = 1u << 4,
     /* A wait polls for spin_us (100 us by default) and then blocks, even
      * on a GPU, where a wait otherwise polls to its end while fewer
-     * threads poll than the machine has CPUs (salvo_device_info's
+     * threads poll than the process has CPUs (salvo_device_info's
      * poll_whole_wait; CUDA's cudaDeviceScheduleBlockingSync against its
      * default). Setting $SALVO_SPIN_US does the same. */
     SALVO_DEVICE_BLOCKING_WAIT = 1u << 5
@@ -404,8 +404,10 @@ typedef struct salvo_device_info {
     bool spirv_validate;        /* salvo_kernel_create runs SPIRV-Tools' validator */
     uint32_t spin_us;           /* a wait polls its fence this long before blocking */
     /* A wait polls until its work is done (or the fence timeout ends
-     * it, as any wait), as long as fewer threads poll at once than the machine has
-     * CPUs (a thread beyond them polls spin_us, then blocks). The default
+     * it, as any wait), as long as fewer threads poll at once than the
+     * process has CPUs: those its creating thread may run on, fewer where
+     * a container's CPU limit allows fewer (a thread beyond them polls
+     * spin_us, then blocks). The default
      * on a GPU: a core spent for the wait's length buys the driver's
      * wake-up, and a host that stays awake makes the next submit cheaper.
      * false on a CPU device, with SALVO_DEVICE_BLOCKING_WAIT, or with

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "api/internal.h"
 #include "api/host_call.h"
+#include "base/cpus.h"
 #include "base/env.h"
 
 /* ------------------------------------------------------------------ */
@@ -339,10 +339,10 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
         spin_us = gpu ? DEFAULT_SPIN_US : 0;
     q->spin_ns = spin_us * 1000;
     /* CUDA's default schedule: poll the whole wait while there are CPUs
-     * to spare for it. */
+     * to spare for it, the CPUs the creating thread may run on and its
+     * container's CPU limit allows (base/cpus.h). */
     q->poll_whole = gpu && spin_st != ENV_OK && !(desc->flags & SALVO_DEVICE_BLOCKING_WAIT);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    q->pollers_max = cpus > 0 && cpus < UINT32_MAX ? (uint32_t)cpus : 1;
+    q->pollers_max = cpus_usable("");
     salvo_log_level log_level = dev->info.log_level;
     dev->info = dev->caps.info;
     memcpy(dev->info.name, chosen, sizeof dev->info.name); /* the name it opens by */
