@@ -215,7 +215,7 @@ int main(int argc, char **argv)
     CHECK(salvo_kernel_create(p.dev, &ed, &p.empty));
     CHECK(salvo_buffer_create(p.dev, 256, SALVO_DOMAIN_DEVICE, &p.buf));
     CHECK(salvo_stream_create(p.dev, NULL, &p.st));
-    if (raw && !raw_floor_open(&p.floor, p.dev, scenarios[s].raw_variant, p.buf)) {
+    if (raw && !raw_floor_open(&p.floor, p.dev, scenarios[s].raw_variant, p.buf, 0 /* p.st's */)) {
         fprintf(stderr, "latency-probe: no Vulkan 1.2 device for the raw floor\n");
         return 77;
     }

@@ -1,9 +1,9 @@
 /*
  * The raw-Vulkan round trip beside salvo's, in the same process and on the
  * same device: one dispatch of the empty kernel recorded once into a
- * command buffer, submitted to the queue salvo_device_vk_handles names (a
- * queue of the family salvo's streams use) with a timeline signal and no
- * fence, the timeline polled until it reads the value. That is the least a
+ * command buffer, submitted to a queue of the family salvo's streams use
+ * (the one the stream it is compared with submits to: streams take the
+ * family's queues in turn) with a timeline signal and no fence, the timeline polled until it reads the value. That is the least a
  * launch + synchronize can cost on the driver; timed in the same process
  * as salvo's, alternating with it, the ratio of the two is free of the
  * differences between processes (CPU placement, page layout) that move
@@ -104,8 +104,11 @@ static bool raw_floor_record(raw_floor *f, VkCommandBufferUsageFlags flags)
 
 /* false (f left empty) where the device is not a Vulkan one or has no
  * timeline semaphores (Vulkan 1.2), or a call failed. variant: RAW_*;
- * buf: RAW_BIND's buffer (256 bytes at least), else NULL. */
-static bool raw_floor_open(raw_floor *f, salvo_device *dev, unsigned variant, salvo_buffer *buf)
+ * buf: RAW_BIND's buffer (256 bytes at least), else NULL; queue_index: the
+ * family's queue to submit to (below salvo_device_info.queue_count; 0 is
+ * salvo_vk_handles.queue). */
+static bool raw_floor_open(raw_floor *f, salvo_device *dev, unsigned variant, salvo_buffer *buf,
+                           uint32_t queue_index)
 {
     memset(f, 0, sizeof *f);
     f->variant = variant;
@@ -138,6 +141,7 @@ static bool raw_floor_open(raw_floor *f, salvo_device *dev, unsigned variant, sa
     PFN_vkCreateDescriptorSetLayout create_set_layout =
         RAW_FN(PFN_vkCreateDescriptorSetLayout, "vkCreateDescriptorSetLayout");
     PFN_vkCreateSemaphore create_semaphore = RAW_FN(PFN_vkCreateSemaphore, "vkCreateSemaphore");
+    PFN_vkGetDeviceQueue get_queue = RAW_FN(PFN_vkGetDeviceQueue, "vkGetDeviceQueue");
     f->submit = RAW_FN(PFN_vkQueueSubmit, "vkQueueSubmit");
     f->value = RAW_FN(PFN_vkGetSemaphoreCounterValue, "vkGetSemaphoreCounterValue");
     f->destroy_semaphore = RAW_FN(PFN_vkDestroySemaphore, "vkDestroySemaphore");
@@ -150,10 +154,12 @@ static bool raw_floor_open(raw_floor *f, salvo_device *dev, unsigned variant, sa
         !f->begin || !f->bind || !f->dispatch || !f->barrier || !f->end || !create_semaphore || !f->submit || !f->value ||
         !f->destroy_semaphore || !f->destroy_pool || !f->destroy_pipeline || !f->destroy_layout ||
         !f->destroy_module || !f->push_constants || !f->destroy_set_layout ||
-        !create_set_layout || ((variant & RAW_BIND) && !f->push_descriptors))
+        !create_set_layout || !get_queue || ((variant & RAW_BIND) && !f->push_descriptors))
         return false;
     f->device = h.device;
     f->queue = h.queue;
+    if (queue_index > 0)
+        get_queue(f->device, h.queue_family_index, queue_index, &f->queue);
     bool bind = variant & RAW_BIND;
     VkShaderModuleCreateInfo smi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                     .codeSize = bind ? sizeof add_spv : sizeof empty_spv,

@@ -67,6 +67,7 @@ typedef struct bench {
     uint64_t align;
     FILE *json;
     int metrics;
+    uint32_t streams; /* created on dev so far (stream_create below) */
 } bench;
 
 static double now_s(void)
@@ -118,6 +119,27 @@ static salvo_kernel *kernel(salvo_device *dev, const uint32_t *spv, size_t size,
     return k;
 }
 
+/* salvo_stream_create on b's device, counted: streams take the queue
+ * family's queues in turn, by creation, and the raw floors submit to the
+ * queue of the stream they are compared with (stream_queue). */
+static salvo_status stream_create(bench *b, const salvo_stream_desc *sd, salvo_stream **out)
+{
+    salvo_status st = salvo_stream_create(b->dev, sd, out);
+    b->streams += st == SALVO_OK;
+    return st;
+}
+
+/* The queue index of the stream created last, of normal priority
+ * (salvo_vulkan.h: the high-priority queue, where kept, is the last and
+ * only for the streams that ask for it). */
+static uint32_t stream_queue(const bench *b)
+{
+    uint32_t shared = b->info.queue_count ? b->info.queue_count : 1;
+    if (b->info.high_priority_queue && shared > 1)
+        shared--;
+    return (b->streams - 1) % shared;
+}
+
 /* n launches of add (64 elements, +1) on one slice (dependent) or each on
  * its own slice (independent); returns seconds for the launch calls and
  * the synchronize. */
@@ -125,7 +147,7 @@ static double run_chain(bench *b, salvo_buffer *buf, uint32_t batch, uint32_t n,
 {
     salvo_stream_desc sd = {.batch_size = batch};
     salvo_stream *st = NULL;
-    CHECK(salvo_stream_create(b->dev, &sd, &st));
+    CHECK(stream_create(b, &sd, &st));
     uint32_t push[2] = {64, 1};
     uint32_t groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = buf, .size = 256};
@@ -211,7 +233,7 @@ static void bench_record(bench *b, const opts *o)
     for (int mode = 0; mode < 2; mode++) {
         for (int r = 0; r < o->repeats; r++) {
             salvo_stream *st = NULL;
-            CHECK(salvo_stream_create(b->dev, NULL, &st));
+            CHECK(stream_create(b, NULL, &st));
             uint32_t push[2] = {64, 1};
             uint32_t groups[3] = {1, 1, 1};
             salvo_binding bd = {.binding = 0, .buffer = buf, .size = 256};
@@ -239,7 +261,7 @@ static void bench_roundtrip(bench *b, const opts *o)
     salvo_buffer *buf = NULL;
     CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &buf));
     salvo_stream *st = NULL;
-    CHECK(salvo_stream_create(b->dev, NULL, &st));
+    CHECK(stream_create(b, NULL, &st));
     uint32_t push[2] = {64, 1};
     uint32_t groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = buf};
@@ -253,8 +275,8 @@ static void bench_roundtrip(bench *b, const opts *o)
     raw_floor floor, bound;
     salvo_buffer *raw_buf = NULL;
     CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &raw_buf));
-    bool raw = raw_floor_open(&floor, b->dev, 0, NULL) &&
-               raw_floor_open(&bound, b->dev, RAW_BIND, raw_buf);
+    bool raw = raw_floor_open(&floor, b->dev, 0, NULL, stream_queue(b)) &&
+               raw_floor_open(&bound, b->dev, RAW_BIND, raw_buf, stream_queue(b));
     double cpu = 0, wall = 0;
     for (int i = 0; i < iters; i++) {
         tr[i] = raw ? raw_floor_trip(&floor) : 0;
@@ -284,7 +306,7 @@ static void bench_roundtrip(bench *b, const opts *o)
     metric(b, "launch_sync_roundtrip_cpu_us", cpu * 1e6, "us");
     if (raw) {
         double f = median(tr, iters), fb = median(tb, iters);
-        printf("raw floor beside it (same process and queue family; a pre-recorded submit, the "
+        printf("raw floor beside it (same process and queue; a pre-recorded submit, the "
                "timeline polled): %.1f us median for the empty kernel, %.1f for the same launch "
                "(add, its buffer and constants pushed); launch + synchronize / floor %.2f, / "
                "same-launch floor %.2f\n",
@@ -352,7 +374,7 @@ static void bench_graphs(bench *b, const opts *o)
     uint32_t n = b->cpu && !o->full ? 1000 : 10000;
     uint32_t replays = 10;
     salvo_stream *st = NULL;
-    CHECK(salvo_stream_create(b->dev, NULL, &st));
+    CHECK(stream_create(b, NULL, &st));
     printf("\n%-28s %14s %14s %14s\n", "graphs", "us/node", "host us/replay", "capture ms");
     double dep_host = 0;
     salvo_graph *dep_graph = NULL;
@@ -529,8 +551,8 @@ static void bench_graphs(bench *b, const opts *o)
     raw_floor floor, bound;
     salvo_buffer *raw_buf = NULL;
     CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &raw_buf));
-    bool raw = raw_floor_open(&floor, b->dev, 0, NULL) &&
-               raw_floor_open(&bound, b->dev, RAW_BIND, raw_buf);
+    bool raw = raw_floor_open(&floor, b->dev, 0, NULL, stream_queue(b)) &&
+               raw_floor_open(&bound, b->dev, RAW_BIND, raw_buf, stream_queue(b));
     for (int i = 0; i < iters; i++) {
         tr[i] = raw ? raw_floor_trip(&floor) : 0;
         ts[i] = raw ? raw_floor_trip(&bound) : 0;
@@ -591,7 +613,7 @@ static void bench_saxpy(bench *b, const opts *o)
                                      bytes - off < chunk ? bytes - off : chunk));
     }
     salvo_stream *st = NULL;
-    CHECK(salvo_stream_create(b->dev, NULL, &st));
+    CHECK(stream_create(b, NULL, &st));
     /* One launch: a 2D grid when x alone cannot hold the groups. */
     uint64_t total = (n + 255) / 256, gx = total, gy = 1;
     if (gx > b->info.max_workgroup_count[0]) {
@@ -688,7 +710,7 @@ static void bench_transfer(bench *b, const opts *o)
     CHECK(salvo_buffer_map(stage, (void **)&mapped));
     memset(mapped, 3, bytes);
     salvo_stream *st = NULL;
-    CHECK(salvo_stream_create(b->dev, NULL, &st));
+    CHECK(stream_create(b, NULL, &st));
     copy_rates(b, o, st, buf, stage, NULL, bytes, &wg, &rg);
     if (mapped[0] != 3 || mapped[bytes - 1] != 3) {
         fprintf(stderr, "copy: wrong bytes back\n");
@@ -736,7 +758,7 @@ static void bench_gate(bench *b, const opts *o)
     CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &buf));
     salvo_stream *st = NULL;
     salvo_event *ev = NULL;
-    CHECK(salvo_stream_create(b->dev, NULL, &st));
+    CHECK(stream_create(b, NULL, &st));
     CHECK(salvo_event_create(b->dev, &ev));
     uint32_t push[2] = {64, 1};
     uint32_t groups[3] = {1, 1, 1};
@@ -797,7 +819,7 @@ static void bench_streams(bench *b, const opts *o)
     salvo_stream *st[2];
     salvo_buffer *out[2];
     for (int i = 0; i < 2; i++) {
-        CHECK(salvo_stream_create(b->dev, NULL, &st[i]));
+        CHECK(stream_create(b, NULL, &st[i]));
         CHECK(salvo_buffer_create(b->dev, 64 * sizeof(uint32_t), SALVO_DOMAIN_DEVICE, &out[i]));
     }
     /* Kernels of about 2 ms: double the loop until four take 8 ms (the
