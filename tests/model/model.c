@@ -6362,6 +6362,11 @@ static bool open_device(ctx *c)
     };
     if ((g_seed >> 4) & 1)
         d.flags |= SALVO_DEVICE_BLOCKING_WAIT;
+    /* A quarter of the seeds bind through descriptor pools, as on a device
+     * without push descriptors: sets taken from the batches' and the
+     * graphs' pools, and the pools reset when their batch retires. */
+    if (((g_seed >> 5) & 3) == 0)
+        d.flags |= SALVO_DEVICE_POOL_DESCRIPTORS;
     g_may_timeout = g_cfg.timeout_s > 0 || strstr(g_cfg.fault, "timeout");
     g_errors_ok = g_cfg.fault[0] && !strstr(g_cfg.fault, "timeout");
     g_lost_ok = strstr(g_cfg.fault, "lost") != NULL;

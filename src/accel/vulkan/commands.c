@@ -187,6 +187,7 @@ static accel_result dispatch_state(accel_device *d, accel_cmd *c, accel_pipeline
             .descriptorSetCount = 1,
             .pSetLayouts = &p->set_layout,
         };
+        pool->taken = true;
         VkResult r = d->vk.vkAllocateDescriptorSets(d->device, &ai, &set);
         /* Both mean "this pool is spent": the core moves to a fresh one. */
         if (r == VK_ERROR_OUT_OF_POOL_MEMORY || r == VK_ERROR_FRAGMENTED_POOL)

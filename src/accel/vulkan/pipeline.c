@@ -214,6 +214,9 @@ accel_result accel_vk_descpool_create(void *self, accel_device *d, uint32_t max_
 accel_result accel_vk_descpool_reset(void *self, accel_device *d, accel_descpool *pool)
 {
     (void)self;
+    if (!pool->taken) /* nothing to return: no call on the round trip's path */
+        return ACCEL_SUCCESS;
+    pool->taken = false;
     return d->vk.vkResetDescriptorPool(d->device, pool->pool, 0);
 }
 

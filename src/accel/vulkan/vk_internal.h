@@ -137,6 +137,9 @@ struct accel_pipeline {
 
 struct accel_descpool {
     VkDescriptorPool pool;
+    /* A set was asked of pool since its last reset: a reset of a pool
+     * nothing was taken from (every set pushed) is skipped. */
+    bool taken;
 };
 
 struct accel_cmd {
