@@ -11,11 +11,17 @@ struct gate_ext {
     _Atomic uint64_t max_waited; /* highest value a stream waits for */
 };
 
+/* The whole gate around the public part every call is given. */
+static struct gate_ext *gate_ext_of(salvo_gate *gate)
+{
+    return (struct gate_ext *)((char *)gate - offsetof(struct gate_ext, gate));
+}
+
 static void gate_release(retire_entry *e, bool abandoned)
 {
     (void)abandoned;
     salvo_gate *gate = resource_as_gate(resource_of_release(e));
-    struct gate_ext *g = (struct gate_ext *)((char *)gate - offsetof(struct gate_ext, gate));
+    struct gate_ext *g = gate_ext_of(gate);
     salvo_device *dev = g->gate.dev;
     salvo_mutex_held(&dev->q.lock); /* releases run under the lock */
     live_unlink_locked(dev, &g->gate.res);
@@ -99,7 +105,7 @@ salvo_status salvo_gate_raise(salvo_gate *gate, uint64_t value)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "gate_raise: gate is NULL");
     if (device_is_lost(gate->dev))
         return device_lost_error(gate->dev);
-    salvo_status r = raise_to((struct gate_ext *)gate, value, true);
+    salvo_status r = raise_to(gate_ext_of(gate), value, true);
     if (r == SALVO_OK)
         salvo_clear_error();
     return r;
@@ -119,7 +125,7 @@ salvo_status salvo_stream_wait_gate(salvo_stream *st, salvo_gate *gate, uint64_t
     if (gate->dev != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "stream_wait_gate: the gate belongs to another device");
-    struct gate_ext *g = (struct gate_ext *)gate;
+    struct gate_ext *g = gate_ext_of(gate);
     uint64_t seen = atomic_load(&g->max_waited);
     while (seen < value && !atomic_compare_exchange_weak(&g->max_waited, &seen, value)) {
     }
@@ -149,7 +155,7 @@ void salvo_gate_destroy(salvo_gate *gate)
 {
     if (!gate)
         return;
-    struct gate_ext *g = (struct gate_ext *)gate;
+    struct gate_ext *g = gate_ext_of(gate);
     /* Work still waiting on the gate must not wait forever: open it as far
      * as anyone asked, then free it once that work is over. */
     if (!device_is_lost(gate->dev))
