@@ -3009,13 +3009,63 @@ static void vk_unlock(void *user)
     pthread_mutex_unlock(user);
 }
 
-/* The salvo device on the program's own VkDevice (vk_device mode 0). */
-static void vk_device_run(ctx *c, uint64_t seed)
+/* The instance vk_device mode 0 makes its device on: the seed device's,
+ * or one of the program's own without layers (below), and the physical
+ * device of the seed device's there. */
+typedef struct vk_home {
+    VkInstance instance;
+    VkPhysicalDevice physical_device;
+    PFN_vkDestroyInstance destroy; /* NULL: the seed device's instance */
+} vk_home;
+
+/* An instance of the program's own, without layers, at the seed device's
+ * version, and the physical device there of the seed device's (the same
+ * vendor and device ID, and name): false where it cannot be made. */
+static bool vk_home_own(vk_home *h)
 {
     PFN_vkGetInstanceProcAddr gipa = g_vk.get_instance_proc_addr;
-    PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(g_vk.instance, "vkCreateDevice");
+    PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(NULL, "vkCreateInstance");
+    PFN_vkGetPhysicalDeviceProperties props_of =
+        (PFN_vkGetPhysicalDeviceProperties)gipa(g_vk.instance, "vkGetPhysicalDeviceProperties");
+    if (!create || !props_of)
+        return false;
+    VkPhysicalDeviceProperties want;
+    props_of(g_vk.physical_device, &want);
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                             .apiVersion = g_vk.api_version};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                               .pApplicationInfo = &app};
+    if (create(&ci, NULL, &h->instance) != VK_SUCCESS)
+        return false;
+    h->destroy = (PFN_vkDestroyInstance)gipa(h->instance, "vkDestroyInstance");
+    PFN_vkEnumeratePhysicalDevices list =
+        (PFN_vkEnumeratePhysicalDevices)gipa(h->instance, "vkEnumeratePhysicalDevices");
+    props_of = (PFN_vkGetPhysicalDeviceProperties)gipa(h->instance,
+                                                       "vkGetPhysicalDeviceProperties");
+    VkPhysicalDevice pd[16];
+    uint32_t n = 16;
+    h->physical_device = VK_NULL_HANDLE;
+    if (list && props_of && list(h->instance, &n, pd) >= VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !h->physical_device; i++) {
+            VkPhysicalDeviceProperties p;
+            props_of(pd[i], &p);
+            if (p.vendorID == want.vendorID && p.deviceID == want.deviceID &&
+                strcmp(p.deviceName, want.deviceName) == 0)
+                h->physical_device = pd[i];
+        }
+    if (!h->physical_device && h->destroy)
+        h->destroy(h->instance, NULL);
+    return h->physical_device != VK_NULL_HANDLE;
+}
+
+/* The salvo device on the program's own VkDevice (vk_device mode 0), made
+ * on h's instance. */
+static void vk_device_on(ctx *c, uint64_t seed, const vk_home *h)
+{
+    PFN_vkGetInstanceProcAddr gipa = g_vk.get_instance_proc_addr;
+    PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(h->instance, "vkCreateDevice");
     PFN_vkGetDeviceProcAddr gdpa =
-        (PFN_vkGetDeviceProcAddr)gipa(g_vk.instance, "vkGetDeviceProcAddr");
+        (PFN_vkGetDeviceProcAddr)gipa(h->instance, "vkGetDeviceProcAddr");
     if (!create || !gdpa) {
         fail(c, "vk_device: no vkCreateDevice");
         return;
@@ -3035,7 +3085,7 @@ static void vk_device_run(ctx *c, uint64_t seed)
                              .queueCreateInfoCount = 1,
                              .pQueueCreateInfos = &qi};
     VkDevice vd = VK_NULL_HANDLE;
-    if (create(g_vk.physical_device, &di, NULL, &vd) != VK_SUCCESS) {
+    if (create(h->physical_device, &di, NULL, &vd) != VK_SUCCESS) {
         fail(c, "vk_device: vkCreateDevice failed");
         return;
     }
@@ -3046,9 +3096,9 @@ static void vk_device_run(ctx *c, uint64_t seed)
     pthread_mutex_t qmu = PTHREAD_MUTEX_INITIALIZER;
     salvo_vk_device_import imp = {
         .get_instance_proc_addr = (seed & 2) ? gipa : NULL,
-        .instance = g_vk.instance,
+        .instance = h->instance,
         .instance_api_version = g_vk.api_version,
-        .physical_device = g_vk.physical_device,
+        .physical_device = h->physical_device,
         .device = vd,
         .timeline_semaphores = timelines,
         .queue = vq,
@@ -3079,8 +3129,8 @@ static void vk_device_run(ctx *c, uint64_t seed)
         fail(c, "device_create_vk: info says features checked %d, %u queues, transfer queue %d, "
                 "timelines %d (given %d)", info.features.checked, info.queue_count,
              info.transfer_queue, info.timeline_semaphores, timelines);
-    else if (salvo_device_vk_handles(sub, &back) != SALVO_OK || back.instance != g_vk.instance ||
-             back.physical_device != g_vk.physical_device || back.device != vd ||
+    else if (salvo_device_vk_handles(sub, &back) != SALVO_OK || back.instance != h->instance ||
+             back.physical_device != h->physical_device || back.device != vd ||
              back.queue != vq || back.queue_family_index != g_vk.queue_family_index)
         fail(c, "device_create_vk: vk_handles do not give back the handles it was made on");
     /* v added to data_word(seed, i) on its stream, copied to a HOST
@@ -3135,6 +3185,35 @@ static void vk_device_run(ctx *c, uint64_t seed)
     destroy(vd, NULL);
     pthread_mutex_destroy(&qmu);
     atomic_fetch_add(&g_n_vk_devices, 1);
+}
+
+/* vk_device mode 0. The validation layer of Debian 12 (1.3.239) keeps its
+ * instances and devices in a table it does not guard: one created or
+ * destroyed on a layered instance while another thread calls into the
+ * layer can crash it (Vulkan-ValidationLayers issue 4391; seen here as a
+ * SIGSEGV inside the layer under another thread's vkCmdFillBuffer, the
+ * table's node freed by a vkDestroyDevice). With several threads, then,
+ * the device is made on an instance of the program's own without layers
+ * (its commands go unvalidated); alone, on the seed device's (its
+ * validation messages fail the op), the raiser held off meanwhile. salvo's
+ * host-call thread may still call into the layer then, where a host call
+ * is pending: a window left open (README). */
+static void vk_device_run(ctx *c, uint64_t seed)
+{
+    vk_home h = {.instance = g_vk.instance, .physical_device = g_vk.physical_device};
+    if (g_nctx > 1) {
+        if (!vk_home_own(&h)) {
+            fail(c, "vk_device: no instance of the program's own with the seed's device");
+            return;
+        }
+        vk_device_on(c, seed, &h);
+        if (h.destroy)
+            h.destroy(h.instance, NULL);
+        return;
+    }
+    pthread_mutex_lock(&R.mu);
+    vk_device_on(c, seed, &h);
+    pthread_mutex_unlock(&R.mu);
 }
 
 /* vk_device: salvo_device_create_vk. Mode 0 (g_dev has Vulkan handles): a
