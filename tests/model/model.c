@@ -3191,8 +3191,9 @@ static void vk_device_on(ctx *c, uint64_t seed, const vk_home *h)
  * instances and devices in a table it does not guard: one created or
  * destroyed on a layered instance while another thread calls into the
  * layer can crash it (Vulkan-ValidationLayers issue 4391; seen here as a
- * SIGSEGV inside the layer under another thread's vkCmdFillBuffer, the
- * table's node freed by a vkDestroyDevice). With several threads, then,
+ * SIGSEGV inside the layer, a vkCmdFillBuffer walking a bucket of the
+ * table into a freed node after another thread's vk_device). With several
+ * threads, then,
  * the device is made on an instance of the program's own without layers
  * (its commands go unvalidated); alone, on the seed device's (its
  * validation messages fail the op), the raiser held off meanwhile. salvo's
