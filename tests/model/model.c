@@ -3195,14 +3195,19 @@ static void vk_device_on(ctx *c, uint64_t seed, const vk_home *h)
  * table into a freed node after another thread's vk_device). With several
  * threads, then,
  * the device is made on an instance of the program's own without layers
- * (its commands go unvalidated); alone, on the seed device's (its
- * validation messages fail the op), the raiser held off meanwhile. salvo's
- * host-call thread may still call into the layer then, where a host call
- * is pending: a window left open (README). */
+ * (its commands go unvalidated), and so it is where a host call or a
+ * stream read is pending (salvo's host-call thread may be in the layer);
+ * otherwise on the seed device's (its validation messages fail the op),
+ * the raiser held off meanwhile. */
 static void vk_device_run(ctx *c, uint64_t seed)
 {
     vk_home h = {.instance = g_vk.instance, .physical_device = g_vk.physical_device};
-    if (g_nctx > 1) {
+    /* A host call or stream read not yet passed: salvo's host-call thread
+     * may be waiting for it in the layer. */
+    bool worker = false;
+    for (size_t i = 0; i < c->npend; i++)
+        worker |= !c->pend[i]->done && c->pend[i]->kind != PK_VK;
+    if (g_nctx > 1 || worker) {
         if (!vk_home_own(&h)) {
             fail(c, "vk_device: no instance of the program's own with the seed's device");
             return;
