@@ -3193,12 +3193,11 @@ static void vk_device_on(ctx *c, uint64_t seed, const vk_home *h)
  * layer can crash it (Vulkan-ValidationLayers issue 4391; seen here as a
  * SIGSEGV inside the layer, a vkCmdFillBuffer walking a bucket of the
  * table into a freed node after another thread's vk_device). With several
- * threads, then,
- * the device is made on an instance of the program's own without layers
- * (its commands go unvalidated), and so it is where a host call or a
- * stream read is pending (salvo's host-call thread may be in the layer);
- * otherwise on the seed device's (its validation messages fail the op),
- * the raiser held off meanwhile. */
+ * threads, then, the device is made on an instance of the program's own
+ * without layers (its commands go unvalidated), and so it is where a host
+ * call or a stream read is pending (salvo's host-call thread may be in the
+ * layer); otherwise on the seed device's (its validation messages fail
+ * the op), the raiser held off meanwhile. */
 static void vk_device_run(ctx *c, uint64_t seed)
 {
     vk_home h = {.instance = g_vk.instance, .physical_device = g_vk.physical_device};
@@ -3223,9 +3222,10 @@ static void vk_device_run(ctx *c, uint64_t seed)
 }
 
 /* vk_device: salvo_device_create_vk. Mode 0 (g_dev has Vulkan handles): a
- * VkDevice of the program's own on g_dev's instance and physical device
- * (one queue of its family; timeline semaphores as the seed says), refused
- * first with a family the device lacks, then a salvo device on it that
+ * VkDevice of the program's own on g_dev's physical device (one queue of
+ * its family; timeline semaphores as the seed says), on g_dev's instance
+ * or on an unlayered one of the program's (vk_device_run says when),
+ * refused first with a family the device lacks, then a salvo device on it that
  * gives its handles back, checks no features, and adds on its own stream
  * (vk_device_run). Refused anywhere with SALVO_ERROR_INVALID_ARGUMENT and
  * *out NULL: 1 no import, 2 no instance, 3 a lone queue_lock, 4 extension
