@@ -466,6 +466,83 @@ static void test_pending_replay_keeps_its_recording(void **state)
     salvo_buffer_destroy(z);
 }
 
+static uint64_t replays_ahead(fixture *f)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    return s.replays_ahead;
+}
+
+/* A replay into a batch that holds nothing else is submitted as the
+ * graph's own recording, made ahead: such replays, each synchronized, run
+ * exactly; an update is seen from the next one on; a replay that work
+ * follows in its batch (a launch reading what it wrote, a timed event) is
+ * recorded into the batch after all, in order; what a graph writes into a
+ * HOST buffer is seen by the host. */
+static void test_replay_ahead(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *a = filled(f, 0, SALVO_DOMAIN_DEVICE), *b = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *h = filled(f, 0, SALVO_DOMAIN_HOST);
+    salvo_graph *g = NULL, *gh = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    add(f, f->st, a, 1);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    add(f, f->st, h, 3);
+    add(f, f->st, h, 4);
+    assert_int_equal(salvo_stream_end_capture(f->st, &gh), SALVO_OK);
+    uint64_t ahead = replays_ahead(f);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    }
+    expect(a, 5);
+    assert_int_equal(replays_ahead(f) - ahead, 5);
+    push2 p = {N, 10};
+    assert_int_equal(salvo_graph_set_push(g, 0, &p, sizeof p), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(a, 15);
+    assert_int_equal(replays_ahead(f) - ahead, 6);
+    /* Work after it in the batch: b = a, as the replay left it. */
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    copy_add(f, f->st, a, b, 0);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(a, 25);
+    expect(b, 25);
+    /* A timed event after it: its timestamp follows the replay. */
+    salvo_event *e0 = NULL, *e1 = NULL;
+    assert_int_equal(salvo_event_create(f->dev, &e0), SALVO_OK);
+    assert_int_equal(salvo_event_create(f->dev, &e1), SALVO_OK);
+    assert_int_equal(salvo_event_record(e0, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    uint64_t before = replays_ahead(f);
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(replays_ahead(f) - before, 1);
+    assert_int_equal(salvo_event_record(e1, f->st), SALVO_OK);
+    copy_add(f, f->st, a, b, 1);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    uint64_t ns = 0;
+    salvo_status el = salvo_event_elapsed(e0, e1, &ns);
+    assert_true(el == SALVO_OK || el == SALVO_ERROR_UNSUPPORTED);
+    expect(a, 35);
+    expect(b, 36);
+    salvo_event_destroy(e0);
+    salvo_event_destroy(e1);
+    /* Into host memory: ends with the host's barrier. */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(salvo_graph_launch(gh, f->st), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+        expect(h, 7 * (uint32_t)(i + 1));
+    }
+    salvo_graph_destroy(g);
+    salvo_graph_destroy(gh);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(b);
+    salvo_buffer_destroy(h);
+}
+
 /* A buffer and a kernel destroyed while a graph uses them live on until
  * the graph goes and its replays are complete; so does a graph destroyed
  * with replays pending. */
@@ -610,6 +687,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fork_join, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replays_pending_on_two_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_replay_keeps_its_recording, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replay_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifetimes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_during_capture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),

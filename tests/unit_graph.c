@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -70,6 +71,8 @@ static void close_env(env *e)
     }
     salvo_kernel_destroy(e->k);
     salvo_device_destroy(e->dev);
+    if (fake_illegal_total(e->f))
+        fprintf(stderr, "illegal: %s\n", fake_illegal_last(e->f));
     assert_int_equal(fake_illegal_total(e->f), 0);
     assert_int_equal(fake_live_total(e->f), 0);
     fake_free(e->f);
@@ -231,10 +234,20 @@ static void test_updated_node_recorded_inline(void **state)
     close_env(&e);
 }
 
+static uint64_t replays_ahead(salvo_device *dev)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    return s.replays_ahead;
+}
+
 /* Where every node may be inline, a graph of GRAPH_INLINE_NODES nodes or
- * fewer is recorded into each replay's batch, node by node, and makes no
- * recording of its own; its nodes keep their order, and an update records
- * nothing. One node more and it is recorded once, as before. */
+ * fewer makes no recording to execute: a replay into a batch that holds
+ * more records its nodes there, in order. A replay into a bare batch is
+ * the batch: a command buffer of its own, recorded ahead once (again
+ * after an update) and submitted as it is, recording nothing. Where work
+ * follows it in the batch, it is recorded into the batch after all. One
+ * node more and the graph is recorded once to be executed, as before. */
 static void test_small_graph_recorded_inline(void **state)
 {
     (void)state;
@@ -245,19 +258,44 @@ static void test_small_graph_recorded_inline(void **state)
     assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 0);
     assert_int_equal(fake_calls(e.f, "cmd_begin_reusable"), 0);
     uint64_t d0 = fake_calls(e.f, "cmd_dispatch"), barriers0 = fake_calls(e.f, "cmd_barrier");
+    uint64_t ahead0 = replays_ahead(e.dev), begun0 = fake_calls(e.f, "cmd_begin_resubmit");
     for (int r = 0; r < 2; r++)
         assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
-    assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, 2 * GRAPH_INLINE_NODES);
+    /* The first recorded ahead, then into the batch for the second, which
+     * follows it there. */
+    assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, 3 * GRAPH_INLINE_NODES);
+    assert_int_equal(fake_calls(e.f, "cmd_begin_resubmit") - begun0, 1);
+    assert_int_equal(replays_ahead(e.dev) - ahead0, 1);
     /* Nodes on buffers 0, 1, 0, 1: a barrier between each level of the
      * graph at least (the lead and between replays may add some). */
     assert_true(fake_calls(e.f, "cmd_barrier") - barriers0 >= 2 * (GRAPH_INLINE_NODES - 2));
     assert_int_equal(sum, 2 * GRAPH_INLINE_NODES);
+    /* Replays each alone in its batch: the recording made ahead, nothing
+     * recorded; once every slot's own command buffer was left begun by
+     * such a batch, not even a begin. */
+    d0 = fake_calls(e.f, "cmd_dispatch");
+    uint64_t begins = 0, submits = fake_calls(e.f, "submit");
+    for (int r = 0; r < 2 * STREAM_SLOTS; r++) {
+        if (r == STREAM_SLOTS)
+            begins = fake_calls(e.f, "cmd_begin");
+        assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    }
+    assert_int_equal(fake_calls(e.f, "cmd_dispatch"), d0);
+    assert_int_equal(fake_calls(e.f, "submit") - submits, 2 * STREAM_SLOTS);
+    assert_int_equal(fake_calls(e.f, "cmd_begin"), begins);
+    assert_int_equal(replays_ahead(e.dev) - ahead0, 1 + 2 * STREAM_SLOTS);
+    assert_int_equal(sum, (2 + 2 * STREAM_SLOTS) * GRAPH_INLINE_NODES);
     const uint32_t push[2] = {256, 9};
     assert_int_equal(salvo_graph_set_push(g, 1, push, sizeof push), SALVO_OK);
+    d0 = fake_calls(e.f, "cmd_dispatch");
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
-    assert_int_equal(sum, 3 * GRAPH_INLINE_NODES - 1 + 9);
+    /* The update: recorded ahead again, once. */
+    assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, GRAPH_INLINE_NODES);
+    assert_int_equal(replays_ahead(e.dev) - ahead0, 2 + 2 * STREAM_SLOTS);
+    assert_int_equal(sum, (3 + 2 * STREAM_SLOTS) * GRAPH_INLINE_NODES - 1 + 9);
     assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 0);
     salvo_graph_destroy(g);
 

@@ -454,6 +454,11 @@ typedef struct salvo_stats {
     uint64_t live_images;
     uint64_t live_image_bytes; /* texel bytes (what the driver allocates may be more) */
     uint64_t live_samplers;
+    /* Graph replays that were a batch of their own, submitted as the
+     * graph's recording made ahead (nothing recorded at the replay):
+     * those made into a stream with nothing else recorded since its last
+     * submission, while one of the graph's few such recordings was free. */
+    uint64_t replays_ahead;
 } salvo_stats;
 
 /* List the Vulkan devices that can run compute. With entries NULL, sets

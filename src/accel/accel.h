@@ -294,7 +294,8 @@ typedef struct accel_vtable {
     accel_result (*cmd_reset)(void *self, accel_device *dev, accel_cmd *cmd);
     /* Record bind + descriptors (pushed, or a set allocated from pool) +
      * push constants + dispatch. ACCEL_ERROR_OUT_OF_POOL_MEMORY when the pool
-     * is full: nothing is recorded then. */
+     * is full: nothing is recorded then. pool may be NULL where the device
+     * pushes descriptors (push_descriptors_used). */
     accel_result (*cmd_dispatch)(void *self, accel_device *dev, accel_cmd *cmd,
                                  accel_pipeline *pipe, accel_descpool *pool,
                                  const accel_bind *binds, uint32_t bind_count,
@@ -327,6 +328,12 @@ typedef struct accel_vtable {
      * What cmd had bound before is unknown after it. */
     void (*cmd_execute)(void *self, accel_device *dev, accel_cmd *cmd, accel_cmd *const *reusable,
                         uint32_t count);
+    /* Begin a command buffer made by cmd_create (so: submitted, not
+     * executed) to be submitted more than once, each time after the last
+     * submission of it completed (Vulkan: begun without the one-time-submit
+     * flag); cmd_begin's may be submitted once. NULL where the accelerator
+     * has no such buffers: the core then records each time. */
+    accel_result (*cmd_begin_resubmit)(void *self, accel_device *dev, accel_cmd *cmd);
 
     /* Fences. status: SUCCESS (signalled), NOT_READY, or an error. */
     accel_result (*fence_create)(void *self, accel_device *dev, accel_fence **out);

@@ -13,7 +13,7 @@
 #define FAULT_OPS(X)                                                                              \
     X(enumerate) X(device_open) X(queue_wait_idle) X(buffer_create) X(pipeline_create)            \
     X(descpool_create) X(descpool_reset) X(cmd_create) X(cmd_begin) X(cmd_end) X(cmd_reset)       \
-    X(cmd_create_reusable) X(cmd_begin_reusable) X(cmd_dispatch) X(fence_create) X(fence_reset) X(fence_status) X(fence_wait) X(submit)        \
+    X(cmd_create_reusable) X(cmd_begin_reusable) X(cmd_begin_resubmit) X(cmd_dispatch) X(fence_create) X(fence_reset) X(fence_status) X(fence_wait) X(submit)        \
     X(timeline_create) X(timeline_signal) X(timeline_value) X(timeline_wait)                    \
     X(image_create) X(image_view_create) X(sampler_create) X(cmd_image_init)                      \
     X(cmd_dispatch_indirect) X(cmd_fill_bytes)
@@ -294,6 +294,16 @@ CREATING(cmd_create_reusable, cmd_destroy,
          (self, cmd_create_reusable, dev, queue, out))
 PLAIN(cmd_begin_reusable, (void *self, accel_device *dev, accel_cmd *c),
       (self, cmd_begin_reusable, dev, c))
+/* Optional inner (absent there: refused here, and the core records each
+ * time instead). */
+static accel_result f_cmd_begin_resubmit(void *self, accel_device *dev, accel_cmd *c)
+{
+    if (!IN(self).vt->cmd_begin_resubmit)
+        return ACCEL_ERROR_FEATURE_NOT_PRESENT;
+    bool after;
+    accel_result r = decide(F(self), OP_cmd_begin_resubmit, &after);
+    return r != ACCEL_SUCCESS ? r : CALL(self, cmd_begin_resubmit, dev, c);
+}
 PASS(cmd_execute,
      (void *self, accel_device *dev, accel_cmd *c, accel_cmd *const *r, uint32_t n),
      (self, cmd_execute, dev, c, r, n))
@@ -523,6 +533,7 @@ static const accel_vtable fault_vtable = {
     .cmd_native = f_cmd_native,
     .cmd_create_reusable = f_cmd_create_reusable,
     .cmd_begin_reusable = f_cmd_begin_reusable,
+    .cmd_begin_resubmit = f_cmd_begin_resubmit,
     .cmd_execute = f_cmd_execute,
     .fence_create = f_fence_create,
     .fence_destroy = f_fence_destroy,

@@ -472,6 +472,7 @@ static void stats_read(salvo_device *dev, salvo_stats *out)
         .transfer_bytes_imported = LOAD(transfer_bytes_imported),
         .direct_bindings = LOAD(direct_bindings),
         .validation_messages = LOAD(validation_messages),
+        .replays_ahead = LOAD(replays_ahead),
     };
 #undef LOAD
 }

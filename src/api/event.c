@@ -81,6 +81,10 @@ static salvo_status timed_open_locked(salvo_device *dev, stream_engine *e, bool 
     if (reserved != SALVO_OK)
         return device_is_lost(dev) ? device_lost_error(dev) : reserved;
     salvo_status r = record_open_locked(dev, e);
+    /* The timestamp goes after what the batch holds: a replay recorded
+     * ahead is recorded into it first. */
+    if (r == SALVO_OK)
+        r = stream_undirect_locked(e);
     *timed = r == SALVO_OK;
     return r;
 }

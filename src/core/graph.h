@@ -32,6 +32,16 @@
  * had. An inline node's parameters are copied into the replay's command
  * (and its batch's log), so those keep what they had too.
  *
+ * A replay into a stream's batch that holds nothing else yet is made
+ * ahead instead (graph_direct_locked): the batch is submitted as one of
+ * GRAPH_DIRECT_RING command buffers of the graph's own that hold the
+ * replay (the batch's lead barrier, the replay command, the barrier to the
+ * host where one is needed), recorded the first time and again after the
+ * payload changed, and free again once their batch completed; the batch's
+ * own command buffer stays begun for the next batch. Work recorded after
+ * it in the batch records the replay into the batch first
+ * (stream_undirect_locked), from the batch's log, as it was made.
+ *
  * Capture order is a valid order of the work: an event wait that orders
  * a branch after another's point comes after that point was captured. A
  * level is computed from every earlier conflicting node, ordered or not,
@@ -62,7 +72,11 @@ enum {
      * is inline whole: recorded into each replay's batch as launches are,
      * which costs the host what the execution of a recording would and
      * spares the device the secondary command buffer's own latency. */
-    GRAPH_INLINE_NODES = 4
+    GRAPH_INLINE_NODES = 4,
+    /* Primaries a replay may be submitted as, each recorded once (again
+     * after an update) and free again when its batch completes: replays
+     * made back to back take them in turn, past them a replay records. */
+    GRAPH_DIRECT_RING = 3
 };
 
 /* A node: one command (a dispatch, copy, fill or image copy; see
@@ -113,6 +127,15 @@ typedef struct graph_chunk {
     bool inline_node;
 } graph_chunk;
 
+/* The whole replay recorded ahead as a batch of its own (see
+ * graph_direct_locked): a command buffer to submit, the batch that last
+ * went with it, and whether it still holds the graph's parameters. */
+typedef struct graph_direct {
+    accel_cmd *cmd;
+    uint64_t serial; /* 0: none yet */
+    bool fresh;      /* recorded from the payload as it is now */
+} graph_direct;
+
 /* One buffer range the graph touches, for the stream's hazards. */
 typedef struct graph_touch {
     const void *buffer;
@@ -147,6 +170,8 @@ typedef struct engine_graph {
     accel_bind *payload_binds;
     size_t payload_bind_count, payload_bind_cap;
     bool payload_stale;
+    graph_direct direct[GRAPH_DIRECT_RING];
+    bool direct_off; /* the accelerator has none, or one could not be made */
     graph_touch *touch; /* distinct ranges, merged per buffer */
     uint32_t touch_count;
     uint64_t groups_total;
@@ -189,6 +214,15 @@ command graph_replay_command(const engine_graph *g);
 /* For failures: the graph's kernels, and the nodes a replay records
  * inline. */
 void graph_failure_names(const engine_graph *g, char *buf, size_t size);
+/* The replay (after graph_prepare_locked) as a command buffer of its
+ * own, recorded ahead, for a batch that holds nothing else and has this
+ * serial: its lead barrier, the replay, a barrier to the host where the
+ * graph writes memory the host maps. NULL where there is none free (each
+ * goes with a batch still active, or the accelerator has none, or a
+ * recording failed: the replay is then recorded into the batch, which
+ * reports what fails). */
+accel_cmd *graph_direct_locked(engine_graph *g, accel_barrier lead, uint64_t serial)
+    SALVO_REQUIRES(g->q->lock);
 /* Note the replay on stream `stream` in its batch `serial`. */
 void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial)
     SALVO_REQUIRES(g->q->lock);

@@ -112,6 +112,7 @@ typedef struct queue_counters {
     _Atomic uint64_t launches_pending, launches_total, batches_submitted, barriers_emitted;
     _Atomic uint64_t transfer_bytes, direct_bindings, validation_messages;
     _Atomic uint64_t transfer_bytes_imported;
+    _Atomic uint64_t replays_ahead;
 } queue_counters;
 
 #define COUNTER_ADD(n, field, v) atomic_fetch_add_explicit(&(n)->field, (v), memory_order_relaxed)

@@ -67,7 +67,7 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
     if (queue_is_lost(q) || s->state == SLOT_ABANDONED)
         return queue_lost_error(q);
     /* What the host maps and the batch wrote, made visible to the host. */
-    if (s->to_host) {
+    if (s->to_host && !s->direct) { /* a direct batch has its own */
         q->acc->vt->cmd_barrier(q->acc->self, q->adev, s->cmd, ACCEL_BARRIER_ALL_HOST);
         COUNTER_ADD(&q->n, barriers_emitted, 1);
     }

@@ -170,6 +170,8 @@ static void to_idle(slot *s, const slot_env *env)
 {
     VT(env)->descpool_reset(SELF(env), env->dev, s->pool);
     slot_move(s, env, SLOT_IDLE);
+    s->direct = NULL;
+    s->direct_dirty = false;
     s->launches = 0;
     s->name_count = 0;
     s->names_dropped = 0;
@@ -278,6 +280,8 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
     }
     s->serial = serial; /* first: the table files the batch under it */
     slot_move(s, env, SLOT_RECORDING);
+    s->direct = NULL;
+    s->direct_dirty = false;
     s->buffers_noted = false;
     s->signal = signal;
     s->wait_count = 0;
@@ -300,6 +304,23 @@ void slot_prepare(slot *s, const slot_env *env, accel_barrier lead)
     }
     VT(env)->cmd_barrier(SELF(env), env->dev, s->cmd, lead);
     s->prepared = true;
+}
+
+accel_result slot_direct_cmd(slot *s, const slot_env *env, accel_barrier lead)
+{
+    if (!s->direct_dirty)
+        return ACCEL_SUCCESS;
+    accel_result r = reset_cmd(s, env);
+    if (r == ACCEL_SUCCESS)
+        r = VT(env)->cmd_begin(SELF(env), env->dev, s->cmd);
+    if (r != ACCEL_SUCCESS) {
+        s->cmd_unreset = true; /* perhaps begun part-way: reset before a begin */
+        return r;
+    }
+    s->cmd_unreset = false;
+    VT(env)->cmd_barrier(SELF(env), env->dev, s->cmd, lead);
+    s->direct_dirty = false;
+    return ACCEL_SUCCESS;
 }
 
 void slot_note_launch(slot *s, const char *kernel_name)
@@ -397,7 +418,7 @@ static accel_result send(slot *s, const slot_env *env)
             waits[n++] = s->waits[i].op;
     accel_submit_desc d = {
         .queue = s->queue,
-        .cmd = s->cmd,
+        .cmd = s->direct ? s->direct : s->cmd,
         .fence = on_timeline(s) ? NULL : s->fence,
         .waits = waits,
         .wait_count = n,
@@ -439,7 +460,8 @@ salvo_status slot_submit(slot *s, const slot_env *env, bool hold)
 {
     if (s->state != SLOT_RECORDING)
         return refuse(s, env, "submit");
-    accel_result r = VT(env)->cmd_end(SELF(env), env->dev, s->cmd);
+    /* A direct batch's buffer is ended already; cmd stays begun. */
+    accel_result r = s->direct ? ACCEL_SUCCESS : VT(env)->cmd_end(SELF(env), env->dev, s->cmd);
     const char *what = "could not be ended";
     if (r == ACCEL_SUCCESS) {
         if (!on_timeline(s))
@@ -469,9 +491,15 @@ salvo_status slot_complete(slot *s, const slot_env *env, accel_result observed)
     if (s->state != SLOT_IN_FLIGHT)
         return refuse(s, env, "complete");
     switch (observed) {
-    case ACCEL_SUCCESS:
+    case ACCEL_SUCCESS: {
+        /* A direct batch left cmd begun with its lead barrier: the next
+         * batch takes it as a prepared one. */
+        bool kept = s->direct != NULL, dirty = s->direct_dirty;
         to_idle(s, env);
+        s->prepared = kept && !dirty;
+        s->cmd_unreset |= kept && dirty; /* recording: reset before a begin */
         return SALVO_OK;
+    }
     case ACCEL_NOT_READY:
         return SALVO_NOT_READY;
     case ACCEL_TIMEOUT:

@@ -115,6 +115,15 @@ struct slot {
     slot_state state;
     void *owner; /* the stream whose ring it is in (set by the stream) */
     accel_cmd *cmd;
+    /* RECORDING or later: the batch is this command buffer, recorded
+     * ahead (a graph's, ended, its own lead barrier first), submitted in
+     * place of cmd; cmd then holds its lead barrier only and is taken,
+     * still begun, by the next batch (prepared again when this one
+     * completes). Set by the owner while cmd holds nothing else; NULL. */
+    accel_cmd *direct;
+    /* A recording into cmd after all (slot_direct_cmd) failed part-way:
+     * cmd is begun again before the next one. */
+    bool direct_dirty;
     bool cmd_unreset; /* a reset was refused: the next begin resets first */
     /* IDLE with cmd begun ahead and its lead barrier recorded
      * (slot_prepare): the next begin records nothing more. */
@@ -194,6 +203,10 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
  * reported: the slot is left as it was (the begin will try, and report).
  * slot_use_queue to another queue undoes it. */
 void slot_prepare(slot *s, const slot_env *env, accel_barrier lead);
+/* A direct batch's cmd, to record into after all: as it was left (its
+ * lead barrier only), or, after a failed attempt, reset and begun again
+ * with lead. A failure leaves it marked for the next attempt. */
+accel_result slot_direct_cmd(slot *s, const slot_env *env, accel_barrier lead);
 /* Note one launch of the named kernel recorded (RECORDING only). */
 void slot_note_launch(slot *s, const char *kernel_name);
 /* Note a name for the batch's failures without counting a launch. */
@@ -203,8 +216,9 @@ void slot_note_name(slot *s, const char *name);
  * the owner guarantees order by submitting that batch first). SALVO_ERROR_INVALID_STATE when full or not recording. */
 salvo_status slot_add_wait(slot *s, const slot_env *env, const slot_dep *w);
 /* RECORDING -> IN_FLIGHT (end, fence reset, submit with the slot's
- * timeline waits and signal; ordering-only waits are the caller's). hold:
- * stop before the submit: RECORDING -> HELD (slot_send_held submits later).
+ * timeline waits and signal: cmd, or direct where set, which is not
+ * ended; ordering-only waits are the caller's). hold: stop before the
+ * submit: RECORDING -> HELD (slot_send_held submits later).
  * Refused (not device loss): -> IDLE with the command buffer reset, returns
  * the error naming the batch's kernels. Device lost: -> ABANDONED. */
 salvo_status slot_submit(slot *s, const slot_env *env, bool hold);

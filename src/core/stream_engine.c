@@ -283,15 +283,70 @@ static void order_command_locked(stream_engine *st, const command *c) SALVO_REQU
     order_work_locked(st, a, c->bind_count, !command_is_dispatch(c), command_touches_any(c));
 }
 
-/* Record the execution of graph c->object's recordings (c->push) into
- * st's open batch, after a barrier where the graph's touches conflict with
- * the batch's hazards (as a launch's ranges do), which they then join. */
-static accel_result record_graph_locked(stream_engine *st, const command *c, bool *partial)
+/* A replay recorded into st's open batch (or standing for it, direct):
+ * the graph's touches join the batch's hazards, its kernels its names,
+ * its nodes its launches. */
+static accel_result graph_recorded_locked(stream_engine *st, const engine_graph *g)
     SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     slot *s = st->open;
-    const engine_graph *g = c->object;
+    bool copy = g->has_copy;
+    for (uint32_t i = 0; i < g->touch_count; i++) {
+        const graph_touch *t = &g->touch[i];
+        bool w = t->how & SALVO_ACCESS_WRITE;
+        if (!hazard_add(&st->hazards, t->buffer, t->begin, t->end, w)) {
+            /* More than the set holds: order everything so far instead
+             * (a direct batch: later work records the batch again). */
+            if (!s->direct)
+                barrier(q, s, ACCEL_BARRIER_WORK);
+            order_reset(st);
+            break;
+        }
+        if (!copy && !st->compute_overflow)
+            st->compute_overflow = !hazard_add(&st->compute_unordered, t->buffer, t->begin,
+                                               t->end, w);
+    }
+    st->copied |= copy;
+    st->address_fence = g->addresses;
+    slot_note_name(s, g->label);
+    for (uint32_t i = 0; i < g->name_count; i++)
+        slot_note_name(s, g->names[i]);
+    /* A replay counts each of its nodes as a launch (an empty one none). */
+    s->launches += g->node_count;
+    COUNTER_ADD(&q->n, launches_pending, g->node_count);
+    return ACCEL_SUCCESS;
+}
+
+/* Whether st's open batch holds nothing yet (its lead barrier only, and
+ * waits): a replay may then be the whole batch (graph_direct_locked). Not
+ * where a cancel's re-record or a trace writes into it. */
+static bool open_bare_locked(const stream_engine *st) SALVO_REQUIRES(st->q->lock)
+{
+    const slot *s = st->open;
+    return s->launches == 0 && st->log.used == 0 && !st->log.broken && s->queue == st->hwq &&
+           !trace_batch_traced(st->trace, slot_index(st, s));
+}
+
+/* Record the execution of graph c->object's recordings (c->push) into
+ * st's open batch, after a barrier where the graph's touches conflict with
+ * the batch's hazards (as a launch's ranges do), which they then join.
+ * Into a bare batch, where the graph has one free, its direct recording
+ * is the batch instead (recorded ahead, with the parameters c holds: the
+ * graph's own, as graph_prepare_locked left them), recording nothing. */
+static accel_result record_graph_locked(stream_engine *st, const command *c, bool direct,
+                                        bool *partial) SALVO_REQUIRES(st->q->lock)
+{
+    queue *q = st->q;
+    slot *s = st->open;
+    engine_graph *g = (engine_graph *)c->object;
+    salvo_mutex_same(&st->q->lock, &g->q->lock);
+    if (direct && open_bare_locked(st))
+        s->direct = graph_direct_locked(g, STREAM_BATCH_LEAD, s->serial);
+    if (s->direct) {
+        COUNTER_ADD(&q->n, replays_ahead, 1);
+        return graph_recorded_locked(st, g);
+    }
     bool copy = g->has_copy;
     bool fence = g->addresses || st->address_fence;
     bool conflict = fence || (copy && st->compute_overflow);
@@ -323,29 +378,9 @@ static accel_result record_graph_locked(stream_engine *st, const command *c, boo
         return ar;
     }
     trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
-    for (uint32_t i = 0; i < g->touch_count; i++) {
-        const graph_touch *t = &g->touch[i];
-        bool w = t->how & SALVO_ACCESS_WRITE;
-        if (!hazard_add(&st->hazards, t->buffer, t->begin, t->end, w)) {
-            /* More than the set holds: order everything so far instead. */
-            barrier(q, s, ACCEL_BARRIER_WORK);
-            order_reset(st);
-            break;
-        }
-        if (!copy && !st->compute_overflow)
-            st->compute_overflow = !hazard_add(&st->compute_unordered, t->buffer, t->begin,
-                                               t->end, w);
-    }
-    st->copied |= copy;
-    st->address_fence = g->addresses;
-    slot_note_name(s, g->label);
-    for (uint32_t i = 0; i < g->name_count; i++)
-        slot_note_name(s, g->names[i]);
-    /* A replay counts each of its nodes as a launch (an empty one none). */
-    s->launches += g->node_count;
-    COUNTER_ADD(&q->n, launches_pending, g->node_count);
-    return ACCEL_SUCCESS;
+    return graph_recorded_locked(st, g);
 }
+
 
 /* Record c (not a mark) into st's open batch, the one path of every
  * command: ordered, recorded, counted and named in the slot, and logged
@@ -363,7 +398,7 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
                                            : command_writes_host(c);
     if (c->kind == COMMAND_GRAPH) {
         bool part = false;
-        accel_result ar = record_graph_locked(st, c, &part);
+        accel_result ar = record_graph_locked(st, c, log, &part);
         if (partial)
             *partial = part;
         if (ar != ACCEL_SUCCESS)
@@ -405,7 +440,8 @@ static salvo_status open_on_compute_locked(stream_engine *st) SALVO_REQUIRES(st-
         if (r != SALVO_OK)
             return r;
     }
-    return stream_open_locked(st);
+    salvo_status r = stream_open_locked(st);
+    return r == SALVO_OK ? stream_undirect_locked(st) : r;
 }
 
 /* Record a dispatch (or another command that takes a descriptor set)
@@ -536,6 +572,38 @@ static salvo_status mend_locked(stream_engine *st, salvo_status r, const char *w
     }
     salvo_set_error(msg);
     return r;
+}
+
+salvo_status stream_undirect_locked(stream_engine *st)
+{
+    slot *s = st->open;
+    if (!s || !s->direct)
+        return SALVO_OK;
+    queue *q = st->q;
+    const engine_graph *g = NULL;
+    /* The replay is the log's one entry, as it was made. */
+    const batch_entry *e = st->log.broken ? NULL : batch_log_at(&st->log, st->log.start);
+    accel_result ar = e ? slot_direct_cmd(s, &q->env, STREAM_BATCH_LEAD)
+                        : ACCEL_ERROR_OUT_OF_HOST_MEMORY;
+    if (e) {
+        command c = batch_entry_command(e);
+        g = c.object;
+        bool partial = false;
+        if (ar == ACCEL_SUCCESS)
+            ar = command_record_graph(q->acc, q->adev, s->cmd, s->pool, &c, &partial);
+        if (ar == ACCEL_SUCCESS) {
+            s->direct = NULL;
+            return SALVO_OK;
+        }
+        s->direct_dirty = true;
+    }
+    /* The replay still runs as it is; what was to follow it is refused. */
+    if (ar == ACCEL_ERROR_DEVICE_LOST)
+        queue_mark_lost_locked(st->q);
+    return QUEUE_FAIL(q, salvo_status_from_accel(ar),
+                      "%s, the batch so far, could not be recorded for work to follow it in "
+                      "the batch (%s); the replay runs, this call's work was not recorded",
+                      g ? g->label : "a graph replay", accel_result_name(ar));
 }
 
 bool stream_work_before_locked(const stream_engine *st, size_t offset)
@@ -733,6 +801,8 @@ salvo_status stream_command_locked(stream_engine *st, const command *c, const st
          * program's own commands on st's queue. */
         bool any = c->kind == COMMAND_COPY || c->kind == COMMAND_FILL;
         r = any ? stream_open_on_locked(st, call->host_side) : open_on_compute_locked(st);
+        if (r == SALVO_OK && any)
+            r = stream_undirect_locked(st);
         if (r == SALVO_OK)
             record_command_locked(st, c, true, NULL); /* cannot fail: only a set can */
     }

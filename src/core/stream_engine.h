@@ -171,6 +171,11 @@ salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
  * barrier over what came before). Never waits itself. */
 salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, uint64_t serial)
     SALVO_REQUIRES(st->q->lock);
+/* Where st's open batch is a replay recorded ahead (slot.direct): record
+ * it into the batch after all (from its log, as it was), so that more
+ * can be recorded after it. On failure as stream_withdraw_locked's mend:
+ * the batch dropped, the failure kept for the stream and returned. */
+salvo_status stream_undirect_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);
 /* Withdraw the launches of st's open batch logged before offset: record
  * the batch again with only the ones after. A failure withdraws nothing
  * (or, where even that cannot be recorded, drops the batch and keeps the

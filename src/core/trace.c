@@ -368,6 +368,11 @@ static trace_batch *traced_batch(trace_stream *t, uint32_t slot)
     return &t->batches[slot];
 }
 
+bool trace_batch_traced(trace_stream *t, uint32_t slot)
+{
+    return traced_batch(t, slot) != NULL;
+}
+
 static void stamp(trace_stream *t, trace_batch *b, const slot_env *env, accel_cmd *cmd)
 {
     const accel_vtable *vt = env->acc->vt;

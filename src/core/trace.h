@@ -176,6 +176,9 @@ trace_stream *trace_stream_create(const salvo_allocator *alloc, const slot_env *
 /* The pools must not be in use by pending work. NULL is a no-op. */
 void trace_stream_destroy(trace_stream *t, const slot_env *env);
 
+/* Whether the batch open in slot is traced (its queries stamped into its
+ * command buffer). */
+bool trace_batch_traced(trace_stream *t, uint32_t slot);
 /* The hooks. t NULL (a stream never traced) or a batch not traced: no-ops. */
 /* A batch opened in slot (recording into cmd): when ses is not NULL (the
  * device traces), reset its queries and stamp its start. */

@@ -6268,6 +6268,9 @@ static const struct {
      * capture, recorded again by the replay after an update. */
     {"cmd_create_reusable", 6, {"oom_host", "oom_device", NULL, NULL}},
     {"cmd_begin_reusable", 8, {"oom_host", "device_lost", NULL, NULL}},
+    /* A replay's own batch, recorded ahead (again after an update): a
+     * failure leaves the replay to be recorded into its batch. */
+    {"cmd_begin_resubmit", 6, {"oom_host", "oom_device", "device_lost", NULL}},
 };
 
 static void config_from_seed(uint64_t seed, config *cfg)

@@ -20,7 +20,7 @@
     X(buffer_create, 1) X(buffer_destroy, 0) X(pipeline_create, 1) X(pipeline_destroy, 0)      \
     X(descpool_create, 1) X(descpool_reset, 1) X(descpool_destroy, 0) X(cmd_create, 1)         \
     X(cmd_destroy, 0) X(cmd_begin, 1) X(cmd_end, 1) X(cmd_reset, 1) X(cmd_dispatch, 1)         \
-    X(cmd_barrier, 0) X(cmd_copy, 0) X(cmd_fill, 0) X(cmd_create_reusable, 1) X(cmd_begin_reusable, 1)        \
+    X(cmd_barrier, 0) X(cmd_copy, 0) X(cmd_fill, 0) X(cmd_create_reusable, 1) X(cmd_begin_reusable, 1) X(cmd_begin_resubmit, 1)        \
     X(cmd_execute, 0) X(fence_create, 1) X(fence_destroy, 0) X(fence_reset, 1)                 \
     X(fence_status, 1) X(fence_wait, 1) X(submit, 1) X(timeline_create, 1)                     \
     X(timeline_destroy, 0) X(timeline_signal, 1) X(timeline_value, 1) X(timeline_wait, 1)      \
@@ -1335,29 +1335,45 @@ static void f_cmd_destroy(void *self, accel_device *dev, accel_cmd *cmd)
     pthread_mutex_unlock(&s->lock);
 }
 
-static accel_result f_cmd_begin(void *self, accel_device *dev, accel_cmd *cmd)
+/* cmd_begin and cmd_begin_resubmit (the fake lets any command buffer be
+ * submitted again once its submission ran, so the two differ in name). */
+static accel_result cmd_begin_named(fake_state *s, accel_device *dev, accel_cmd *cmd,
+                                    const char *op)
 {
-    fake_state *s = STATE(self);
-    pthread_mutex_lock(&s->lock);
-    ENTER(s, cmd_begin);
-    fake_cmd *c = check(s, cmd, FAKE_CMD, check_dev(s, dev, "cmd_begin"), "cmd_begin");
+    fake_cmd *c = check(s, cmd, FAKE_CMD, check_dev(s, dev, op), op);
     if (!c)
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     if (c->reusable) {
-        note_illegal(s, IL_reusable_mismatch, "cmd_begin", "a reusable command buffer");
+        note_illegal(s, IL_reusable_mismatch, op, "a reusable command buffer");
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
     if (c->state == FAKE_CMD_RECORDING) {
-        note_illegal(s, IL_begin_while_recording, "cmd_begin", "already recording");
+        note_illegal(s, IL_begin_while_recording, op, "already recording");
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
     if (c->state == FAKE_CMD_PENDING) {
-        note_illegal(s, IL_begin_while_pending, "cmd_begin", "still pending");
+        note_illegal(s, IL_begin_while_pending, op, "still pending");
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
     cmd_clear(c);
     c->state = FAKE_CMD_RECORDING;
     return unlock_return(s, ACCEL_SUCCESS);
+}
+
+static accel_result f_cmd_begin(void *self, accel_device *dev, accel_cmd *cmd)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_begin);
+    return cmd_begin_named(s, dev, cmd, "cmd_begin");
+}
+
+static accel_result f_cmd_begin_resubmit(void *self, accel_device *dev, accel_cmd *cmd)
+{
+    fake_state *s = STATE(self);
+    pthread_mutex_lock(&s->lock);
+    ENTER(s, cmd_begin_resubmit);
+    return cmd_begin_named(s, dev, cmd, "cmd_begin_resubmit");
 }
 
 static accel_result f_cmd_begin_reusable(void *self, accel_device *dev, accel_cmd *cmd)
@@ -1563,9 +1579,12 @@ static accel_result dispatch_record(fake_state *s, const char *op, accel_device 
     fake_dev *d = check_dev(s, dev, op);
     fake_cmd *c = recording(s, dev, cmd, op);
     fake_pipe *p = check(s, pipe, FAKE_PIPELINE, d, op);
-    fake_pool *pl = check(s, pool, FAKE_DESCPOOL, d, op);
+    /* No pool where no set is taken (pushed descriptors): the core's
+     * recordings made ahead of a batch pass none. */
+    bool takes_set = !s->owner->push_descriptors;
+    fake_pool *pl = pool || takes_set ? check(s, pool, FAKE_DESCPOOL, d, op) : NULL;
     fake_buf *cb = groups ? NULL : check(s, counts, FAKE_BUFFER, d, op);
-    if (!c || !p || !pl || (!groups && !cb))
+    if (!c || !p || (takes_set && !pl) || (!groups && !cb))
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     if (c->transfer) {
         note_illegal(s, IL_transfer_queue_work, op, "on a transfer queue's command buffer");
@@ -1577,7 +1596,6 @@ static accel_result dispatch_record(fake_state *s, const char *op, accel_device 
     }
     /* Descriptor-set allocation comes first, as in the real recorder:
      * a full pool records nothing. Pushed descriptors take no set. */
-    bool takes_set = !s->owner->push_descriptors;
     if (takes_set && (pl->sets_used >= pl->max_sets ||
                       pl->descriptors_used + bind_count >
                           (uint64_t)pl->max_sets * pl->bindings_per_set))
@@ -2763,6 +2781,7 @@ static void f_cmd_copy_image_to_image(void *self, accel_device *dev, accel_cmd *
     .cmd_native = f_cmd_native,                                                                \
     .cmd_create_reusable = f_cmd_create_reusable,                                              \
     .cmd_begin_reusable = f_cmd_begin_reusable,                                                \
+    .cmd_begin_resubmit = f_cmd_begin_resubmit,                                                \
     .cmd_execute = f_cmd_execute,                                                              \
     .fence_create = f_fence_create,                                                            \
     .fence_destroy = f_fence_destroy,                                                          \

@@ -625,6 +625,7 @@ static const struct {
     {"cmd_begin", R_OOM_DEVICE | R_OOM_HOST},
     {"cmd_create_reusable", R_OOM_DEVICE | R_OOM_HOST},
     {"cmd_begin_reusable", R_OOM_DEVICE | R_OOM_HOST},
+    {"cmd_begin_resubmit", R_OOM_DEVICE | R_OOM_HOST},
     {"cmd_end", R_OOM_DEVICE | R_OOM_HOST},
     {"cmd_reset", R_OOM_DEVICE | R_OOM_HOST},
     {"cmd_dispatch", R_OOM_DEVICE | R_OOM_HOST},

@@ -125,6 +125,14 @@ accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c)
     return d->vk.vkBeginCommandBuffer(c->cb, &bi);
 }
 
+accel_result accel_vk_cmd_begin_resubmit(void *self, accel_device *d, accel_cmd *c)
+{
+    (void)self;
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    cmd_state_forget(c);
+    return d->vk.vkBeginCommandBuffer(c->cb, &bi);
+}
+
 accel_result accel_vk_cmd_end(void *self, accel_device *d, accel_cmd *c)
 {
     (void)self;

@@ -285,6 +285,7 @@ accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c);
 accel_result accel_vk_cmd_create_reusable(void *self, accel_device *d, uint32_t queue,
                                           accel_cmd **out);
 accel_result accel_vk_cmd_begin_reusable(void *self, accel_device *d, accel_cmd *c);
+accel_result accel_vk_cmd_begin_resubmit(void *self, accel_device *d, accel_cmd *c);
 void accel_vk_cmd_execute(void *self, accel_device *d, accel_cmd *c, accel_cmd *const *reusable,
                           uint32_t count);
 accel_result accel_vk_cmd_end(void *self, accel_device *d, accel_cmd *c);

@@ -37,6 +37,7 @@ static const accel_vtable vulkan_vtable = {
     .cmd_native = accel_vk_cmd_native,
     .cmd_create_reusable = accel_vk_cmd_create_reusable,
     .cmd_begin_reusable = accel_vk_cmd_begin_reusable,
+    .cmd_begin_resubmit = accel_vk_cmd_begin_resubmit,
     .cmd_execute = accel_vk_cmd_execute,
     .fence_create = accel_vk_fence_create,
     .fence_destroy = accel_vk_fence_destroy,
