@@ -441,7 +441,7 @@ static salvo_status open_on_compute_locked(stream_engine *st) SALVO_REQUIRES(st-
             return r;
     }
     salvo_status r = stream_open_locked(st);
-    return r == SALVO_OK ? stream_undirect_locked(st) : r;
+    return r == SALVO_OK && st->open->direct ? stream_undirect_locked(st) : r;
 }
 
 /* Record a dispatch (or another command that takes a descriptor set)
@@ -801,7 +801,7 @@ salvo_status stream_command_locked(stream_engine *st, const command *c, const st
          * program's own commands on st's queue. */
         bool any = c->kind == COMMAND_COPY || c->kind == COMMAND_FILL;
         r = any ? stream_open_on_locked(st, call->host_side) : open_on_compute_locked(st);
-        if (r == SALVO_OK && any)
+        if (r == SALVO_OK && any && st->open->direct)
             r = stream_undirect_locked(st);
         if (r == SALVO_OK)
             record_command_locked(st, c, true, NULL); /* cannot fail: only a set can */
