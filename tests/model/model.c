@@ -4746,6 +4746,12 @@ static bool resolve(ctx *c, int s, int bi)
     if (c->sid[sid].cap)
         return true;
     for (int tries = 0; tries < 8; tries++) {
+        /* The wait below joins a capture where the record before it
+         * failed and left the event a point of one: the stream is
+         * capturing now, and the caller's op (chosen for a stream that
+         * was not) must not go. */
+        if (c->sid[sid].cap)
+            return false;
         int t = -1;
         if (ordered(c, sid, bi, &t))
             return true;
@@ -4770,7 +4776,7 @@ static bool resolve(ctx *c, int s, int bi)
             return false;
         }
     }
-    return ordered(c, sid, bi, NULL);
+    return !c->sid[sid].cap && ordered(c, sid, bi, NULL);
 }
 
 /* A binding's range: offset aligned, size 0 (to the end) or a length. */
