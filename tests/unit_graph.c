@@ -242,12 +242,13 @@ static uint64_t replays_ahead(salvo_device *dev)
 }
 
 /* Where every node may be inline, a graph of GRAPH_INLINE_NODES nodes or
- * fewer makes no recording to execute: a replay into a batch that holds
- * more records its nodes there, in order. A replay into a bare batch is
- * the batch: a command buffer of its own, recorded ahead once (again
- * after an update) and submitted as it is, recording nothing. Where work
- * follows it in the batch, it is recorded into the batch after all. One
- * node more and the graph is recorded once to be executed, as before. */
+ * fewer makes no recording to execute: a replay records its nodes into
+ * its batch, in order. Past the first replay of its parameters, a replay
+ * into a bare batch is the batch: a command buffer of its own, recorded
+ * ahead once (again after an update) and submitted as it is, recording
+ * nothing. Where work follows it in the batch, it is recorded into the
+ * batch after all. One node more and the graph is recorded once to be
+ * executed, as before. */
 static void test_small_graph_recorded_inline(void **state)
 {
     (void)state;
@@ -262,16 +263,16 @@ static void test_small_graph_recorded_inline(void **state)
     for (int r = 0; r < 2; r++)
         assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
-    /* The first recorded ahead, then into the batch for the second, which
-     * follows it there. */
-    assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, 3 * GRAPH_INLINE_NODES);
-    assert_int_equal(fake_calls(e.f, "cmd_begin_resubmit") - begun0, 1);
-    assert_int_equal(replays_ahead(e.dev) - ahead0, 1);
+    /* The first replay of these parameters, and one in a batch that holds
+     * more: both recorded into the batch, node by node. */
+    assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, 2 * GRAPH_INLINE_NODES);
+    assert_int_equal(fake_calls(e.f, "cmd_begin_resubmit"), begun0);
+    assert_int_equal(replays_ahead(e.dev), ahead0);
     /* Nodes on buffers 0, 1, 0, 1: a barrier between each level of the
      * graph at least (the lead and between replays may add some). */
     assert_true(fake_calls(e.f, "cmd_barrier") - barriers0 >= 2 * (GRAPH_INLINE_NODES - 2));
     assert_int_equal(sum, 2 * GRAPH_INLINE_NODES);
-    /* Replays each alone in its batch: the recording made ahead, nothing
+    /* Replays each alone in its batch: recorded ahead once, then nothing
      * recorded; once every slot's own command buffer was left begun by
      * such a batch, not even a begin. */
     d0 = fake_calls(e.f, "cmd_dispatch");
@@ -282,20 +283,32 @@ static void test_small_graph_recorded_inline(void **state)
         assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
         assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
     }
-    assert_int_equal(fake_calls(e.f, "cmd_dispatch"), d0);
+    assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, GRAPH_INLINE_NODES);
+    assert_int_equal(fake_calls(e.f, "cmd_begin_resubmit") - begun0, 1);
     assert_int_equal(fake_calls(e.f, "submit") - submits, 2 * STREAM_SLOTS);
     assert_int_equal(fake_calls(e.f, "cmd_begin"), begins);
-    assert_int_equal(replays_ahead(e.dev) - ahead0, 1 + 2 * STREAM_SLOTS);
+    assert_int_equal(replays_ahead(e.dev) - ahead0, 2 * STREAM_SLOTS);
     assert_int_equal(sum, (2 + 2 * STREAM_SLOTS) * GRAPH_INLINE_NODES);
-    const uint32_t push[2] = {256, 9};
-    assert_int_equal(salvo_graph_set_push(g, 1, push, sizeof push), SALVO_OK);
+    /* A launch after it in its batch: the replay recorded there first. */
     d0 = fake_calls(e.f, "cmd_dispatch");
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(add(&e, e.st[0], e.buf[1], 100), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
-    /* The update: recorded ahead again, once. */
-    assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, GRAPH_INLINE_NODES);
-    assert_int_equal(replays_ahead(e.dev) - ahead0, 2 + 2 * STREAM_SLOTS);
-    assert_int_equal(sum, (3 + 2 * STREAM_SLOTS) * GRAPH_INLINE_NODES - 1 + 9);
+    assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, GRAPH_INLINE_NODES + 1);
+    assert_int_equal(replays_ahead(e.dev) - ahead0, 1 + 2 * STREAM_SLOTS);
+    assert_int_equal(sum, (3 + 2 * STREAM_SLOTS) * GRAPH_INLINE_NODES + 100);
+    /* An update: its first replay records into the batch, the next one
+     * ahead, the ones after nothing. */
+    const uint32_t push[2] = {256, 9};
+    assert_int_equal(salvo_graph_set_push(g, 1, push, sizeof push), SALVO_OK);
+    for (int r = 0; r < 3; r++) {
+        d0 = fake_calls(e.f, "cmd_dispatch");
+        assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+        assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, r < 2 ? GRAPH_INLINE_NODES : 0);
+    }
+    assert_int_equal(replays_ahead(e.dev) - ahead0, 3 + 2 * STREAM_SLOTS);
+    assert_int_equal(sum, (6 + 2 * STREAM_SLOTS) * GRAPH_INLINE_NODES + 100 + 3 * (9 - 1));
     assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 0);
     salvo_graph_destroy(g);
 

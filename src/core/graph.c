@@ -588,6 +588,7 @@ static salvo_status build_payload_locked(engine_graph *g) SALVO_REQUIRES(g->q->l
     g->payload_stale = false;
     for (uint32_t i = 0; i < GRAPH_DIRECT_RING; i++)
         g->direct[i].fresh = false;
+    g->direct_settled = false;
     return SALVO_OK;
 }
 
@@ -639,6 +640,11 @@ accel_cmd *graph_direct_locked(engine_graph *g, accel_barrier lead, uint64_t ser
     }
     if (!take)
         return NULL;
+    /* To record: not for the first replay of new parameters. */
+    if (!take->fresh && !g->direct_settled) {
+        g->direct_settled = true;
+        return NULL;
+    }
     if (!take->cmd && VT(q)->cmd_create(SELF(q), q->adev, 0, &take->cmd) != ACCEL_SUCCESS) {
         take->cmd = NULL;
         g->direct_off = true;

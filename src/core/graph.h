@@ -36,8 +36,10 @@
  * ahead instead (graph_direct_locked): the batch is submitted as one of
  * GRAPH_DIRECT_RING command buffers of the graph's own that hold the
  * replay (the batch's lead barrier, the replay command, the barrier to the
- * host where one is needed), recorded the first time and again after the
- * payload changed, and free again once their batch completed; the batch's
+ * host where one is needed), recorded by the second replay of a payload
+ * (the first, and a graph updated before every replay, records into the
+ * batch, which costs less than a recording of its own), and free again
+ * once their batch completed; the batch's
  * own command buffer stays begun for the next batch. Work recorded after
  * it in the batch records the replay into the batch first
  * (stream_undirect_locked), from the batch's log, as it was made.
@@ -172,6 +174,10 @@ typedef struct engine_graph {
     bool payload_stale;
     graph_direct direct[GRAPH_DIRECT_RING];
     bool direct_off; /* the accelerator has none, or one could not be made */
+    /* A replay was made since the payload last changed: the next may be
+     * recorded ahead (a graph updated before every replay records each
+     * replay into its batch, which costs less than a recording of its own). */
+    bool direct_settled;
     graph_touch *touch; /* distinct ranges, merged per buffer */
     uint32_t touch_count;
     uint64_t groups_total;
