@@ -323,6 +323,55 @@ static void test_small_graph_recorded_inline(void **state)
     close_env(&e);
 }
 
+/* A replay made ahead that work follows in its batch must be recorded
+ * there: where that fails, the replay still runs (made ahead), the call
+ * that followed it fails and records nothing, and the stream records
+ * again once the failure is over. Where the recording ahead fails, the
+ * replay is recorded into its batch instead. */
+static void test_replay_ahead_failures(void **state)
+{
+    (void)state;
+    env e;
+    uint64_t sum = 0;
+    open_env_with(&e, FAKE_COMPLETE_AUTO, true, &sum);
+    salvo_graph *g = capture(&e, 2);
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    }
+    uint64_t ahead = replays_ahead(e.dev);
+    assert_int_equal(sum, 6);
+    /* Made ahead; the launch after it cannot record the replay into the
+     * batch (its first dispatch refused): the launch fails, the replay runs. */
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+    assert_int_equal(replays_ahead(e.dev) - ahead, 1);
+    fake_set_result(e.f, "cmd_dispatch", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(add(&e, e.st[0], e.buf[1], 100), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    assert_non_null(strstr(salvo_last_error(), "graph 1"));
+    /* Now the batch's buffer, part-recorded, is begun again first. */
+    uint64_t begins = fake_calls(e.f, "cmd_begin");
+    assert_int_equal(add(&e, e.st[0], e.buf[1], 1000), SALVO_OK);
+    assert_int_equal(fake_calls(e.f, "cmd_begin") - begins, 1);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(sum, 6 + 2 + 1000);
+    /* A begin refused while recording it ahead: into the batch instead. */
+    fake_clear_results(e.f);
+    const uint32_t push[2] = {256, 4};
+    assert_int_equal(salvo_graph_set_push(g, 0, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK); /* the first: into its batch */
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    fake_set_result(e.f, "cmd_begin_resubmit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    ahead = replays_ahead(e.dev);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    }
+    assert_int_equal(replays_ahead(e.dev), ahead);
+    assert_int_equal(sum, 6 + 2 + 1000 + 3 * 5);
+    salvo_graph_destroy(g);
+    close_env(&e);
+}
+
 /* A recording that keeps failing: the replay that meets it fails, and
  * the launch before it in the batch, which cannot be recorded again
  * either, is dropped and reported to the stream's synchronize with the
@@ -548,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_update_records_one_node),
         cmocka_unit_test(test_updated_node_recorded_inline),
         cmocka_unit_test(test_small_graph_recorded_inline),
+        cmocka_unit_test(test_replay_ahead_failures),
         cmocka_unit_test(test_inline_node_failing_for_good),
         cmocka_unit_test(test_failed_replay_names_graph),
         cmocka_unit_test(test_recording_failures),
