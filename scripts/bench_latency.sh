@@ -20,7 +20,7 @@ for i in 1 2; do
       taskset -c 3 timeout 30 .devrun/$w/latency-probe $s $n >> $OUT/probe.txt 2>&1
     done
   done
-  for s in empty raw raw-bind-salvo; do
+  for s in empty raw raw-bind raw-bind-salvo; do
     echo -n "after " >> $OUT/probe.txt
     taskset -c 3 timeout 30 .devrun/after/latency-probe $s >> $OUT/probe.txt 2>&1
   done
