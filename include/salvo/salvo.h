@@ -459,6 +459,13 @@ typedef struct salvo_stats {
      * those made into a stream with nothing else recorded since its last
      * submission, while one of the graph's few such recordings was free. */
     uint64_t replays_ahead;
+    /* Launches that were a batch of their own submitted as a recording
+     * made ahead: a launch into a stream with nothing else recorded since
+     * its last submission that repeats the stream's launch before it
+     * (same kernel, workgroup counts, bindings and push constants, and no
+     * buffer, image, sampler or kernel released in between), on a device
+     * that pushes descriptors, the kernel reaching no buffer by address. */
+    uint64_t launches_ahead;
 } salvo_stats;
 
 /* List the Vulkan devices that can run compute. With entries NULL, sets

@@ -473,6 +473,7 @@ static void stats_read(salvo_device *dev, salvo_stats *out)
         .direct_bindings = LOAD(direct_bindings),
         .validation_messages = LOAD(validation_messages),
         .replays_ahead = LOAD(replays_ahead),
+        .launches_ahead = LOAD(launches_ahead),
     };
 #undef LOAD
 }

@@ -74,8 +74,7 @@ void graph_fini(engine_graph *g)
     const salvo_allocator *a = g->q->alloc;
     for (uint32_t i = 0; i < g->chunk_count; i++)
         recording_free(g->q, g->chunks[i].rec);
-    for (uint32_t i = 0; i < GRAPH_DIRECT_RING; i++)
-        VT(g->q)->cmd_destroy(SELF(g->q), g->q->adev, g->direct[i].cmd);
+    ahead_fini(&g->ahead, g->q);
     salvo_mem_free(a, g->chunks);
     salvo_mem_free(a, g->cmds);
     salvo_mem_free(a, g->payload);
@@ -586,76 +585,15 @@ static salvo_status build_payload_locked(engine_graph *g) SALVO_REQUIRES(g->q->l
     g->payload_size = size;
     g->payload_bind_count = binds;
     g->payload_stale = false;
-    for (uint32_t i = 0; i < GRAPH_DIRECT_RING; i++)
-        g->direct[i].fresh = false;
-    g->direct_settled = false;
+    ahead_forget(&g->ahead);
     return SALVO_OK;
-}
-
-/* Record d from the payload as it is now: lead, the replay, the barrier
- * to the host where needed. A failure leaves d reset, not fresh. */
-static bool direct_record_locked(engine_graph *g, graph_direct *d, accel_barrier lead)
-    SALVO_REQUIRES(g->q->lock)
-{
-    queue *q = g->q;
-    accel_result ar = VT(q)->cmd_begin_resubmit(SELF(q), q->adev, d->cmd);
-    if (ar == ACCEL_SUCCESS) {
-        VT(q)->cmd_barrier(SELF(q), q->adev, d->cmd, lead);
-        command c = graph_replay_command(g);
-        bool partial;
-        /* Inline nodes take no set (inline_fits): no pool. */
-        ar = command_record_graph(q->acc, q->adev, d->cmd, NULL, &c, &partial);
-    }
-    if (ar == ACCEL_SUCCESS) {
-        if (g->to_host)
-            VT(q)->cmd_barrier(SELF(q), q->adev, d->cmd, ACCEL_BARRIER_ALL_HOST);
-        ar = VT(q)->cmd_end(SELF(q), q->adev, d->cmd);
-    }
-    d->fresh = ar == ACCEL_SUCCESS;
-    if (!d->fresh)
-        VT(q)->cmd_reset(SELF(q), q->adev, d->cmd);
-    return d->fresh;
 }
 
 accel_cmd *graph_direct_locked(engine_graph *g, accel_barrier lead, uint64_t serial)
 {
-    queue *q = g->q;
-    salvo_mutex_same(&g->q->lock, &q->lock);
-    if (g->direct_off || !VT(q)->cmd_begin_resubmit)
-        return NULL;
-    /* A free one that holds the parameters first, else a free one to
-     * record (made where none is). */
-    graph_direct *take = NULL;
-    for (uint32_t i = 0; i < GRAPH_DIRECT_RING; i++) {
-        graph_direct *d = &g->direct[i];
-        bool free = !d->serial || queue_batch_done_locked(q, d->serial);
-        if (!free)
-            continue;
-        if (d->cmd && d->fresh) {
-            take = d;
-            break;
-        }
-        if (!take || (!take->cmd && d->cmd))
-            take = d;
-    }
-    if (!take)
-        return NULL;
-    /* To record: not for the first replay of new parameters. */
-    if (!take->fresh && !g->direct_settled) {
-        g->direct_settled = true;
-        return NULL;
-    }
-    if (!take->cmd && VT(q)->cmd_create(SELF(q), q->adev, 0, &take->cmd) != ACCEL_SUCCESS) {
-        take->cmd = NULL;
-        g->direct_off = true;
-        return NULL;
-    }
-    if (!take->fresh && !direct_record_locked(g, take, lead)) {
-        g->direct_off = true;
-        return NULL;
-    }
-    take->serial = serial;
-    return take->cmd;
+    command c = graph_replay_command(g);
+    /* Inline nodes take no set (inline_fits): no pool. */
+    return ahead_take_locked(&g->ahead, g->q, serial, lead, &c, g->to_host);
 }
 
 command graph_replay_command(const engine_graph *g)

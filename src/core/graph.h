@@ -33,16 +33,13 @@
  * (and its batch's log), so those keep what they had too.
  *
  * A replay into a stream's batch that holds nothing else yet is made
- * ahead instead (graph_direct_locked): the batch is submitted as one of
- * GRAPH_DIRECT_RING command buffers of the graph's own that hold the
- * replay (the batch's lead barrier, the replay command, the barrier to the
- * host where one is needed), recorded by the second replay of a payload
- * (the first, and a graph updated before every replay, records into the
- * batch, which costs less than a recording of its own), and free again
- * once their batch completed; the batch's
- * own command buffer stays begun for the next batch. Work recorded after
- * it in the batch records the replay into the batch first
- * (stream_undirect_locked), from the batch's log, as it was made.
+ * ahead instead (graph_direct_locked, core/ahead.h): the batch is
+ * submitted as a command buffer of the graph's own that holds the replay,
+ * recorded by the second replay of a payload (the first, and a graph
+ * updated before every replay, records into the batch, which costs less
+ * than a recording of its own). Work recorded after it in the batch
+ * records the replay into the batch first (stream_undirect_locked), from
+ * the batch's log, as it was made.
  *
  * Capture order is a valid order of the work: an event wait that orders
  * a branch after another's point comes after that point was captured. A
@@ -56,6 +53,7 @@
 #ifndef SALVO_CORE_GRAPH_H
 #define SALVO_CORE_GRAPH_H
 
+#include "core/ahead.h"
 #include "core/stream_engine.h"
 
 #ifndef SALVO_GRAPH_CHUNK_NODES
@@ -74,11 +72,7 @@ enum {
      * is inline whole: recorded into each replay's batch as launches are,
      * which costs the host what the execution of a recording would and
      * spares the device the secondary command buffer's own latency. */
-    GRAPH_INLINE_NODES = 4,
-    /* Primaries a replay may be submitted as, each recorded once (again
-     * after an update) and free again when its batch completes: replays
-     * made back to back take them in turn, past them a replay records. */
-    GRAPH_DIRECT_RING = 3
+    GRAPH_INLINE_NODES = 4
 };
 
 /* A node: one command (a dispatch, copy, fill or image copy; see
@@ -129,15 +123,6 @@ typedef struct graph_chunk {
     bool inline_node;
 } graph_chunk;
 
-/* The whole replay recorded ahead as a batch of its own (see
- * graph_direct_locked): a command buffer to submit, the batch that last
- * went with it, and whether it still holds the graph's parameters. */
-typedef struct graph_direct {
-    accel_cmd *cmd;
-    uint64_t serial; /* 0: none yet */
-    bool fresh;      /* recorded from the payload as it is now */
-} graph_direct;
-
 /* One buffer range the graph touches, for the stream's hazards. */
 typedef struct graph_touch {
     const void *buffer;
@@ -172,12 +157,9 @@ typedef struct engine_graph {
     accel_bind *payload_binds;
     size_t payload_bind_count, payload_bind_cap;
     bool payload_stale;
-    graph_direct direct[GRAPH_DIRECT_RING];
-    bool direct_off; /* the accelerator has none, or one could not be made */
-    /* A replay was made since the payload last changed: the next may be
-     * recorded ahead (a graph updated before every replay records each
-     * replay into its batch, which costs less than a recording of its own). */
-    bool direct_settled;
+    /* Its replays recorded ahead (graph_direct_locked); the parameters
+     * change with the payload. */
+    ahead_ring ahead;
     graph_touch *touch; /* distinct ranges, merged per buffer */
     uint32_t touch_count;
     uint64_t groups_total;

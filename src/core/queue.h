@@ -112,7 +112,7 @@ typedef struct queue_counters {
     _Atomic uint64_t launches_pending, launches_total, batches_submitted, barriers_emitted;
     _Atomic uint64_t transfer_bytes, direct_bindings, validation_messages;
     _Atomic uint64_t transfer_bytes_imported;
-    _Atomic uint64_t replays_ahead;
+    _Atomic uint64_t replays_ahead, launches_ahead;
 } queue_counters;
 
 #define COUNTER_ADD(n, field, v) atomic_fetch_add_explicit(&(n)->field, (v), memory_order_relaxed)
@@ -165,6 +165,10 @@ typedef struct queue {
     pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left, or a
                                      transfer let go of the transfer objects */
     _Atomic uint64_t next_serial; /* the next batch's serial; read by the free path */
+    /* Resources whose release was queued so far (resource_let_go): part
+     * of the key of a launch recorded ahead (core/ahead.h), since a
+     * released object's handles may name a later one. */
+    _Atomic uint64_t released;
     /* [lock] The latest batch holding work that reaches memory through
      * buffer addresses: a host transfer of a buffer whose address was
      * taken waits for it. 0 = none. */

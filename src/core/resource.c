@@ -35,16 +35,20 @@ void resource_let_go(resource *r, queue *q)
 {
     uint32_t was = atomic_fetch_sub_explicit(&r->holds, 1, memory_order_acq_rel);
     SALVO_CHECK(was > 0, "a %s let go of more often than held", resource_kind_name(r->kind));
-    if (was == 1)
+    if (was == 1) {
+        atomic_fetch_add_explicit(&q->released, 1, memory_order_release);
         queue_release(q, &r->release);
+    }
 }
 
 void resource_let_go_locked(resource *r, queue *q)
 {
     uint32_t was = atomic_fetch_sub_explicit(&r->holds, 1, memory_order_acq_rel);
     SALVO_CHECK(was > 0, "a %s let go of more often than held", resource_kind_name(r->kind));
-    if (was == 1)
+    if (was == 1) {
+        atomic_fetch_add_explicit(&q->released, 1, memory_order_release);
         retire_push(&q->retire, &r->release, atomic_load(&q->next_serial));
+    }
 }
 
 void resource_link_into(resource_link *head, resource *r)

@@ -404,14 +404,27 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
         if (ar != ACCEL_SUCCESS)
             return ar;
     } else {
-        order_command_locked(st, c);
-        trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
-        accel_result ar = command_record(q->acc, q->adev, s->cmd, s->pool, c);
-        if (ar != ACCEL_SUCCESS) {
-            trace_launch_unmark(st->trace, slot_index(st, s), &q->env, s->cmd);
-            return ar;
+        /* A launch alone in its batch that repeats the one before it: the
+         * batch is its recording made ahead (ahead_launch_take_locked),
+         * ordered (nothing before it in the batch: no barrier) and
+         * counted here as any. */
+        if (log && c->kind == COMMAND_DISPATCH && open_bare_locked(st))
+            s->direct = ahead_launch_take_locked(&st->ahead, q, s->serial, STREAM_BATCH_LEAD, c);
+        if (s->direct) {
+            SALVO_CHECK(!st->hazards.count && !st->address_fence,
+                        "a launch made ahead in a batch with work before it");
+            order_command_locked(st, c);
+            COUNTER_ADD(&q->n, launches_ahead, 1);
+        } else {
+            order_command_locked(st, c);
+            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+            accel_result ar = command_record(q->acc, q->adev, s->cmd, s->pool, c);
+            if (ar != ACCEL_SUCCESS) {
+                trace_launch_unmark(st->trace, slot_index(st, s), &q->env, s->cmd);
+                return ar;
+            }
+            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
         }
-        trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
         /* Commands that declared nothing: ordered after everything later
          * in the batch too. */
         if (command_touches_any(c) && c->kind == COMMAND_NATIVE)
@@ -580,30 +593,35 @@ salvo_status stream_undirect_locked(stream_engine *st)
     if (!s || !s->direct)
         return SALVO_OK;
     queue *q = st->q;
-    const engine_graph *g = NULL;
-    /* The replay is the log's one entry, as it was made. */
+    char what[96] = "the work recorded ahead";
+    /* The batch's work is the log's one entry, as it was made. */
     const batch_entry *e = st->log.broken ? NULL : batch_log_at(&st->log, st->log.start);
     accel_result ar = e ? slot_direct_cmd(s, &q->env, STREAM_BATCH_LEAD)
                         : ACCEL_ERROR_OUT_OF_HOST_MEMORY;
     if (e) {
         command c = batch_entry_command(e);
-        g = c.object;
+        bool graph = c.kind == COMMAND_GRAPH;
+        if (graph)
+            snprintf(what, sizeof what, "%s", ((const engine_graph *)c.object)->label);
+        else
+            snprintf(what, sizeof what, "the launch of kernel '%s'", command_name(&c));
         bool partial = false;
         if (ar == ACCEL_SUCCESS)
-            ar = command_record_graph(q->acc, q->adev, s->cmd, s->pool, &c, &partial);
+            ar = graph ? command_record_graph(q->acc, q->adev, s->cmd, s->pool, &c, &partial)
+                       : command_record(q->acc, q->adev, s->cmd, s->pool, &c);
         if (ar == ACCEL_SUCCESS) {
             s->direct = NULL;
             return SALVO_OK;
         }
         s->direct_dirty = true;
     }
-    /* The replay still runs as it is; what was to follow it is refused. */
+    /* The work still runs as it is; what was to follow it is refused. */
     if (ar == ACCEL_ERROR_DEVICE_LOST)
         queue_mark_lost_locked(st->q);
     return QUEUE_FAIL(q, salvo_status_from_accel(ar),
                       "%s, the batch so far, could not be recorded for work to follow it in "
-                      "the batch (%s); the replay runs, this call's work was not recorded",
-                      g ? g->label : "a graph replay", accel_result_name(ar));
+                      "the batch (%s); it runs, this call's work was not recorded",
+                      what, accel_result_name(ar));
 }
 
 bool stream_work_before_locked(const stream_engine *st, size_t offset)

@@ -23,6 +23,7 @@
 #ifndef SALVO_CORE_STREAM_ENGINE_H
 #define SALVO_CORE_STREAM_ENGINE_H
 
+#include "core/ahead.h"
 #include "core/batch.h"
 #include "core/command.h"
 #include "core/hazard.h"
@@ -94,6 +95,9 @@ struct stream_engine {
      * it with one. */
     bool address_fence;
     batch_log log;        /* [lock] what the open batch holds, for cancel */
+    /* [lock] A launch that repeats the one before it, alone in its batch,
+     * is submitted as recorded ahead (core/ahead.h). */
+    ahead_launch ahead;
     uint32_t number;      /* [lock] 1, 2, ... by creation: its threads in a trace */
     uint32_t hwq;         /* the hardware queue its batches go to */
     /* Where streams have queues of their own: a timeline each batch
@@ -171,8 +175,9 @@ salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
  * barrier over what came before). Never waits itself. */
 salvo_status stream_wait_batch_locked(stream_engine *st, stream_engine *owner, uint64_t serial)
     SALVO_REQUIRES(st->q->lock);
-/* Where st's open batch is a replay recorded ahead (slot.direct): record
- * it into the batch after all (from its log, as it was), so that more
+/* Where st's open batch is a replay or a launch recorded ahead
+ * (slot.direct, core/ahead.h): record it into the batch after all (from
+ * its log, as it was), so that more
  * can be recorded after it. On failure as stream_withdraw_locked's mend:
  * the batch dropped, the failure kept for the stream and returned. */
 salvo_status stream_undirect_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock);

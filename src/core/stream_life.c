@@ -67,6 +67,7 @@ void stream_free_locked(stream_engine *st)
         retire_push(&q->retire, &st->timeline->release, atomic_load(&q->next_serial));
     for (int i = 0; i < STREAM_SLOTS; i++)
         slot_destroy(&st->slots[i], &q->env);
+    ahead_fini(&st->ahead.ring, q);
     batch_log_free(&st->log);
     salvo_mem_free(q->alloc, st);
 }

@@ -373,6 +373,8 @@ static _Atomic uint64_t g_layer_timeouts, g_layer_timeouts_total;
 /* What the run exercised, for the summary. */
 static _Atomic uint64_t g_n_cancelled, g_n_timeouts, g_n_errors;
 static _Atomic uint64_t g_n_nodes, g_n_replayed, g_n_joins, g_n_refused, g_n_zombies;
+/* Launches and replays salvo submitted as recorded ahead (core/ahead.h). */
+static _Atomic uint64_t g_n_launches_ahead, g_n_replays_ahead;
 static char g_trace_path[512];
 
 /* ------------------------------------------------------------------ */
@@ -4812,6 +4814,32 @@ static void gen_launch_add(ctx *c, int s)
     ISSUE(c, OP_LAUNCH_ADD, s, k, bi, off, sz, n, 1 + rnd(c, 1000), rnd(c, 4) == 0);
 }
 
+/* The same add on one stream two to five times, each alone in its batch
+ * (a synchronize or a flush after it) or followed in its batch by other
+ * work of the stream: the launches salvo records ahead (core/ahead.h),
+ * and the recording into the batch of one that work follows. */
+static void gen_copy(ctx *c, int s);
+static void gen_launch_repeat(ctx *c)
+{
+    int s = pick_stream(c);
+    int bi = pick_buf(c), k = pick_kernel(c, 0);
+    if (s < 0 || bi < 0 || k < 0 || c->sid[slot_sid(c, s)].cap || !resolve(c, s, bi))
+        return;
+    uint32_t off, sz, len;
+    pick_range(c, c->buf[bi].n, &off, &sz, &len);
+    uint32_t v = 1 + rnd(c, 1000);
+    int reps = 2 + rnd(c, 4);
+    for (int i = 0; i < reps; i++) {
+        ISSUE(c, OP_LAUNCH_ADD, s, k, bi, off, sz, len, v, 0);
+        uint32_t next = rnd(c, 8);
+        if (next == 0)
+            gen_copy(c, s);
+        else if (next == 1)
+            ISSUE(c, OP_STATS, 0);
+        ISSUE(c, next < 6 ? OP_SYNC : OP_FLUSH, s);
+    }
+}
+
 /* An add through a device address; not on a capturing stream (the
  * model's graphs rebind their nodes' buffers, which such a node has
  * none of). */
@@ -6052,7 +6080,9 @@ static void gen_step(ctx *c)
         gen_graph(c);
         return;
     }
-    if (r < 19)
+    if (r < 3)
+        gen_launch_repeat(c);
+    else if (r < 19)
         gen_launch_add(c, -1);
     else if (r < 22)
         gen_launch_indirect(c);
@@ -6612,6 +6642,11 @@ static bool close_device(ctx *c)
     was_tracing = g_tracing;
     g_tracing = false;
     pthread_mutex_unlock(&g_trace_mu);
+    salvo_stats ahead;
+    if (salvo_device_stats(g_dev, &ahead) == SALVO_OK) {
+        atomic_fetch_add(&g_n_launches_ahead, ahead.launches_ahead);
+        atomic_fetch_add(&g_n_replays_ahead, ahead.replays_ahead);
+    }
     salvo_device_destroy(g_dev);
     g_dev = NULL;
     /* The destroy stopped the trace, the file whole. */
@@ -7025,6 +7060,8 @@ int main(int argc, char **argv)
            " destroyed buffers kept by a graph\n",
            atomic_load(&g_n_nodes), atomic_load(&g_n_replayed), atomic_load(&g_n_joins),
            atomic_load(&g_n_refused), atomic_load(&g_n_zombies));
+    printf("  recorded ahead: %" PRIu64 " launches, %" PRIu64 " replays\n",
+           atomic_load(&g_n_launches_ahead), atomic_load(&g_n_replays_ahead));
     printf("  stream reads checked: %" PRIu64 ", host calls checked: %" PRIu64
            ", own commands recorded: %" PRIu64 "\n",
            atomic_load(&g_n_reads_checked), atomic_load(&g_n_calls_checked),

@@ -484,6 +484,10 @@ static bool is_expected(salvo_status s, salvo_status expect)
  * its copy (a batch of copies alone on a copy queue). */
 static bool names_work(const char *msg)
 {
+    /* A launch recorded ahead (core/ahead.h) ends a recording of its own:
+     * where that fails, the launch's call reports it, naming its kernel. */
+    if (strstr(msg, "launch of kernel 'add'"))
+        return true;
     const char *list = strstr(msg, "kernels: ");
     return list && (strstr(list, "add") || strstr(list, "(copy)") || strstr(list, "(fill)") ||
                     strstr(list, "(host call)") || strstr(list, "(image copy)") ||

@@ -1,0 +1,141 @@
+/* Launches recorded ahead on a real device, with synchronization
+ * validation on: the same launch made and synchronized again and again
+ * (the third on submits a recording made at the second) runs each time,
+ * as read back; a new value runs from its first launch; work after such a
+ * launch in its batch (a launch that reads what it wrote, a fill, a timed
+ * event) follows it; what it writes into a HOST buffer is seen by the
+ * host; a buffer destroyed and another made in its place is never written
+ * through the old recording. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "salvo/salvo.h"
+#include "support/lava.h"
+
+#define N 256u /* elements */
+
+static uint64_t made_ahead(salvo_device *dev)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+    return s.launches_ahead;
+}
+
+/* add of value over b, then a synchronize. */
+static void trip(lava_fixture *f, salvo_buffer *b, uint32_t value)
+{
+    lava_add(f->st, f->add, b, 0, N, value);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+}
+
+static void test_repeats(void **state)
+{
+    lava_fixture *f = *state;
+    salvo_buffer *a = lava_zeroed(f->dev, N, SALVO_DOMAIN_DEVICE);
+    uint64_t ahead = made_ahead(f->dev);
+    for (uint32_t i = 1; i <= 6; i++) {
+        trip(f, a, 1);
+        lava_expect_all(a, N, i);
+    }
+    /* All but the first of these parameters. */
+    assert_int_equal(made_ahead(f->dev) - ahead, 5);
+    /* A new value: its first launch records into its batch, and runs. */
+    for (uint32_t i = 1; i <= 3; i++) {
+        trip(f, a, 10);
+        lava_expect_all(a, N, 6 + 10 * i);
+    }
+    assert_int_equal(made_ahead(f->dev) - ahead, 7);
+    salvo_buffer_destroy(a);
+}
+
+static void test_work_after(void **state)
+{
+    lava_fixture *f = *state;
+    salvo_kernel *copy = lava_copy_kernel(f->dev);
+    salvo_buffer *a = lava_zeroed(f->dev, N, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *b = lava_zeroed(f->dev, N, SALVO_DOMAIN_DEVICE);
+    trip(f, a, 2);
+    trip(f, a, 2);
+    uint64_t ahead = made_ahead(f->dev);
+    /* b = a + 1, as the launch before it left a. */
+    lava_add(f->st, f->add, a, 0, N, 2);
+    assert_int_equal(made_ahead(f->dev) - ahead, 1);
+    salvo_binding bd[2] = {{.binding = 0, .buffer = a}, {.binding = 1, .buffer = b}};
+    uint32_t push[2] = {N, 1};
+    uint32_t groups[3] = {N / 64, 1, 1};
+    assert_int_equal(salvo_launch(f->st, copy, groups, bd, 2, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    lava_expect_all(a, N, 6);
+    lava_expect_all(b, N, 7);
+    /* A fill of a after it: the fill wins. */
+    lava_add(f->st, f->add, a, 0, N, 2);
+    assert_int_equal(salvo_fill(f->st, a, 0, N * 4, 40), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    lava_expect_all(a, N, 40);
+    /* A timed event after it, then a launch that reads what it wrote. */
+    trip(f, a, 2);
+    salvo_event *e0 = NULL, *e1 = NULL;
+    assert_int_equal(salvo_event_create(f->dev, &e0), SALVO_OK);
+    assert_int_equal(salvo_event_create(f->dev, &e1), SALVO_OK);
+    assert_int_equal(salvo_event_record(e0, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    ahead = made_ahead(f->dev);
+    lava_add(f->st, f->add, a, 0, N, 2);
+    assert_int_equal(made_ahead(f->dev) - ahead, 1);
+    assert_int_equal(salvo_event_record(e1, f->st), SALVO_OK);
+    assert_int_equal(salvo_launch(f->st, copy, groups, bd, 2, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    uint64_t ns = 0;
+    salvo_status el = salvo_event_elapsed(e0, e1, &ns);
+    assert_true(el == SALVO_OK || el == SALVO_ERROR_UNSUPPORTED);
+    lava_expect_all(a, N, 44);
+    lava_expect_all(b, N, 45);
+    salvo_event_destroy(e0);
+    salvo_event_destroy(e1);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(b);
+    salvo_kernel_destroy(copy);
+}
+
+static void test_host_and_release(void **state)
+{
+    lava_fixture *f = *state;
+    /* Into host memory: each recording ends with the host's barrier. */
+    salvo_buffer *h = lava_zeroed(f->dev, N, SALVO_DOMAIN_HOST);
+    uint64_t ahead = made_ahead(f->dev);
+    for (uint32_t i = 1; i <= 4; i++) {
+        trip(f, h, 3);
+        lava_expect_all(h, N, 3 * i);
+    }
+    assert_int_equal(made_ahead(f->dev) - ahead, 3);
+    /* The buffer destroyed, another made: the launch on the new one
+     * records again and writes the new one. */
+    salvo_buffer_destroy(h);
+    ahead = made_ahead(f->dev);
+    h = lava_zeroed(f->dev, N, SALVO_DOMAIN_HOST);
+    trip(f, h, 3);
+    assert_int_equal(made_ahead(f->dev) - ahead, 0);
+    lava_expect_all(h, N, 3);
+    trip(f, h, 3);
+    trip(f, h, 3);
+    lava_expect_all(h, N, 9);
+    assert_int_equal(made_ahead(f->dev) - ahead, 2);
+    salvo_buffer_destroy(h);
+}
+
+int main(void)
+{
+    lava_require_device();
+    const struct CMUnitTest tests[] = {
+        lava_test(test_repeats),
+        lava_test(test_work_after),
+        lava_test(test_host_and_release),
+    };
+    return lava_run_tests(tests);
+}

@@ -1,0 +1,348 @@
+/* Launches recorded ahead, on the fake accelerator: a launch alone in its
+ * batch that repeats the stream's launch before it is submitted as a
+ * recording made at its second use, so that from the third on nothing is
+ * recorded; a change of any parameter, or a release of any object, makes
+ * the launch record into its batch again; work after it in the batch
+ * records it there first; failures of either recording are reported to
+ * the right call and leave the stream usable. What the launches did is
+ * read back from the fake's dispatches (their push values summed). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "add.spv.h"
+#include "api/internal.h"
+#include "support/fake_accel.h"
+
+typedef struct ctx {
+    fake_accel *f;
+    salvo_device *dev;
+    salvo_kernel *k;
+    salvo_buffer *buf[2];
+    salvo_stream *st;
+    uint64_t sum; /* push word 1 of every dispatch that ran */
+} ctx;
+
+static void count_values(void *user, const fake_dispatch *d)
+{
+    uint32_t push[2] = {0, 0};
+    if (d->push_size == sizeof push)
+        memcpy(push, d->push, sizeof push);
+    *(uint64_t *)user += push[1];
+}
+
+static void start(ctx *c, bool push_descriptors, uint32_t batch_size, fake_complete_mode mode)
+{
+    memset(c, 0, sizeof *c);
+    c->f = fake_create();
+    assert_non_null(c->f);
+    c->f->push_descriptors = push_descriptors;
+    c->f->complete = mode;
+    c->f->dispatch_hook = count_values;
+    c->f->dispatch_user = &c->sum;
+    salvo_device_desc d = {.batch_size = batch_size};
+    assert_int_equal(device_create_with_accel(&d, fake_accel_get(c->f), &c->dev), SALVO_OK);
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
+    assert_int_equal(salvo_kernel_create(c->dev, &kd, &c->k), SALVO_OK);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(salvo_buffer_create(c->dev, 4096, SALVO_DOMAIN_DEVICE, &c->buf[i]),
+                         SALVO_OK);
+    assert_int_equal(salvo_stream_create(c->dev, NULL, &c->st), SALVO_OK);
+}
+
+static void finish(ctx *c)
+{
+    salvo_stream_destroy(c->st);
+    for (int i = 0; i < 2; i++)
+        salvo_buffer_destroy(c->buf[i]);
+    salvo_kernel_destroy(c->k);
+    salvo_device_destroy(c->dev);
+    if (fake_illegal_total(c->f))
+        fprintf(stderr, "illegal: %s\n", fake_illegal_last(c->f));
+    assert_int_equal(fake_illegal_total(c->f), 0);
+    assert_int_equal(fake_live_total(c->f), 0);
+    fake_free(c->f);
+}
+
+/* The add kernel on b at offset, value in push word 1, groups[0] groups. */
+static salvo_status add_at(ctx *c, salvo_buffer *b, uint64_t offset, uint32_t groups,
+                           uint32_t value)
+{
+    const uint32_t g[3] = {groups, 1, 1};
+    const salvo_binding bind = {.binding = 0, .buffer = b, .offset = offset};
+    const uint32_t push[2] = {256, value};
+    return salvo_launch(c->st, c->k, g, &bind, 1, push, sizeof push);
+}
+
+static salvo_status add(ctx *c, uint32_t value)
+{
+    return add_at(c, c->buf[0], 0, 4, value);
+}
+
+static uint64_t made_ahead(ctx *c)
+{
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(c->dev, &s), SALVO_OK);
+    return s.launches_ahead;
+}
+
+static uint64_t recorded(ctx *c)
+{
+    return fake_calls(c->f, "cmd_dispatch");
+}
+
+/* One launch then a synchronize; what it recorded (dispatches) and
+ * whether it was made ahead. */
+static void trip(ctx *c, uint32_t value, uint64_t want_recorded, bool want_ahead)
+{
+    uint64_t d0 = recorded(c), a0 = made_ahead(c);
+    assert_int_equal(add(c, value), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(c->st), SALVO_OK);
+    assert_int_equal(recorded(c) - d0, want_recorded);
+    assert_int_equal(made_ahead(c) - a0, want_ahead ? 1 : 0);
+}
+
+/* The same launch and a synchronize, again and again: the first records
+ * into its batch, the second into a recording of its own (begun to be
+ * submitted again), every later one records nothing; once each slot's own
+ * command buffer was left begun by such a batch, not even a begin. Each
+ * ran: the sum says so. */
+static void test_repeat_records_nothing(void **state)
+{
+    (void)state;
+    ctx c;
+    start(&c, true, 64, FAKE_COMPLETE_AUTO);
+    uint64_t resubmit0 = fake_calls(c.f, "cmd_begin_resubmit");
+    trip(&c, 3, 1, false);
+    trip(&c, 3, 1, true);
+    assert_int_equal(fake_calls(c.f, "cmd_begin_resubmit") - resubmit0, 1);
+    uint64_t submits = fake_calls(c.f, "submit"), begins = 0;
+    enum { N = 3 * STREAM_SLOTS };
+    for (int i = 0; i < N; i++) {
+        if (i == STREAM_SLOTS)
+            begins = fake_calls(c.f, "cmd_begin");
+        trip(&c, 3, 0, true);
+    }
+    assert_int_equal(fake_calls(c.f, "submit") - submits, N);
+    assert_int_equal(fake_calls(c.f, "cmd_begin"), begins);
+    assert_int_equal(fake_calls(c.f, "cmd_begin_resubmit") - resubmit0, 1);
+    assert_int_equal(c.sum, 3 * (N + 2));
+    finish(&c);
+}
+
+/* Any parameter that differs is a new launch: its first use records into
+ * its batch, its second ahead. Two launches in turn never settle. */
+static void test_changes_record(void **state)
+{
+    (void)state;
+    ctx c;
+    start(&c, true, 64, FAKE_COMPLETE_AUTO);
+    trip(&c, 1, 1, false);
+    trip(&c, 1, 1, true);
+    trip(&c, 1, 0, true);
+    trip(&c, 2, 1, false); /* push constants */
+    trip(&c, 2, 1, true);
+    trip(&c, 2, 0, true);
+    /* Another buffer, another offset, other group counts. */
+    struct {
+        int buf;
+        uint64_t offset;
+        uint32_t groups;
+    } v[] = {{1, 0, 4}, {1, 256, 4}, {1, 256, 2}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        for (int r = 0; r < 3; r++) {
+            uint64_t d0 = recorded(&c), a0 = made_ahead(&c);
+            assert_int_equal(add_at(&c, c.buf[v[i].buf], v[i].offset, v[i].groups, 5), SALVO_OK);
+            assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+            assert_int_equal(recorded(&c) - d0, r < 2 ? 1 : 0);
+            assert_int_equal(made_ahead(&c) - a0, r == 0 ? 0 : 1);
+        }
+    }
+    /* In turn: each is new to the one before it. */
+    for (int r = 0; r < 6; r++)
+        trip(&c, r % 2 ? 7 : 8, 1, false);
+    assert_int_equal(c.sum, 3 * 1 + 3 * 2 + 9 * 5 + 3 * 7 + 3 * 8);
+    finish(&c);
+}
+
+/* A release of any object forgets the recording: the handles it names may
+ * name a later object. A buffer destroyed and another made (often at the
+ * same address): the launch on it records into its batch, and no
+ * recording that uses the destroyed one is ever submitted (the fake counts
+ * that as illegal). The same for a kernel. */
+static void test_release_forgets(void **state)
+{
+    (void)state;
+    ctx c;
+    start(&c, true, 64, FAKE_COMPLETE_AUTO);
+    trip(&c, 1, 1, false);
+    trip(&c, 1, 1, true);
+    trip(&c, 1, 0, true);
+    /* An unrelated buffer released: recorded again all the same. */
+    salvo_buffer *other = NULL;
+    assert_int_equal(salvo_buffer_create(c.dev, 64, SALVO_DOMAIN_DEVICE, &other), SALVO_OK);
+    trip(&c, 1, 0, true); /* a creation changes nothing */
+    salvo_buffer_destroy(other);
+    trip(&c, 1, 1, false);
+    trip(&c, 1, 1, true);
+    /* The launch's own buffer, replaced. */
+    accel_buffer *old = c.buf[0]->ab;
+    salvo_buffer_destroy(c.buf[0]);
+    assert_int_equal(salvo_buffer_create(c.dev, 4096, SALVO_DOMAIN_DEVICE, &c.buf[0]), SALVO_OK);
+    if (c.buf[0]->ab == old)
+        fprintf(stderr, "(the new buffer has the old one's handle)\n");
+    trip(&c, 1, 1, false);
+    trip(&c, 1, 1, true);
+    trip(&c, 1, 0, true);
+    /* The kernel, replaced. */
+    salvo_kernel_destroy(c.k);
+    salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
+    assert_int_equal(salvo_kernel_create(c.dev, &kd, &c.k), SALVO_OK);
+    trip(&c, 1, 1, false);
+    trip(&c, 1, 1, true);
+    trip(&c, 1, 0, true);
+    assert_int_equal(fake_illegal_total(c.f), 0);
+    assert_int_equal(c.sum, 12);
+    finish(&c);
+}
+
+/* Work after a launch made ahead, in its batch: the launch is recorded
+ * into the batch first, and everything runs in order. A launch, a fill, an
+ * event record: each after a launch made ahead. */
+static void test_work_after(void **state)
+{
+    (void)state;
+    ctx c;
+    start(&c, true, 64, FAKE_COMPLETE_AUTO);
+    trip(&c, 2, 1, false);
+    trip(&c, 2, 1, true);
+    /* Another launch after it. */
+    uint64_t d0 = recorded(&c), a0 = made_ahead(&c);
+    assert_int_equal(add(&c, 2), SALVO_OK);
+    assert_int_equal(made_ahead(&c) - a0, 1);
+    assert_int_equal(add_at(&c, c.buf[1], 0, 4, 100), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+    assert_int_equal(recorded(&c) - d0, 2);
+    /* A launch that was not alone in its batch leaves the key as it was. */
+    trip(&c, 2, 0, true);
+    /* A fill after it: the fill follows the launch on the device. */
+    assert_int_equal(add(&c, 2), SALVO_OK);
+    assert_int_equal(salvo_fill(c.st, c.buf[1], 0, 256, 7), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+    /* An event recorded after it. */
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(c.dev, &ev), SALVO_OK);
+    assert_int_equal(add(&c, 2), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, c.st), SALVO_OK);
+    assert_int_equal(salvo_event_synchronize(ev), SALVO_OK);
+    salvo_event_destroy(ev);
+    assert_int_equal(c.sum, 2 * 6 + 100);
+    finish(&c);
+}
+
+/* Where the launch made ahead cannot be recorded into its batch for work
+ * that follows (a dispatch refused), that call fails naming the launch,
+ * the launch itself runs, and the stream records again afterwards. Where
+ * the recording ahead cannot be made (its begin refused), the launch
+ * records into its batch, then and from then on. */
+static void test_failures(void **state)
+{
+    (void)state;
+    ctx c;
+    start(&c, true, 64, FAKE_COMPLETE_AUTO);
+    trip(&c, 1, 1, false);
+    trip(&c, 1, 1, true);
+    assert_int_equal(add(&c, 1), SALVO_OK); /* made ahead */
+    fake_set_result(c.f, "cmd_dispatch", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(add_at(&c, c.buf[1], 0, 4, 100), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    assert_non_null(strstr(salvo_last_error(), "launch of kernel 'add'"));
+    assert_non_null(strstr(salvo_last_error(), "this call's work was not recorded"));
+    uint64_t begins = fake_calls(c.f, "cmd_begin");
+    assert_int_equal(add_at(&c, c.buf[1], 0, 4, 1000), SALVO_OK);
+    assert_int_equal(fake_calls(c.f, "cmd_begin") - begins, 1); /* the part-recorded one again */
+    assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+    assert_int_equal(c.sum, 3 + 1000);
+    /* The recording ahead refused. */
+    fake_clear_results(c.f);
+    trip(&c, 4, 1, false);
+    fake_set_result(c.f, "cmd_begin_resubmit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    trip(&c, 4, 1, false);
+    trip(&c, 4, 1, false);
+    trip(&c, 5, 1, false);
+    trip(&c, 5, 1, false);
+    assert_int_equal(c.sum, 3 + 1000 + 3 * 4 + 2 * 5);
+    finish(&c);
+}
+
+/* Batches submitted back to back without a wait: a recording goes with
+ * its batch until that batch is done, none is begun again while pending
+ * (the fake counts that as illegal), and a free one that holds the launch
+ * is submitted again as it is. With the stream's three slots and three
+ * recordings: launch 1 records into its batch, 2 and 3 into recordings
+ * of their own (the first still pending); all complete; 4 and 5 submit
+ * the first two again; 6 records the third. */
+static void test_in_flight(void **state)
+{
+    (void)state;
+    assert_int_equal(STREAM_SLOTS, 3);
+    assert_int_equal(AHEAD_RING, 3);
+    ctx c;
+    start(&c, true, 64, FAKE_COMPLETE_MANUAL);
+    uint64_t d0 = recorded(&c), a0 = made_ahead(&c);
+    uint64_t resubmit0 = fake_calls(c.f, "cmd_begin_resubmit");
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(add(&c, 1), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(c.st), SALVO_OK);
+        if (i == 2) {
+            assert_int_equal(fake_pending(c.f), 3);
+            fake_complete_all(c.f);
+        }
+    }
+    assert_int_equal(recorded(&c) - d0, 4);
+    assert_int_equal(made_ahead(&c) - a0, 5);
+    assert_int_equal(fake_calls(c.f, "cmd_begin_resubmit") - resubmit0, 3);
+    fake_complete_all(c.f);
+    assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+    assert_int_equal(c.sum, 6);
+    finish(&c);
+}
+
+/* Where descriptors come from a pool the batch resets, nothing is made
+ * ahead; with a batch of one launch (SALVO_BATCH=1) repeats are. */
+static void test_where_made(void **state)
+{
+    (void)state;
+    ctx c;
+    start(&c, false, 64, FAKE_COMPLETE_AUTO);
+    for (int i = 0; i < 4; i++)
+        trip(&c, 1, 1, false);
+    finish(&c);
+    start(&c, true, 1, FAKE_COMPLETE_AUTO);
+    uint64_t d0 = recorded(&c);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(add(&c, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+    assert_int_equal(recorded(&c) - d0, 2);
+    assert_int_equal(made_ahead(&c), 4);
+    assert_int_equal(c.sum, 5);
+    finish(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_repeat_records_nothing),
+        cmocka_unit_test(test_changes_record),
+        cmocka_unit_test(test_release_forgets),
+        cmocka_unit_test(test_work_after),
+        cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_in_flight),
+        cmocka_unit_test(test_where_made),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
