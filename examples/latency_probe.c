@@ -7,7 +7,10 @@
  *   latency-probe SCENARIO [OPS]
  *
  * SCENARIO (OPS operations each, default 2000; graph ones 300):
- *   roundtrip     launch + flush + synchronize
+ *   roundtrip     launch + flush + synchronize, the launch's push value
+ *                 alternating (1, 2, 1, ...): recorded at every trip
+ *   repeat        the same, the same launch every time (as the raw
+ *                 floors): recorded ahead (salvo_stats.launches_ahead)
  *   graph1        a one-node graph: launch + synchronize
  *   raw           the raw-Vulkan round trip of raw_floor.h
  *   raw-barrier   the same, a barrier recorded before its dispatch
@@ -72,6 +75,7 @@ static int by_value(const void *a, const void *b)
 
 typedef enum scenario {
     ROUNDTRIP,
+    REPEAT,
     EMPTY,
     GRAPH1,
     REPLAY_IDLE,
@@ -94,6 +98,7 @@ static const struct {
     unsigned raw_variant;
 } scenarios[SCENARIOS] = {
     [ROUNDTRIP] = {"roundtrip", 0},
+    [REPEAT] = {"repeat", 0},
     [EMPTY] = {"empty", 0},
     [GRAPH1] = {"graph1", 0},
     [REPLAY_IDLE] = {"replay-idle", 0},
@@ -143,11 +148,12 @@ static salvo_graph *capture(probe *p, uint32_t n)
 /* One operation of scenario s; returns the host time it times. */
 static double op(probe *p, scenario s, int i)
 {
-    uint32_t push[2] = {64, 1 + (uint32_t)(i & 1)}, groups[3] = {1, 1, 1};
+    uint32_t push[2] = {64, s == REPEAT ? 1 : 1 + (uint32_t)(i & 1)}, groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = p->buf, .size = 256};
     double t0 = now_s(), t = 0;
     switch (s) {
     case ROUNDTRIP:
+    case REPEAT:
     case EMPTY:
         if (s == EMPTY)
             CHECK(salvo_launch(p->st, p->empty, groups, NULL, 0, NULL, 0));
@@ -235,12 +241,15 @@ int main(int argc, char **argv)
            ops, t[ops / 2] * 1e6, t[ops / 10] * 1e6, t[ops * 9 / 10] * 1e6, wall / ops * 1e6);
     if (raw)
         printf("%s: vkQueueSubmit %.2f us per op\n", scenarios[s].name, p.floor.submit_s / ops * 1e6);
-    fflush(stdout);
     free(t);
     /* With SALVO_VALIDATION set, a finding of the layer fails the run (the
      * raw trips' calls go through salvo's instance and are checked too). */
     salvo_stats stats;
     CHECK(salvo_device_stats(p.dev, &stats));
+    if (s == REPEAT || s == ROUNDTRIP)
+        printf("%s: %llu of %d launches recorded ahead\n", scenarios[s].name,
+               (unsigned long long)stats.launches_ahead, ops + 20);
+    fflush(stdout);
     raw_floor_close(&p.floor);
     salvo_graph_destroy(p.graph);
     salvo_stream_destroy(p.st);

@@ -255,6 +255,11 @@ static void bench_record(bench *b, const opts *o)
     salvo_buffer_destroy(buf);
 }
 
+/* Launch + synchronize, in two passes: the same launch every time (as the
+ * raw floors: salvo submits it as recorded ahead from its third time),
+ * then a launch whose push value changes at every trip (recorded every
+ * time). The raw floors' round trips are made in turn with salvo's in
+ * each pass. */
 static void bench_roundtrip(bench *b, const opts *o)
 {
     int iters = b->cpu && !o->full ? 200 : 2000;
@@ -262,59 +267,76 @@ static void bench_roundtrip(bench *b, const opts *o)
     CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &buf));
     salvo_stream *st = NULL;
     CHECK(stream_create(b, NULL, &st));
-    uint32_t push[2] = {64, 1};
     uint32_t groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = buf};
     double *t = malloc(sizeof *t * (size_t)iters * 6);
     double *tl = t + iters, *tf = t + 2 * iters, *tw = t + 3 * iters, *tr = t + 4 * iters,
            *tb = t + 5 * iters;
-    /* The floors, their round trips made in turn with salvo's: the empty
-     * kernel, and the same launch as salvo's (add, its buffer and push
-     * constants pushed), each recorded once; the second on a buffer of
-     * its own. */
+    /* The floors: the empty kernel, and the same launch as salvo's (add,
+     * its buffer and push constants pushed), each recorded once; the
+     * second on a buffer of its own. */
     raw_floor floor, bound;
     salvo_buffer *raw_buf = NULL;
     CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &raw_buf));
     bool raw = raw_floor_open(&floor, b->dev, 0, NULL, stream_queue(b)) &&
                raw_floor_open(&bound, b->dev, RAW_BIND, raw_buf, stream_queue(b));
-    double cpu = 0, wall = 0;
-    for (int i = 0; i < iters; i++) {
-        tr[i] = raw ? raw_floor_trip(&floor) : 0;
-        tb[i] = raw ? raw_floor_trip(&bound) : 0;
-        double c0 = cpu_s(), t0 = now_s();
-        CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
-        double t1 = now_s();
-        CHECK(salvo_stream_flush(st));
-        double t2 = now_s();
-        CHECK(salvo_stream_synchronize(st));
-        double t3 = now_s();
-        cpu += cpu_s() - c0;
-        wall += t3 - t0;
-        t[i] = t3 - t0;
-        tl[i] = t1 - t0;
-        tf[i] = t2 - t1;
-        tw[i] = t3 - t2;
-    }
-    cpu /= iters;
-    wall /= iters;
-    double m = median(t, iters);
-    printf("launch + synchronize: %.1f us median (launch %.1f, submit %.1f, wait %.1f), %.1f us "
-           "CPU per round trip (%.0f%% of wall)\n",
-           m * 1e6, median(tl, iters) * 1e6, median(tf, iters) * 1e6, median(tw, iters) * 1e6,
-           cpu * 1e6, 100 * cpu / wall);
-    metric(b, "launch_sync_roundtrip_median_us", m * 1e6, "us");
-    metric(b, "launch_sync_roundtrip_cpu_us", cpu * 1e6, "us");
-    if (raw) {
-        double f = median(tr, iters), fb = median(tb, iters);
-        printf("raw floor beside it (same process and queue; a pre-recorded submit, the "
-               "timeline polled): %.1f us median for the empty kernel, %.1f for the same launch "
-               "(add, its buffer and constants pushed); launch + synchronize / floor %.2f, / "
-               "same-launch floor %.2f\n",
-               f * 1e6, fb * 1e6, m / f, m / fb);
-        metric(b, "raw_floor_roundtrip_us", f * 1e6, "us");
-        metric(b, "raw_floor_same_launch_us", fb * 1e6, "us");
-        metric(b, "launch_sync_over_raw_floor", m / f, "ratio");
-        metric(b, "launch_sync_over_same_launch_floor", m / fb, "ratio");
+    for (int pass = 0; pass < 2; pass++) {
+        bool vary = pass == 1;
+        salvo_stats s0;
+        CHECK(salvo_device_stats(b->dev, &s0));
+        double cpu = 0, wall = 0;
+        for (int i = 0; i < iters; i++) {
+            tr[i] = raw ? raw_floor_trip(&floor) : 0;
+            tb[i] = raw ? raw_floor_trip(&bound) : 0;
+            uint32_t push[2] = {64, vary ? 1 + (uint32_t)(i & 1) : 1};
+            double c0 = cpu_s(), t0 = now_s();
+            CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
+            double t1 = now_s();
+            CHECK(salvo_stream_flush(st));
+            double t2 = now_s();
+            CHECK(salvo_stream_synchronize(st));
+            double t3 = now_s();
+            cpu += cpu_s() - c0;
+            wall += t3 - t0;
+            t[i] = t3 - t0;
+            tl[i] = t1 - t0;
+            tf[i] = t2 - t1;
+            tw[i] = t3 - t2;
+        }
+        salvo_stats s1;
+        CHECK(salvo_device_stats(b->dev, &s1));
+        cpu /= iters;
+        wall /= iters;
+        double m = median(t, iters);
+        const char *what = vary ? "launch + synchronize, a new push value each time"
+                                : "launch + synchronize";
+        printf("%s: %.1f us median (launch %.1f, submit %.1f, wait %.1f), %.1f us CPU per round "
+               "trip (%.0f%% of wall); %llu of %d recorded ahead\n",
+               what, m * 1e6, median(tl, iters) * 1e6, median(tf, iters) * 1e6,
+               median(tw, iters) * 1e6, cpu * 1e6, 100 * cpu / wall,
+               (unsigned long long)(s1.launches_ahead - s0.launches_ahead), iters);
+        const char *key = vary ? "launch_sync_vary" : "launch_sync";
+        char name[96];
+        snprintf(name, sizeof name, "%s_roundtrip_median_us", key);
+        metric(b, name, m * 1e6, "us");
+        snprintf(name, sizeof name, "%s_roundtrip_cpu_us", key);
+        metric(b, name, cpu * 1e6, "us");
+        if (raw) {
+            double f = median(tr, iters), fb = median(tb, iters);
+            printf("raw floor beside it (same process and queue; a pre-recorded submit, the "
+                   "timeline polled): %.1f us median for the empty kernel, %.1f for the same "
+                   "launch (add, its buffer and constants pushed); %s / floor %.2f, / "
+                   "same-launch floor %.2f\n",
+                   f * 1e6, fb * 1e6, what, m / f, m / fb);
+            if (!vary) {
+                metric(b, "raw_floor_roundtrip_us", f * 1e6, "us");
+                metric(b, "raw_floor_same_launch_us", fb * 1e6, "us");
+            }
+            snprintf(name, sizeof name, "%s_over_raw_floor", key);
+            metric(b, name, m / f, "ratio");
+            snprintf(name, sizeof name, "%s_over_same_launch_floor", key);
+            metric(b, name, m / fb, "ratio");
+        }
     }
     raw_floor_close(&floor);
     raw_floor_close(&bound);

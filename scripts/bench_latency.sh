@@ -12,9 +12,10 @@ NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 $NVCC -O2 -o /tmp/cuda-graphs examples/cuda_graphs.cu > $OUT/nvcc.txt 2>&1 || echo "nvcc failed" >> $OUT/env.txt
 start=$SECONDS
 for i in 1 2; do
-  for s in roundtrip graph1 update-idle replay-busy replay-idle; do
+  for s in roundtrip repeat graph1 update-idle replay-busy replay-idle; do
     for w in after before; do
       [ -x .devrun/$w/latency-probe ] || continue
+      .devrun/$w/latency-probe --help | grep -qw $s || continue
       n=; case $s in update*|replay*) n=100 ;; esac
       echo -n "$w " >> $OUT/probe.txt
       taskset -c 3 timeout 30 .devrun/$w/latency-probe $s $n >> $OUT/probe.txt 2>&1
