@@ -261,7 +261,8 @@ static PyObject *device_stats(py_device *self, PyObject *unused)
     if (st < 0)
         return py_fail(st);
     return Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
+        "s:K,s:K}",
         "live_buffers", s.live_buffers, "live_kernels", s.live_kernels, "live_streams",
         s.live_streams, "live_events", s.live_events, "live_gates", s.live_gates,
         "live_buffer_bytes", s.live_buffer_bytes, "releases_pending", s.releases_pending,
@@ -271,7 +272,8 @@ static PyObject *device_stats(py_device *self, PyObject *unused)
         "transfer_bytes", s.transfer_bytes, "direct_bindings", s.direct_bindings,
         "validation_messages", s.validation_messages, "transfer_bytes_imported",
         s.transfer_bytes_imported, "live_graphs", s.live_graphs, "live_images", s.live_images,
-        "live_image_bytes", s.live_image_bytes, "live_samplers", s.live_samplers);
+        "live_image_bytes", s.live_image_bytes, "live_samplers", s.live_samplers,
+        "replays_ahead", s.replays_ahead, "launches_ahead", s.launches_ahead);
 }
 
 static PyObject *features_dict(const salvo_device_features *f)

@@ -193,6 +193,20 @@ class TestLaunch(DeviceTest):
         self.assertEqual(buf.to_numpy(np.uint32).tolist(), [1000] * 64)
         self.assertGreaterEqual(self.dev.stats()["launches_total"], 1000)
 
+    def test_repeated_round_trips(self):
+        # The same launch synchronized again and again: salvo submits it as
+        # recorded ahead from its third time (stats()["launches_ahead"]),
+        # and each still runs.
+        add = self.add_kernel()
+        buf = self.u32(np.zeros(64))
+        push = (np.uint32(64), np.uint32(3))
+        ahead = self.dev.stats()["launches_ahead"]
+        for i in range(1, 6):
+            self.s.launch(add, 1, [buf], push)
+            self.assertIs(self.s.synchronize(), salvo.Status.OK)
+            self.assertEqual(buf.to_numpy(np.uint32).tolist(), [3 * i] * 64)
+        self.assertEqual(self.dev.stats()["launches_ahead"] - ahead, 4)
+
     def test_bad_input(self):
         dst = self.dev.buffer(self.n * 4)
         push = (np.uint32(self.n), np.uint32(2))
