@@ -12,9 +12,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
+#include "reflect_array.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
@@ -129,6 +131,53 @@ static void test_host_and_release(void **state)
     salvo_buffer_destroy(h);
 }
 
+/* A kernel that binds an array of buffers (chunks[4], binding 3: element
+ * i of the 64 invocations writes 1.0 into chunk i % 4) takes a descriptor
+ * set from a pool on any device, so neither its launches nor a graph's
+ * replays of it are recorded with none: each launch and replay, after a
+ * fill that clears the chunks, writes them again. */
+static void test_array_kernel(void **state)
+{
+    lava_fixture *f = *state;
+    salvo_kernel *k = NULL;
+    salvo_kernel_desc kd = {.spirv = reflect_array_spv, .spirv_size = sizeof reflect_array_spv,
+                            .name = "chunks"};
+    assert_int_equal(salvo_kernel_create(f->dev, &kd, &k), SALVO_OK);
+    salvo_buffer *chunk[4];
+    salvo_binding b[4];
+    for (uint32_t i = 0; i < 4; i++) {
+        assert_int_equal(salvo_buffer_create(f->dev, 256, SALVO_DOMAIN_DEVICE, &chunk[i]),
+                         SALVO_OK);
+        b[i] = (salvo_binding){.binding = 3, .buffer = chunk[i], .element = i};
+    }
+    const uint32_t groups[3] = {1, 1, 1};
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_launch(f->st, k, groups, b, 4, NULL, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    for (int round = 0; round < 8; round++) {
+        for (uint32_t i = 0; i < 4; i++)
+            assert_int_equal(salvo_fill(f->st, chunk[i], 0, 256, 0), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+        if (round < 4)
+            assert_int_equal(salvo_launch(f->st, k, groups, b, 4, NULL, 0), SALVO_OK);
+        else
+            assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+        for (uint32_t i = 0; i < 4; i++) {
+            float v[64];
+            assert_int_equal(salvo_buffer_read(chunk[i], 0, v, sizeof v), SALVO_OK);
+            for (uint32_t e = 0; e < 64; e++)
+                if (v[e] != (e % 4 == i ? 1.0f : 0.0f))
+                    fail_msg("round %d, chunk %u element %u: %g", round, i, e, (double)v[e]);
+        }
+    }
+    salvo_graph_destroy(g);
+    for (uint32_t i = 0; i < 4; i++)
+        salvo_buffer_destroy(chunk[i]);
+    salvo_kernel_destroy(k);
+}
+
 int main(void)
 {
     lava_require_device();
@@ -136,6 +185,7 @@ int main(void)
         lava_test(test_repeats),
         lava_test(test_work_after),
         lava_test(test_host_and_release),
+        lava_test(test_array_kernel),
     };
     return lava_run_tests(tests);
 }

@@ -96,7 +96,9 @@ typedef struct accel_open_options {
 typedef struct accel_caps {
     salvo_device_info info; /* identity, limits, capabilities (settings left 0) */
     bool device_memory_host_visible; /* DEVICE-domain memory can be mapped */
-    bool push_descriptors_used;      /* cmd_dispatch pushes; the pool is unused */
+    /* cmd_dispatch pushes: the pool is unused, but for pipelines that bind
+     * arrays of buffers (cmd_dispatch) */
+    bool push_descriptors_used;
     /* GPU timestamps: the queue can write them (Vulkan: its family's
      * timestampValidBits > 0), each tick lasting timestamp_period_ns; a
      * tick count wraps past timestamp_valid_bits bits (1..64). */
@@ -295,7 +297,8 @@ typedef struct accel_vtable {
     /* Record bind + descriptors (pushed, or a set allocated from pool) +
      * push constants + dispatch. ACCEL_ERROR_OUT_OF_POOL_MEMORY when the pool
      * is full: nothing is recorded then. pool may be NULL where the device
-     * pushes descriptors (push_descriptors_used). */
+     * pushes descriptors (push_descriptors_used), unless the pipeline binds
+     * an array of buffers (a binding of count > 1): those take a set. */
     accel_result (*cmd_dispatch)(void *self, accel_device *dev, accel_cmd *cmd,
                                  accel_pipeline *pipe, accel_descpool *pool,
                                  const accel_bind *binds, uint32_t bind_count,

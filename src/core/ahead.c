@@ -99,7 +99,8 @@ static bool same_bind(const accel_bind *a, const accel_bind *b)
 accel_cmd *ahead_launch_take_locked(ahead_launch *a, queue *q, uint64_t serial,
                                     accel_barrier lead, const command *c)
 {
-    if (c->kind != COMMAND_DISPATCH || !q->push_descriptors || command_touches_any(c) ||
+    if (c->kind != COMMAND_DISPATCH || command_takes_pool(c, q->push_descriptors) ||
+        command_touches_any(c) ||
         c->bind_count > AHEAD_BINDS || c->push_size > AHEAD_PUSH || a->ring.off)
         return NULL;
     const engine_kernel *k = c->object;

@@ -70,6 +70,21 @@ bool command_writes_host(const command *c)
     return false;
 }
 
+bool command_takes_pool(const command *c, bool pushes)
+{
+    if (!command_takes_set(c))
+        return false;
+    if (!pushes)
+        return true;
+    if (!command_is_dispatch(c))
+        return false; /* a fill's own kernel binds no array */
+    const reflect_module *r = &((const engine_kernel *)c->object)->refl;
+    for (uint32_t i = 0; i < r->binding_count; i++)
+        if (r->bindings[i].count > 1)
+            return true;
+    return false;
+}
+
 uint32_t command_descriptors(const command *c)
 {
     switch (c->kind) {

@@ -145,6 +145,12 @@ static inline bool command_takes_set(const command *c)
 {
     return command_is_dispatch(c) || c->kind == COMMAND_FILL_BYTES;
 }
+/* Whether recording c takes that set from a pool on a device whose
+ * dispatches push their descriptors where they can (pushes: the queue's
+ * push_descriptors): a kernel that binds an array of buffers still takes
+ * one (accel.h, cmd_dispatch). A recording with no pool (one made ahead
+ * of its batch) may hold only commands that take none. */
+bool command_takes_pool(const command *c, bool pushes);
 /* How many descriptors that set holds (0 for other commands). */
 uint32_t command_descriptors(const command *c);
 /* Record c onto cmd; a dispatch's descriptor sets come from pool. A

@@ -501,7 +501,7 @@ static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c) SALVO_R
 static bool inline_fits(const engine_graph *g, uint32_t p)
 {
     command c = graph_node_command(g, &g->nodes[g->order[p]]);
-    return g->q->push_descriptors || !command_takes_set(&c);
+    return !command_takes_pool(&c, g->q->push_descriptors);
 }
 
 /* The stale chunks recorded again. An inline chunk records nothing here

@@ -1580,8 +1580,12 @@ static accel_result dispatch_record(fake_state *s, const char *op, accel_device 
     fake_cmd *c = recording(s, dev, cmd, op);
     fake_pipe *p = check(s, pipe, FAKE_PIPELINE, d, op);
     /* No pool where no set is taken (pushed descriptors): the core's
-     * recordings made ahead of a batch pass none. */
-    bool takes_set = !s->owner->push_descriptors;
+     * recordings made ahead of a batch pass none. A pipeline that binds
+     * an array of buffers takes a set all the same (accel.h). */
+    bool arrays = false;
+    for (uint32_t i = 0; p && i < p->binding_count; i++)
+        arrays |= p->bindings[i].count > 1;
+    bool takes_set = !s->owner->push_descriptors || arrays;
     fake_pool *pl = pool || takes_set ? check(s, pool, FAKE_DESCPOOL, d, op) : NULL;
     fake_buf *cb = groups ? NULL : check(s, counts, FAKE_BUFFER, d, op);
     if (!c || !p || (takes_set && !pl) || (!groups && !cb))
