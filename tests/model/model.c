@@ -694,12 +694,13 @@ typedef struct mgate {
  * slot, or a zombie (>= MAX_BUFS) once the user destroyed the buffer while
  * a graph still used it. Offsets and sizes in elements (sz 0: to the
  * end). */
-enum { NK_ADD, NK_LCOPY, NK_COPY };
+enum { NK_ADD, NK_LCOPY, NK_COPY, NK_ARR };
 
 typedef struct mnode {
     int kind;
     uint32_t local, groups; /* launches: they cover groups * local elements */
-    int b[2];               /* add: b[0] data; copies: b[0] source, b[1] destination */
+    int b[2];               /* add: b[0] data; copies: b[0] source, b[1] destination;
+                               array add: b[0], b[1] its elements 0 and 1, both added to */
     uint32_t off[2], sz[2];
     uint32_t n, v;          /* push constants: elements, value added (copy: 0) */
     /* An indirect add: its counts (in a buffer the graph keeps) reach
@@ -1569,10 +1570,16 @@ static int node_nbufs(const mnode *nd)
     return nd->kind == NK_ADD ? 1 : 2;
 }
 
-/* Which of nd's buffers it writes. */
+/* Which of nd's buffers it writes (an array add writes both: the
+ * second here, and node_writes says so). */
 static int node_wi(const mnode *nd)
 {
     return nd->kind == NK_ADD ? 0 : 1;
+}
+
+static bool node_writes(const mnode *nd, int j)
+{
+    return j == node_wi(nd) || nd->kind == NK_ARR;
 }
 
 static uint32_t range_len(ctx *c, int bi, uint32_t off, uint32_t sz)
@@ -1599,7 +1606,7 @@ static bool list_uses(const nodelist *l, int bi, bool writes)
     for (uint32_t i = 0; i < l->n; i++) {
         const mnode *nd = &l->v[i];
         for (int j = 0; j < node_nbufs(nd); j++)
-            if (nd->b[j] == bi && (!writes || j == node_wi(nd)))
+            if (nd->b[j] == bi && (!writes || node_writes(nd, j)))
                 return true;
     }
     return false;
@@ -1701,8 +1708,13 @@ static void node_apply(ctx *c, int sid, const mnode *nd, bool ok)
     if (!ok) {
         int w = node_wi(nd);
         advance_unknown(c, sid, nd->b[w], nd->off[w], nd->off[w] + nd->n);
-        if (w)
+        if (nd->kind == NK_ARR)
+            advance_unknown(c, sid, nd->b[0], nd->off[0], nd->off[0] + nd->n);
+        else if (w)
             note_use(c, sid, nd->b[0]);
+    } else if (nd->kind == NK_ARR) {
+        for (int j = 0; j < 2; j++)
+            apply_add(c, sid, nd->b[j], nd->off[j], nd->n, nd->v);
     } else if (nd->kind == NK_ADD) {
         uint32_t n = nd->indirect && nd->reach < nd->n ? nd->reach : nd->n;
         apply_add(c, sid, nd->b[0], nd->off[0], n, nd->v);
@@ -2242,6 +2254,11 @@ static void exec_launch_arr(ctx *c, const op *o, bool lost_before)
     const uint32_t groups[3] = {(n + 63) / 64, 1, 1};
     const uint32_t push[2] = {n, v};
     salvo_status st = salvo_launch(c->sh[s], g_arr_kernel, groups, bind, 2, push, sizeof push);
+    if (c->sid[sid].cap) {
+        mnode nd = {NK_ARR, 64, groups[0], {b0, b1}, {off0, off1}, {sz0, sz1}, n, v, false, 0};
+        captured(c, sid, st, &nd, lost_before, "launch(array) (captured)");
+        return;
+    }
     switch (outcome(c, "launch(array)", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
                     lost_before)) {
     case OUT_OK:
@@ -4232,8 +4249,11 @@ static void exec_op(ctx *c, const op *o)
                 return;
             }
             uint32_t bn = c->buf[bb[j]].n;
-            bind[j] = (salvo_binding){.binding = (uint32_t)j, .buffer = c->buf[bb[j]].h,
-                                      .offset = off[j] * 4ull, .size = sz[j] * 4ull};
+            bool arr = nd && nd->kind == NK_ARR;
+            bind[j] = (salvo_binding){.binding = arr ? 0 : (uint32_t)j,
+                                      .element = arr ? (uint32_t)j : 0,
+                                      .buffer = c->buf[bb[j]].h, .offset = off[j] * 4ull,
+                                      .size = sz[j] * 4ull};
             bool ok = off[j] < bn && (sz[j] == 0 || sz[j] <= bn - off[j]) &&
                       off[j] % g_align_elems == 0;
             valid &= ok;
@@ -4923,7 +4943,7 @@ static void gen_launch_arr(ctx *c)
 {
     int s = pick_stream(c);
     int b0 = pick_buf(c), b1 = pick_buf(c);
-    if (!g_arr_kernel || s < 0 || b0 < 0 || b1 < 0 || b0 == b1 || c->sid[slot_sid(c, s)].cap)
+    if (!g_arr_kernel || s < 0 || b0 < 0 || b1 < 0 || b0 == b1)
         return;
     if (!resolve(c, s, b0) || !resolve(c, s, b1))
         return;
@@ -5907,7 +5927,7 @@ static void gen_set_push(ctx *c, int g)
         n = 1 + rnd(c, most);
     }
     ISSUE(c, OP_GRAPH_SET_PUSH, g, node, n,
-          nd->kind == NK_ADD ? 1 + rnd(c, 1000) : rnd(c, 3) ? rnd(c, 100) : 0);
+          nd->kind != NK_LCOPY ? 1 + rnd(c, 1000) : rnd(c, 3) ? rnd(c, 100) : 0);
 }
 
 /* A range of user buffer bi (aligned) that holds n elements. */
@@ -5939,7 +5959,7 @@ static void gen_set_bindings(ctx *c, int g)
     int b[2] = {b0, -1};
     if (!pick_fit(c, b[0], nd->n, &off[0], &sz[0]))
         return;
-    if (nd->kind == NK_LCOPY) {
+    if (nd->kind == NK_LCOPY || nd->kind == NK_ARR) {
         b[1] = pick_buf(c);
         if (b[1] < 0 || b[1] == b[0] || !pick_fit(c, b[1], nd->n, &off[1], &sz[1]))
             return;
