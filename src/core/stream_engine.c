@@ -411,13 +411,12 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
         salvo_mutex_same(&st->q->lock, &q->lock);
         if (log && c->kind == COMMAND_DISPATCH && open_bare_locked(st))
             s->direct = ahead_launch_take_locked(&st->ahead, q, s->serial, STREAM_BATCH_LEAD, c);
+        SALVO_CHECK(!s->direct || (!st->hazards.count && !st->address_fence),
+                    "a launch made ahead in a batch with work before it");
+        order_command_locked(st, c);
         if (s->direct) {
-            SALVO_CHECK(!st->hazards.count && !st->address_fence,
-                        "a launch made ahead in a batch with work before it");
-            order_command_locked(st, c);
             COUNTER_ADD(&q->n, launches_ahead, 1);
         } else {
-            order_command_locked(st, c);
             trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
             accel_result ar = command_record(q->acc, q->adev, s->cmd, s->pool, c);
             if (ar != ACCEL_SUCCESS) {
