@@ -131,6 +131,35 @@ static void test_host_and_release(void **state)
     salvo_buffer_destroy(h);
 }
 
+/* An indirect launch repeated: made ahead as a direct one, its counts read
+ * by the device when it runs (new counts between trips are used: 0
+ * groups add nothing). */
+static void test_indirect(void **state)
+{
+    lava_fixture *f = *state;
+    salvo_buffer *a = lava_zeroed(f->dev, N, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *counts = NULL;
+    assert_int_equal(salvo_buffer_create(f->dev, 16, SALVO_DOMAIN_HOST, &counts), SALVO_OK);
+    const uint32_t all[3] = {N / 64, 1, 1}, none[3] = {0, 1, 1};
+    assert_int_equal(salvo_buffer_write(counts, 0, all, sizeof all), SALVO_OK);
+    salvo_binding bd = {.binding = 0, .buffer = a};
+    uint32_t push[2] = {N, 5};
+    uint64_t ahead = made_ahead(f->dev);
+    uint32_t want = 0;
+    for (int i = 0; i < 6; i++) {
+        if (i == 4)
+            assert_int_equal(salvo_buffer_write(counts, 0, none, sizeof none), SALVO_OK);
+        assert_int_equal(
+            salvo_launch_indirect(f->st, f->add, counts, 0, &bd, 1, push, sizeof push), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+        want += i < 4 ? 5 : 0;
+        lava_expect_all(a, N, want);
+    }
+    assert_int_equal(made_ahead(f->dev) - ahead, 5);
+    salvo_buffer_destroy(counts);
+    salvo_buffer_destroy(a);
+}
+
 /* A kernel that binds an array of buffers (chunks[4], binding 3: element
  * i of the 64 invocations writes 1.0 into chunk i % 4) takes a descriptor
  * set from a pool on any device, so neither its launches nor a graph's
@@ -186,6 +215,7 @@ int main(void)
         lava_test(test_work_after),
         lava_test(test_host_and_release),
         lava_test(test_array_kernel),
+        lava_test(test_indirect),
     };
     return lava_run_tests(tests);
 }

@@ -334,6 +334,42 @@ static void test_where_made(void **state)
     finish(&c);
 }
 
+/* An indirect launch repeated is recorded ahead as a direct one is; the
+ * device reads its counts when it runs, so new counts written between
+ * round trips are the ones used (0 groups: nothing runs). A direct launch
+ * of the same kernel on the same binding is another launch. */
+static void test_indirect(void **state)
+{
+    (void)state;
+    ctx c;
+    start(&c, true, 64, FAKE_COMPLETE_AUTO);
+    salvo_buffer *counts = NULL;
+    assert_int_equal(salvo_buffer_create(c.dev, 64, SALVO_DOMAIN_HOST, &counts), SALVO_OK);
+    const uint32_t four[3] = {4, 1, 1}, none[3] = {0, 1, 1};
+    assert_int_equal(salvo_buffer_write(counts, 0, four, sizeof four), SALVO_OK);
+    const salvo_binding bind = {.binding = 0, .buffer = c.buf[0]};
+    const uint32_t push[2] = {256, 9};
+    for (int i = 0; i < 5; i++) {
+        if (i == 3)
+            assert_int_equal(salvo_buffer_write(counts, 0, none, sizeof none), SALVO_OK);
+        uint64_t d0 = fake_calls(c.f, "cmd_dispatch_indirect"), a0 = made_ahead(&c);
+        assert_int_equal(salvo_launch_indirect(c.st, c.k, counts, 0, &bind, 1, push, sizeof push),
+                         SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+        assert_int_equal(fake_calls(c.f, "cmd_dispatch_indirect") - d0, i < 2 ? 1 : 0);
+        assert_int_equal(made_ahead(&c) - a0, i > 0 ? 1 : 0);
+    }
+    assert_int_equal(c.sum, 3 * 9);
+    /* The same kernel and binding, direct: recorded. */
+    uint64_t d0 = recorded(&c);
+    assert_int_equal(add_at(&c, c.buf[0], 0, 4, 9), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+    assert_int_equal(recorded(&c) - d0, 1);
+    assert_int_equal(c.sum, 4 * 9);
+    salvo_buffer_destroy(counts);
+    finish(&c);
+}
+
 /* A kernel that binds an array of buffers takes a descriptor set from a
  * pool even where the device pushes descriptors: its launch is never
  * recorded ahead (such a recording has no pool), and in a graph it is no
@@ -389,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_in_flight),
         cmocka_unit_test(test_where_made),
         cmocka_unit_test(test_arrays_take_sets),
+        cmocka_unit_test(test_indirect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -460,11 +460,13 @@ typedef struct salvo_stats {
      * submission, while one of the graph's few such recordings was free. */
     uint64_t replays_ahead;
     /* Launches that were a batch of their own submitted as a recording
-     * made ahead: a launch into a stream with nothing else recorded since
-     * its last submission that repeats the stream's launch before it
-     * (same kernel, workgroup counts, bindings and push constants, and no
-     * buffer, image, sampler or kernel released in between), on a device
-     * that pushes descriptors, the kernel reaching no buffer by address. */
+     * made ahead: a launch (direct or indirect) into a stream with nothing
+     * else recorded since its last submission that repeats the stream's
+     * launch before it (same kernel, workgroup counts or count buffer,
+     * bindings and push constants, and no buffer, image, sampler or
+     * kernel released in between), on a device that pushes descriptors,
+     * the kernel binding no array of buffers and reaching no buffer by
+     * address (the guide's "Streams and batching"). */
     uint64_t launches_ahead;
 } salvo_stats;
 

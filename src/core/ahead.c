@@ -99,14 +99,15 @@ static bool same_bind(const accel_bind *a, const accel_bind *b)
 accel_cmd *ahead_launch_take_locked(ahead_launch *a, queue *q, uint64_t serial,
                                     accel_barrier lead, const command *c)
 {
-    if (c->kind != COMMAND_DISPATCH || command_takes_pool(c, q->push_descriptors) ||
+    if (!command_is_dispatch(c) || command_takes_pool(c, q->push_descriptors) ||
         command_touches_any(c) ||
         c->bind_count > AHEAD_BINDS || c->push_size > AHEAD_PUSH || a->ring.off)
         return NULL;
     const engine_kernel *k = c->object;
     uint64_t released = atomic_load_explicit(&q->released, memory_order_acquire);
-    bool same = a->keyed && a->key.kernel == k && a->key.pipe == k->pipe &&
-                a->key.released == released && a->key.bind_count == c->bind_count &&
+    bool same = a->keyed && a->key.kind == c->kind && a->key.kernel == k &&
+                a->key.pipe == k->pipe && a->key.released == released &&
+                a->key.bind_count == c->bind_count &&
                 a->key.push_size == c->push_size &&
                 !memcmp(a->key.groups, c->groups, sizeof a->key.groups) &&
                 (!c->push_size || !memcmp(a->key.push, c->push, c->push_size));
@@ -116,6 +117,7 @@ accel_cmd *ahead_launch_take_locked(ahead_launch *a, queue *q, uint64_t serial,
         return ahead_take_locked(&a->ring, q, serial, lead, c, command_writes_host(c));
     /* New parameters: this launch is their first use. */
     a->keyed = true;
+    a->key.kind = c->kind;
     a->key.kernel = k;
     a->key.pipe = k->pipe;
     a->key.released = released;

@@ -83,6 +83,7 @@ typedef struct ahead_launch {
     ahead_ring ring;
     bool keyed; /* key holds a launch */
     struct {
+        command_kind kind; /* a dispatch, direct or indirect */
         const void *kernel;
         const void *pipe;
         uint64_t released; /* queue.released when the key was taken */
@@ -93,10 +94,11 @@ typedef struct ahead_launch {
     } key;
 } ahead_launch;
 
-/* A recording of dispatch c as the batch with this serial (see
- * ahead_take_locked), where c repeats the launch before it that could be
- * recorded ahead: same kernel, groups, bindings and push constants, and
- * no object released in between. Any other launch that could be becomes
+/* A recording of dispatch c (direct or indirect) as the batch with this
+ * serial (see ahead_take_locked), where c repeats the launch before it
+ * that could be recorded ahead: same kind, kernel, groups, bindings (an
+ * indirect one's counts among them) and push constants, and no object
+ * released in between. Any other launch that could be becomes
  * the key (and records into its batch); one that could not (a set from a
  * pool, buffer addresses, too wide) leaves the key as it is. */
 accel_cmd *ahead_launch_take_locked(ahead_launch *a, queue *q, uint64_t serial,

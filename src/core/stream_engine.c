@@ -409,7 +409,7 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
          * ordered (nothing before it in the batch: no barrier) and
          * counted here as any. */
         salvo_mutex_same(&st->q->lock, &q->lock);
-        if (log && c->kind == COMMAND_DISPATCH && open_bare_locked(st))
+        if (log && command_is_dispatch(c) && open_bare_locked(st))
             s->direct = ahead_launch_take_locked(&st->ahead, q, s->serial, STREAM_BATCH_LEAD, c);
         SALVO_CHECK(!s->direct || (!st->hazards.count && !st->address_fence),
                     "a launch made ahead in a batch with work before it");
