@@ -108,6 +108,15 @@ static void trip(ctx *c, uint32_t value, uint64_t want_recorded, bool want_ahead
     assert_int_equal(made_ahead(c) - a0, want_ahead ? 1 : 0);
 }
 
+/* A new launch's first three round trips: recorded into its batch, then
+ * into a recording of its own, then submitted as that recording is. */
+static void settle(ctx *c, uint32_t value)
+{
+    trip(c, value, 1, false);
+    trip(c, value, 1, true);
+    trip(c, value, 0, true);
+}
+
 /* The same launch and a synchronize, again and again: the first records
  * into its batch, the second into a recording of its own (begun to be
  * submitted again), every later one records nothing; once each slot's own
@@ -143,12 +152,8 @@ static void test_changes_record(void **state)
     (void)state;
     ctx c;
     start(&c, true, 64, FAKE_COMPLETE_AUTO);
-    trip(&c, 1, 1, false);
-    trip(&c, 1, 1, true);
-    trip(&c, 1, 0, true);
-    trip(&c, 2, 1, false); /* push constants */
-    trip(&c, 2, 1, true);
-    trip(&c, 2, 0, true);
+    settle(&c, 1);
+    settle(&c, 2); /* push constants */
     /* Another buffer, another offset, other group counts. */
     struct {
         int buf;
@@ -181,9 +186,7 @@ static void test_release_forgets(void **state)
     (void)state;
     ctx c;
     start(&c, true, 64, FAKE_COMPLETE_AUTO);
-    trip(&c, 1, 1, false);
-    trip(&c, 1, 1, true);
-    trip(&c, 1, 0, true);
+    settle(&c, 1);
     /* An unrelated buffer released: recorded again all the same. */
     salvo_buffer *other = NULL;
     assert_int_equal(salvo_buffer_create(c.dev, 64, SALVO_DOMAIN_DEVICE, &other), SALVO_OK);
@@ -197,16 +200,12 @@ static void test_release_forgets(void **state)
     assert_int_equal(salvo_buffer_create(c.dev, 4096, SALVO_DOMAIN_DEVICE, &c.buf[0]), SALVO_OK);
     if (c.buf[0]->ab == old)
         fprintf(stderr, "(the new buffer has the old one's handle)\n");
-    trip(&c, 1, 1, false);
-    trip(&c, 1, 1, true);
-    trip(&c, 1, 0, true);
+    settle(&c, 1);
     /* The kernel, replaced. */
     salvo_kernel_destroy(c.k);
     salvo_kernel_desc kd = {.spirv = add_spv, .spirv_size = sizeof add_spv, .name = "add"};
     assert_int_equal(salvo_kernel_create(c.dev, &kd, &c.k), SALVO_OK);
-    trip(&c, 1, 1, false);
-    trip(&c, 1, 1, true);
-    trip(&c, 1, 0, true);
+    settle(&c, 1);
     assert_int_equal(fake_illegal_total(c.f), 0);
     assert_int_equal(c.sum, 12);
     finish(&c);
