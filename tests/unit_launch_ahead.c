@@ -176,8 +176,9 @@ static void test_changes_record(void **state)
     finish(&c);
 }
 
-/* A release of any object forgets the recording: the handles it names may
- * name a later object. A buffer destroyed and another made (often at the
+/* A release of any buffer, image, sampler or kernel forgets the recording:
+ * the handles it names may name a later object (an event's release
+ * does not). A buffer destroyed and another made (often at the
  * same address): the launch on it records into its batch, and no
  * recording that uses the destroyed one is ever submitted (the fake counts
  * that as illegal). The same for a kernel. */
@@ -187,6 +188,13 @@ static void test_release_forgets(void **state)
     ctx c;
     start(&c, true, 64, FAKE_COMPLETE_AUTO);
     settle(&c, 1);
+    /* An event made, recorded and destroyed: no handle a launch names. */
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(c.dev, &ev), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, c.st), SALVO_OK);
+    assert_int_equal(salvo_event_synchronize(ev), SALVO_OK);
+    salvo_event_destroy(ev);
+    trip(&c, 1, 0, true);
     /* An unrelated buffer released: recorded again all the same. */
     salvo_buffer *other = NULL;
     assert_int_equal(salvo_buffer_create(c.dev, 64, SALVO_DOMAIN_DEVICE, &other), SALVO_OK);
@@ -207,7 +215,7 @@ static void test_release_forgets(void **state)
     assert_int_equal(salvo_kernel_create(c.dev, &kd, &c.k), SALVO_OK);
     settle(&c, 1);
     assert_int_equal(fake_illegal_total(c.f), 0);
-    assert_int_equal(c.sum, 12);
+    assert_int_equal(c.sum, 13);
     finish(&c);
 }
 

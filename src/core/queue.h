@@ -165,9 +165,10 @@ typedef struct queue {
     pthread_cond_t slot_cv;       /* with lock: a slot's last waiter left, or a
                                      transfer let go of the transfer objects */
     _Atomic uint64_t next_serial; /* the next batch's serial; read by the free path */
-    /* Resources whose release was queued so far (resource_let_go): part
-     * of the key of a launch recorded ahead (core/ahead.h), since a
-     * released object's handles may name a later one. */
+    /* Buffers, images, samplers and kernels whose release was queued so
+     * far (resource_let_go): part of the key of a launch recorded ahead
+     * (core/ahead.h), since a released object's handles may name a later
+     * one. */
     _Atomic uint64_t released;
     /* [lock] The latest batch holding work that reaches memory through
      * buffer addresses: a host transfer of a buffer whose address was

@@ -31,12 +31,22 @@ void resource_init(resource *r, resource_kind kind, retire_fn fn, uint64_t bytes
     r->live = (resource_link){NULL, NULL};
 }
 
+/* A launch names buffers, images, samplers and a kernel by handles a
+ * later object may reuse once these are released: such a release is
+ * counted (queue.released, in the key of a launch recorded ahead). */
+static void note_released(const resource *r, queue *q)
+{
+    if (r->kind == RESOURCE_BUFFER || r->kind == RESOURCE_IMAGE || r->kind == RESOURCE_SAMPLER ||
+        r->kind == RESOURCE_KERNEL)
+        atomic_fetch_add_explicit(&q->released, 1, memory_order_release);
+}
+
 void resource_let_go(resource *r, queue *q)
 {
     uint32_t was = atomic_fetch_sub_explicit(&r->holds, 1, memory_order_acq_rel);
     SALVO_CHECK(was > 0, "a %s let go of more often than held", resource_kind_name(r->kind));
     if (was == 1) {
-        atomic_fetch_add_explicit(&q->released, 1, memory_order_release);
+        note_released(r, q);
         queue_release(q, &r->release);
     }
 }
@@ -46,7 +56,7 @@ void resource_let_go_locked(resource *r, queue *q)
     uint32_t was = atomic_fetch_sub_explicit(&r->holds, 1, memory_order_acq_rel);
     SALVO_CHECK(was > 0, "a %s let go of more often than held", resource_kind_name(r->kind));
     if (was == 1) {
-        atomic_fetch_add_explicit(&q->released, 1, memory_order_release);
+        note_released(r, q);
         retire_push(&q->retire, &r->release, atomic_load(&q->next_serial));
     }
 }
