@@ -295,18 +295,23 @@ static void test_combined_faults(void **state)
         const char *spec;
         accel_result result;
         unsigned flags;
+        const char *first; /* the call that fails first (NULL: any) */
     } cases[] = {
-        /* A staged write whose wait times out waits for the queue instead;
-         * that finds the device lost. */
-        {true, "fence_wait:1:timeout,queue_wait_idle:1:device_lost", ACCEL_ERROR_DEVICE_LOST, 0},
-        /* Waits that never finish: device destroy falls back on the queue,
-         * which is lost (or out of memory): the work is abandoned, and
-         * still nothing leaks. (With the probes, their synchronize polls
-         * the fences done instead, and destroy has nothing to wait for.) */
-        {false, "fence_wait:1:timeout:always,queue_wait_idle:1:device_lost", ACCEL_TIMEOUT,
-         FAULT_ALWAYS},
-        {false, "fence_wait:1:oom_host:always,queue_wait_idle:1:oom_host:always",
-         ACCEL_ERROR_OUT_OF_HOST_MEMORY, FAULT_ALWAYS},
+        /* A staged write whose wait keeps timing out (past its retries)
+         * waits for the queue instead; that finds the device lost. */
+        {true, "fence_wait:1:timeout:always,queue_wait_idle:1:device_lost",
+         ACCEL_ERROR_DEVICE_LOST, 0, "buffer_write DEVICE"},
+        /* Waits that never finish, and polls that never see the end:
+         * device destroy falls back on the queue, which is lost (or out of
+         * memory): the work is abandoned, and still nothing leaks. */
+        {false,
+         "fence_wait:1:timeout:always,fence_status:1:not_ready:always,"
+         "queue_wait_idle:1:device_lost",
+         ACCEL_TIMEOUT, FAULT_ALWAYS, NULL},
+        {false,
+         "fence_wait:1:oom_host:always,fence_status:1:oom_host:always,"
+         "queue_wait_idle:1:oom_host:always",
+         ACCEL_ERROR_OUT_OF_HOST_MEMORY, FAULT_ALWAYS, NULL},
     };
     uint64_t failed = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -327,6 +332,34 @@ static void test_combined_faults(void **state)
             if (r.injections_logged == 0) {
                 ok = false;
                 snprintf(why, sizeof why, "nothing was injected");
+            }
+            /* Each case is about what follows a fallback: the run fails,
+             * first where the case says, and every rule is reached. */
+            salvo_status expect = scenario_expected_status(cases[i].result, cases[i].flags);
+            bool expected = r.first_status == expect ||
+                            (expect == SALVO_TIMEOUT && r.first_status == SALVO_ERROR_TIMEOUT);
+            if (ok && (r.completed || !expected)) {
+                ok = false;
+                snprintf(why, sizeof why, "the run %s (first failure: call %d, %s, %s)",
+                         r.completed ? "completed" : "failed otherwise", r.first_call,
+                         r.first_name, salvo_status_string(r.first_status));
+            }
+            if (ok && cases[i].first && strcmp(r.first_name, cases[i].first) != 0) {
+                ok = false;
+                snprintf(why, sizeof why, "call %d (%s) failed first, not %s", r.first_call,
+                         r.first_name, cases[i].first);
+            }
+            char rules[128];
+            snprintf(rules, sizeof rules, "%s", cases[i].spec);
+            for (char *save = NULL, *rule = strtok_r(rules, ",", &save); ok && rule;
+                 rule = strtok_r(NULL, ",", &save)) {
+                char op[64];
+                if (sscanf(rule, "%63[^:]", op) != 1)
+                    fail_msg("bad rule %s", rule);
+                if (!(r.injected_ops & (1ull << op_index(op)))) {
+                    ok = false;
+                    snprintf(why, sizeof why, "rule %s never fired", rule);
+                }
             }
             if (!ok || !ok2) {
                 failed++;

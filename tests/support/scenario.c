@@ -127,8 +127,17 @@ static void run_log(void *user, salvo_log_level level, const char *file, int lin
 {
     (void)line;
     run *r = user;
-    if (file && strcmp(file, "accel_fault.c") == 0 && strstr(message, "fault injected:"))
+    const char *inj = file && strcmp(file, "accel_fault.c") == 0 ? strstr(message, "fault injected: ")
+                                                                   : NULL;
+    if (inj) {
         r->res->injections_logged++;
+        inj += strlen("fault injected: ");
+        for (int i = 0; accel_fault_ops[i] && i < 64; i++) {
+            size_t n = strlen(accel_fault_ops[i]);
+            if (strncmp(inj, accel_fault_ops[i], n) == 0 && inj[n] == ' ')
+                r->res->injected_ops |= 1ull << i;
+        }
+    }
     if (level == SALVO_LOG_ERROR)
         r->res->error_logs++;
     if (r->cfg->echo_log)

@@ -111,6 +111,9 @@ typedef struct scenario_result {
     /* Log lines of the fault decorator ("fault injected: ..."). */
     uint64_t injections_logged;
     uint64_t injections_logged_at_destroy; /* ... before salvo_device_destroy */
+    /* The operations those lines name, device destroy included: bit i for
+     * accel_fault_ops[i]. */
+    uint64_t injected_ops;
     uint64_t error_logs;
     /* The counting allocator after salvo_device_destroy. */
     int64_t alloc_live_blocks;
