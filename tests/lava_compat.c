@@ -1148,6 +1148,15 @@ static int case_teardown(void **state)
     return 0;
 }
 
+/* Whether a feature kernel runs or is refused follows info.features: on
+ * lavapipe, the features it offers must read on there (lava_core compares
+ * every field with the driver's). */
+static void features_lavapipe_offers(void **state)
+{
+    (void)state;
+    lava_expect_lavapipe_features(&info);
+}
+
 /* Every module built is some case's. */
 static void every_module_covered(void **state)
 {
@@ -1231,6 +1240,8 @@ int main(void)
     static struct CMUnitTest tests[MAX_TESTS + 1];
     static compat_test ct[MAX_TESTS];
     size_t n = 0;
+    tests[n++] = (struct CMUnitTest){.name = "features_lavapipe_offers",
+                                     .test_func = features_lavapipe_offers};
     for (size_t ci = 0; ci < N_CASES; ci++) {
         const compat_case *c = &cases[ci];
         size_t before = n;

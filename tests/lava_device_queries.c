@@ -197,5 +197,5 @@ int main(void)
         cmocka_unit_test(test_memory_info),
         cmocka_unit_test(test_is_capturing),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return lava_run_tests(tests);
 }

@@ -324,6 +324,10 @@ static void features_run_or_refuse(void **state)
                   f->zero_initialize_workgroup_memory, f->subgroup_size_control,
                   f->compute_full_subgroups, f->subgroup_operations, in.max_workgroup_memory);
     assert_true(f->checked);
+    /* What runs and what is refused below follows these fields: on
+     * lavapipe, those it offers must read on (lava_core compares them all
+     * with the driver's). */
+    lava_expect_lavapipe_features(&in);
     bool glsl = glsl_built(dev);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (cases[i].spirv || glsl)

@@ -20,6 +20,9 @@
 #undef copy_spv
 
 static _Atomic uint64_t validation_count;
+/* salvo's own warnings and errors: salvo_device_destroy logs a warning for
+ * each kind of object it had to reclaim. */
+static _Atomic uint64_t warning_count;
 
 static void log_cb(void *user, salvo_log_level level, const char *file, int line,
                    const char *message)
@@ -30,6 +33,7 @@ static void log_cb(void *user, salvo_log_level level, const char *file, int line
         atomic_fetch_add(&validation_count, 1);
         fprintf(stderr, "VALIDATION: %s\n", message);
     } else if (level >= SALVO_LOG_WARNING) {
+        atomic_fetch_add(&warning_count, 1);
         fprintf(stderr, "salvo: %s\n", message);
     }
 }
@@ -67,7 +71,96 @@ uint64_t lava_validation_messages(void)
 
 void lava_close(salvo_device *dev)
 {
+    /* The counters are read first and checked after the destroy, so that a
+     * failure leaves no device behind for the next test. */
+    salvo_stats s;
+    salvo_status got = salvo_device_stats(dev, &s);
+    uint64_t messages = lava_validation_messages();
+    uint64_t warnings = atomic_load(&warning_count);
     salvo_device_destroy(dev);
+    messages = lava_validation_messages() - messages;
+    warnings = atomic_load(&warning_count) - warnings;
+    assert_int_equal(got, SALVO_OK);
+    /* Work left for the destroy to run keeps what it uses live until it
+     * completes: the counters then say nothing about what the test leaked. */
+    bool settled = s.launches_pending == 0 && s.releases_pending == 0;
+    if (settled && (s.live_buffers || s.live_buffer_bytes || s.live_kernels || s.live_streams ||
+                    s.live_events || s.live_gates || s.live_graphs || s.live_images ||
+                    s.live_image_bytes || s.live_samplers))
+        fail_msg("lava_close: still alive at destroy: %llu buffers (%llu bytes), %llu kernels, "
+                 "%llu streams, %llu events, %llu gates, %llu graphs, %llu images (%llu bytes), "
+                 "%llu samplers",
+                 (unsigned long long)s.live_buffers, (unsigned long long)s.live_buffer_bytes,
+                 (unsigned long long)s.live_kernels, (unsigned long long)s.live_streams,
+                 (unsigned long long)s.live_events, (unsigned long long)s.live_gates,
+                 (unsigned long long)s.live_graphs, (unsigned long long)s.live_images,
+                 (unsigned long long)s.live_image_bytes, (unsigned long long)s.live_samplers);
+    if (s.validation_messages)
+        fail_msg("lava_close: %llu validation message(s) while the device was open",
+                 (unsigned long long)s.validation_messages);
+    /* What the layer finds at vkDestroyDevice (a Vulkan object salvo
+     * leaked, say) reaches the log callback only now. */
+    if (messages)
+        fail_msg("lava_close: %llu validation message(s) while the device was destroyed",
+                 (unsigned long long)messages);
+    /* The destroy reclaimed objects never destroyed, or failed (see the
+     * "salvo:" lines above). */
+    if (warnings)
+        fail_msg("lava_close: %llu warning(s) from salvo while the device was destroyed",
+                 (unsigned long long)warnings);
+}
+
+bool lava_is_lavapipe_22_3(const salvo_device_info *info)
+{
+    int major = 0, minor = 0;
+    if (strcmp(info->driver_name, "llvmpipe") != 0 ||
+        sscanf(info->driver_info, "Mesa %d.%d", &major, &minor) != 2)
+        return false;
+    return major > 22 || (major == 22 && minor >= 3);
+}
+
+void lava_expect_lavapipe_features(const salvo_device_info *info)
+{
+    if (!lava_is_lavapipe_22_3(info)) {
+        print_message("not lavapipe 22.3 or newer (%s, %s): its features are not checked here\n",
+                      info->driver_name, info->driver_info);
+        return;
+    }
+    const salvo_device_features *f = &info->features;
+    const struct {
+        const char *name;
+        bool on;
+    } offered[] = {
+        {"shader_float64 (Float64)", f->shader_float64},
+        {"shader_int64 (Int64)", f->shader_int64},
+        {"shader_int16 (Int16)", f->shader_int16},
+        {"shader_int8 (Int8)", f->shader_int8},
+        {"shader_float16 (Float16)", f->shader_float16},
+        {"storage_buffer_8bit", f->storage_buffer_8bit},
+        {"uniform_buffer_8bit", f->uniform_buffer_8bit},
+        {"push_constant_8bit", f->push_constant_8bit},
+        {"storage_buffer_16bit", f->storage_buffer_16bit},
+        {"uniform_buffer_16bit", f->uniform_buffer_16bit},
+        {"push_constant_16bit", f->push_constant_16bit},
+        {"buffer_int64_atomics (Int64Atomics)", f->buffer_int64_atomics},
+        {"shared_int64_atomics (Int64Atomics)", f->shared_int64_atomics},
+        {"vulkan_memory_model", f->vulkan_memory_model},
+        {"vulkan_memory_model_device_scope", f->vulkan_memory_model_device_scope},
+        {"buffer_device_address", f->buffer_device_address},
+    };
+    int off = 0;
+    if (!f->checked) {
+        print_error("lavapipe: salvo_device_features.checked is false\n");
+        off++;
+    }
+    for (size_t i = 0; i < sizeof offered / sizeof offered[0]; i++)
+        if (!offered[i].on) {
+            print_error("lavapipe (%s) offers %s, but salvo reports it off\n", info->driver_info,
+                        offered[i].name);
+            off++;
+        }
+    if (off)
+        fail_msg("%d feature(s) lavapipe offers reported off by salvo_device_info.features", off);
 }
 
 salvo_kernel *lava_add_kernel(salvo_device *dev)

@@ -5,6 +5,7 @@
 #ifndef SALVO_TESTS_LAVA_H
 #define SALVO_TESTS_LAVA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "salvo/salvo.h"
@@ -20,8 +21,18 @@ salvo_device *lava_open(uint32_t flags, uint32_t batch_size);
 void lava_require_device(void);
 /* Validation messages seen by the devices opened through lava_open. */
 uint64_t lava_validation_messages(void);
-/* Destroy the device after checking that live counters are zero; returns
- * the number of validation messages seen while it was open. */
+/* Destroy the device, then fail (cmocka) when:
+ *  - no launch or release was pending and a live object counter (buffers,
+ *    kernels, streams, events, gates, graphs, images, samplers) was not
+ *    zero (with work left for the destroy to run, what it uses stays live
+ *    until it completes, so the counters are not checked then);
+ *  - the device had counted a validation message;
+ *  - a validation message came during the destroy (what the layer reports
+ *    at vkDestroyDevice: a Vulkan object salvo leaked);
+ *  - salvo logged a warning or error during the destroy (it warns for
+ *    each kind of object it had to reclaim).
+ * The device is destroyed whatever fails. Messages also count for
+ * lava_tests_result. */
 void lava_close(salvo_device *dev);
 
 /* add.spv with a workgroup of 64: data[i] += value for i < n, push
@@ -45,6 +56,18 @@ void lava_expect_nothing_live(salvo_device *dev);
 /* Synchronize the device, then fail unless no launch is pending and no
  * validation message was seen. */
 void lava_expect_settled(salvo_device *dev);
+
+/* Whether the device runs on lavapipe (driver llvmpipe) of Mesa 22.3 or
+ * newer. */
+bool lava_is_lavapipe_22_3(const salvo_device_info *info);
+/* On lavapipe 22.3 or newer, fail unless info reports on the features
+ * lavapipe offers there (Float64, Int64, Int16, Int8, Float16, 8- and
+ * 16-bit storage, 64-bit atomics, the Vulkan memory model, buffer device
+ * address), naming each one reported off: the suites that run a feature's
+ * kernel or expect its refusal by info.features cannot tell a feature
+ * salvo stopped enabling from one the device lacks. Elsewhere it says it
+ * checked nothing (lava_core compares every field with the driver's). */
+void lava_expect_lavapipe_features(const salvo_device_info *info);
 
 /* The fixture most suites share: a device, the add kernel and a stream
  * with the default desc. */
