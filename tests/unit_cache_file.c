@@ -146,7 +146,10 @@ static void damaged_files_are_refused(void **state)
     spill(grown, (size_t)n + 1); /* grown */
     assert_int_equal(read_back(&data, &size), CACHE_FILE_INVALID);
     free(grown);
-    for (long at = 0; at < n; at += 37) { /* one bit flipped anywhere */
+    /* One bit flipped anywhere: every byte in turn, the envelope's magic,
+     * length (8..15) and hash (16..23) included. */
+    assert_true(n > 24 && CACHE_FILE_HEADER == 24);
+    for (long at = 0; at < n; at++) {
         good[at] ^= 0x10;
         spill(good, (size_t)n);
         assert_int_equal(read_back(&data, &size), CACHE_FILE_INVALID);

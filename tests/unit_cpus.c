@@ -129,22 +129,50 @@ static void test_v1_cfs_quota(void **state)
     put(&t, "sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "-1\n");
     n = 0;
     assert_false(cpus_quota(t.root, &n));
-    /* A controller list that only starts with "cpu" is not cpu's. */
+    /* A controller list that only starts with "cpu" is not cpu's: a
+     * valid quota where a cpu line for the same path would be read (every
+     * v1 mount the library knows), and none read for it. */
+    static const char *const mounts[] = {"cpu", "cpu,cpuacct", "cpuacct,cpu"};
+    for (size_t i = 0; i < sizeof mounts / sizeof mounts[0]; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "sys/fs/cgroup/%s/docker/abc/cpu.cfs_quota_us", mounts[i]);
+        put(&t, rel, "100000\n");
+        snprintf(rel, sizeof rel, "sys/fs/cgroup/%s/docker/abc/cpu.cfs_period_us", mounts[i]);
+        put(&t, rel, "100000\n");
+    }
+    put(&t, "proc/self/cgroup", "4:cpu,cpuacct:/docker/abc\n");
+    assert_true(cpus_quota(t.root, &n)); /* where it looks: a limit there */
+    assert_int_equal(n, 1);
+    n = 0;
     put(&t, "proc/self/cgroup", "3:cpuset:/docker/abc\n");
-    put(&t, "sys/fs/cgroup/cpuset/docker/abc/cpu.cfs_quota_us", "100000\n");
-    put(&t, "sys/fs/cgroup/cpuset/docker/abc/cpu.cfs_period_us", "100000\n");
     assert_false(cpus_quota(t.root, &n));
+    put(&t, "proc/self/cgroup", "5:cpuacct:/docker/abc\n");
+    assert_false(cpus_quota(t.root, &n));
+    put(&t, "proc/self/cgroup", "6:cpuset,cpuacct:/docker/abc\n");
+    assert_false(cpus_quota(t.root, &n));
+    assert_int_equal(n, 0);
     remove_tree(&t);
 
-    /* Hybrid: a v1 cpu hierarchy and the v2 one; the smaller limit. */
-    make_tree(&t);
-    put(&t, "proc/self/cgroup", "4:cpu:/job\n0::/job\n");
-    put(&t, "sys/fs/cgroup/cpu/job/cpu.cfs_quota_us", "600000\n");
-    put(&t, "sys/fs/cgroup/cpu/job/cpu.cfs_period_us", "100000\n");
-    put(&t, "sys/fs/cgroup/job/cpu.max", "300000 100000\n");
-    assert_true(cpus_quota(t.root, &n));
-    assert_int_equal(n, 3);
-    remove_tree(&t);
+    /* Hybrid: a v1 cpu hierarchy and the v2 one; the smaller limit,
+     * whichever line comes first and whichever hierarchy sets it. */
+    static const char *const orders[] = {"4:cpu:/job\n0::/job\n", "0::/job\n4:cpu:/job\n"};
+    for (int order = 0; order < 2; order++) {
+        for (int v1_smaller = 0; v1_smaller < 2; v1_smaller++) {
+            make_tree(&t);
+            put(&t, "proc/self/cgroup", orders[order]);
+            const char *v1 = v1_smaller ? "300000\n" : "600000\n";
+            const char *v2 = v1_smaller ? "600000 100000\n" : "300000 100000\n";
+            put(&t, "sys/fs/cgroup/cpu/job/cpu.cfs_quota_us", v1);
+            put(&t, "sys/fs/cgroup/cpu/job/cpu.cfs_period_us", "100000\n");
+            put(&t, "sys/fs/cgroup/job/cpu.max", v2);
+            n = 0;
+            assert_true(cpus_quota(t.root, &n));
+            if (n != 3)
+                fail_msg("hybrid, %s line first, the smaller in %s: %u CPUs, not 3",
+                         order ? "v2's" : "v1's", v1_smaller ? "v1" : "v2", n);
+            remove_tree(&t);
+        }
+    }
 }
 
 static void test_no_limit_or_unreadable(void **state)

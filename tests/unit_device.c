@@ -1138,6 +1138,99 @@ static void test_staged_transfers_after_recovered_wait(void **state)
     close_env(&e);
 }
 
+/* A staged write stuck behind gated work, on two compute queues and no
+ * copy queue (staged copies then go to queue 0), one stream on each: the
+ * second stream's gated batch goes to the device and holds queue 1, and
+ * the write goes to queue 0 at once. Once the first stream's batch waits
+ * (an event) for that gated one, queue 0 is held too: the write waits (up
+ * to the fence timeout) for the gate to open, then returns
+ * SALVO_ERROR_TIMEOUT having copied nothing; so does a write to the
+ * buffer the held work uses (it waits for that work first), and a read.
+ * The buffers keep their old contents; once the gate is raised the held
+ * work runs, and later writes and work run too. (lava_regress's
+ * test_transfer_timeout_writes_nothing needs such queues: lavapipe has
+ * one.) */
+static void test_staged_write_behind_gates_times_out(void **state)
+{
+    (void)state;
+    env e = {0};
+    e.f = fake_create();
+    assert_non_null(e.f);
+    e.f->device_not_mappable = true; /* DEVICE buffers are staged */
+    e.f->queue_count = 2;
+    open_env(&e, &(salvo_device_desc){.batch_size = 64, .fence_timeout_s = 0.05});
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(e.dev, &info), SALVO_OK);
+    assert_int_equal(info.queue_count, 2);
+    assert_false(info.transfer_queue);
+    salvo_stream *st2 = NULL; /* on queue 1 (e.st is on queue 0) */
+    assert_int_equal(salvo_stream_create(e.dev, NULL, &st2), SALVO_OK);
+    salvo_buffer *b2 = make_buffer(e.dev, BUF_BYTES, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *target = make_buffer(e.dev, BUF_BYTES, SALVO_DOMAIN_DEVICE);
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+    uint8_t old[BUF_BYTES], used[BUF_BYTES], in[BUF_BYTES], out[BUF_BYTES];
+    fill(old, sizeof old, 1);
+    fill(used, sizeof used, 2);
+    fill(in, sizeof in, 3);
+    assert_int_equal(salvo_buffer_write(e.buf, 0, used, sizeof used), SALVO_OK);
+
+    /* Queue 1 held: the write goes to queue 0, at once. */
+    assert_int_equal(salvo_stream_wait_gate(st2, g, 1), SALVO_OK);
+    assert_int_equal(launch_on(st2, e.k, b2), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, st2), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(st2), SALVO_OK);
+    assert_int_equal(fake_pending(e.f), 1); /* on the device */
+    assert_int_equal(salvo_buffer_write(target, 0, old, sizeof old), SALVO_OK);
+    assert_int_equal(salvo_buffer_read(target, 0, out, sizeof out), SALVO_OK);
+    assert_memory_equal(out, old, sizeof out);
+
+    /* Queue 0 held too, behind the gated batch. */
+    assert_int_equal(salvo_stream_wait_event(e.st, ev), SALVO_OK);
+    launch_ok(&e);
+    assert_int_equal(salvo_stream_flush(e.st), SALVO_OK);
+    assert_int_equal(fake_pending(e.f), 2);
+    uint64_t copies = fake_calls(e.f, "cmd_copy"), moved = fake_copy_bytes(e.f);
+    assert_int_equal(salvo_buffer_write(target, 0, in, sizeof in), SALVO_ERROR_TIMEOUT);
+    expect_error_contains("held by a gate");
+    expect_error_contains("nothing was written");
+    assert_int_equal(salvo_buffer_write(e.buf, 0, in, sizeof in), SALVO_ERROR_TIMEOUT);
+    expect_error_contains("the work that uses the buffer");
+    expect_error_contains("nothing was written");
+    assert_int_equal(salvo_buffer_read(target, 0, out, sizeof out), SALVO_ERROR_TIMEOUT);
+    expect_error_contains("nothing was read");
+    assert_int_equal(fake_calls(e.f, "cmd_copy"), copies); /* nothing copied */
+    assert_int_equal(fake_copy_bytes(e.f), moved);
+    assert_int_equal(fake_dispatches_completed(e.f), 0);
+    assert_false(salvo_device_is_lost(e.dev));
+
+    /* The gate raised: the held work runs, the buffers hold what they
+     * held, and writes and work go on. */
+    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(st2), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 2);
+    assert_int_equal(salvo_buffer_read(target, 0, out, sizeof out), SALVO_OK);
+    assert_memory_equal(out, old, sizeof out);
+    assert_int_equal(salvo_buffer_read(e.buf, 0, out, sizeof out), SALVO_OK);
+    assert_memory_equal(out, used, sizeof out); /* the fake's add computes nothing */
+    assert_int_equal(salvo_buffer_write(target, 0, in, sizeof in), SALVO_OK);
+    assert_int_equal(salvo_buffer_read(target, 0, out, sizeof out), SALVO_OK);
+    assert_memory_equal(out, in, sizeof out);
+    assert_int_equal(launch_on(st2, e.k, target), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(st2), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 3);
+
+    salvo_event_destroy(ev);
+    salvo_gate_destroy(g);
+    salvo_buffer_destroy(target);
+    salvo_buffer_destroy(b2);
+    salvo_stream_destroy(st2);
+    close_env(&e);
+}
+
 /* ------------------------------------------------------------------ */
 /* Creation failures                                                   */
 /* ------------------------------------------------------------------ */
@@ -1342,6 +1435,7 @@ int main(void)
         cmocka_unit_test(test_staged_read_after_launch),
         cmocka_unit_test(test_staged_wait_failure_keeps_transfers_usable),
         cmocka_unit_test(test_staged_transfers_after_recovered_wait),
+        cmocka_unit_test(test_staged_write_behind_gates_times_out),
         cmocka_unit_test(test_failed_creates_leave_nothing),
         cmocka_unit_test(test_device_choice),
         cmocka_unit_test(test_allocator_and_handles_balance),

@@ -104,6 +104,7 @@ static void test_update_while_pending(void **state)
     (void)state;
     env e;
     open_env(&e, FAKE_COMPLETE_MANUAL);
+    uint64_t streams_cmds = fake_live(e.f, FAKE_CMD); /* the streams' own */
     salvo_graph *g = capture(&e, 4);
     assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 1);
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
@@ -123,10 +124,16 @@ static void test_update_while_pending(void **state)
     assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 4);
     /* Destroyed with a replay pending: never blocks, nothing freed early. */
     assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    uint64_t cmds = fake_live(e.f, FAKE_CMD);
+    assert_true(cmds > streams_cmds); /* the graph's */
     salvo_graph_destroy(g);
-    assert_int_equal(fake_live(e.f, FAKE_CMD) > 0, true);
+    assert_int_equal(fake_live(e.f, FAKE_CMD), cmds); /* none freed */
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK); /* a drain point */
+    assert_int_equal(fake_live(e.f, FAKE_CMD), cmds); /* still none */
     fake_complete_all(e.f);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    /* Then the graph's go, every one. */
+    assert_int_equal(fake_live(e.f, FAKE_CMD), streams_cmds);
     assert_int_equal(fake_dispatches_completed(e.f), 12);
     close_env(&e);
 }
@@ -518,17 +525,32 @@ static void test_destroy_member_lock_busy(void **state)
     assert_int_equal(salvo_stream_wait_event(b, ev), SALVO_OK);
     assert_int_equal(add(&e, a, e.buf[1], 1), SALVO_OK);
     assert_int_equal(add(&e, b, e.buf[1], 1), SALVO_OK);
+    /* What a stream's objects are on the fake: its STREAM_SLOTS slots'
+     * command buffers and fences (the counters of live streams drop at
+     * the destroy, freed or kept: they cannot tell). */
+    uint64_t cmds = fake_live(e.f, FAKE_CMD), fences = fake_live(e.f, FAKE_FENCE);
     salvo_mutex_lock(&e.dev->q.lock);
     salvo_stream_destroy(a); /* cannot take the lock: kept in the capture */
     salvo_mutex_unlock(&e.dev->q.lock);
     salvo_stream_destroy(b); /* leaves now */
-    /* A drain point, which frees destroyed idle streams: not a kept one. */
-    assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
+    /* A drain point, which frees destroyed idle streams: not a kept one.
+     * (A flush: a synchronize, or any capture call, would take the kept
+     * destroy in, as salvo.h says, and free it.) */
+    assert_int_equal(salvo_stream_flush(e.st[1]), SALVO_OK);
     salvo_stats s;
     assert_int_equal(salvo_device_stats(e.dev, &s), SALVO_OK);
     assert_int_equal(s.live_streams, 2);
+    assert_int_equal(fake_live(e.f, FAKE_FENCE), fences - STREAM_SLOTS); /* b's */
+    assert_int_equal(fake_live(e.f, FAKE_CMD), cmds - STREAM_SLOTS);
     salvo_graph *g = NULL;
+    uint64_t reusable = fake_calls(e.f, "cmd_create_reusable");
     assert_int_equal(salvo_stream_end_capture(e.st[0], &g), SALVO_OK);
+    /* The capture over, the kept one is freed too (the graph's own
+     * command buffers, recorded now, aside). */
+    assert_int_equal(fake_live(e.f, FAKE_FENCE), fences - 2 * STREAM_SLOTS);
+    assert_int_equal(fake_live(e.f, FAKE_CMD),
+                     cmds - 2 * STREAM_SLOTS +
+                         (fake_calls(e.f, "cmd_create_reusable") - reusable));
     assert_int_equal(salvo_graph_node_count(g), 3);
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
@@ -553,40 +575,93 @@ static void test_destroy_member_lock_busy(void **state)
 /* A stream that joined a capture whose first stream was destroyed with
  * the lock busy: the capture is abandoned at its next call, and that
  * call's commands, of every kind, go into its batches again (launched,
- * submitted, not captured). */
+ * submitted, not captured). Each kind is in turn the first call after
+ * the abandon (the one that finds it), the others after it; each reaches
+ * the fake and its bytes are read back:
+ *   launch        buf[0] (the fake computes nothing: a dispatch counted)
+ *   copy          buf[0] bytes 0..64 to buf[1] bytes 256..320
+ *   fill          buf[1] bytes 0..64 with 7
+ *   fill_pattern  buf[1] bytes 129..131 with 1 */
+enum { K_LAUNCH, K_COPY, K_FILL, K_PATTERN, KINDS };
+
+static void abandoned_member_call(env *e, int kind)
+{
+    const uint8_t one = 1;
+    switch (kind) {
+    case K_LAUNCH:
+        assert_int_equal(add(e, e->st[1], e->buf[0], 1), SALVO_OK);
+        break;
+    case K_COPY:
+        assert_int_equal(salvo_copy(e->st[1], e->buf[0], 0, e->buf[1], 256, 64), SALVO_OK);
+        break;
+    case K_FILL:
+        assert_int_equal(salvo_fill(e->st[1], e->buf[1], 0, 64, 7), SALVO_OK);
+        break;
+    default:
+        assert_int_equal(salvo_fill_pattern(e->st[1], e->buf[1], 129, 2, &one, 1), SALVO_OK);
+        break;
+    }
+}
+
 static void test_member_of_abandoned_capture_records(void **state)
 {
     (void)state;
     env e;
     open_env(&e, FAKE_COMPLETE_AUTO);
-    salvo_stream *origin = NULL;
-    assert_int_equal(salvo_stream_create(e.dev, NULL, &origin), SALVO_OK);
-    salvo_event *ev = NULL;
-    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
-    assert_int_equal(salvo_stream_begin_capture(origin), SALVO_OK);
-    assert_int_equal(salvo_event_record(ev, origin), SALVO_OK);
-    assert_int_equal(salvo_stream_wait_event(e.st[1], ev), SALVO_OK);
-    bool capturing = false;
-    assert_int_equal(salvo_stream_is_capturing(e.st[1], &capturing), SALVO_OK);
-    assert_true(capturing);
-    salvo_mutex_lock(&e.dev->q.lock);
-    salvo_stream_destroy(origin);
-    salvo_mutex_unlock(&e.dev->q.lock);
-    salvo_stats before, after;
-    assert_int_equal(salvo_device_stats(e.dev, &before), SALVO_OK);
-    assert_int_equal(add(&e, e.st[1], e.buf[0], 1), SALVO_OK);
-    assert_int_equal(salvo_copy(e.st[1], e.buf[0], 0, e.buf[1], 0, 64), SALVO_OK);
-    assert_int_equal(salvo_fill(e.st[1], e.buf[1], 0, 64, 7), SALVO_OK);
-    const uint8_t one = 1;
-    assert_int_equal(salvo_fill_pattern(e.st[1], e.buf[1], 1, 2, &one, 1), SALVO_OK);
-    assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
-    assert_int_equal(salvo_device_stats(e.dev, &after), SALVO_OK);
-    assert_int_equal(after.launches_total - before.launches_total, 1);
-    assert_true(after.batches_submitted > before.batches_submitted);
-    assert_int_equal(after.live_graphs, 0);
-    assert_int_equal(salvo_stream_is_capturing(e.st[1], &capturing), SALVO_OK);
-    assert_false(capturing);
-    salvo_event_destroy(ev);
+    for (int first = 0; first < KINDS; first++) {
+        uint8_t src[1024], dst[1024], back[1024];
+        for (int i = 0; i < 1024; i++) {
+            src[i] = (uint8_t)(i * 7 + first + 1);
+            dst[i] = 0;
+        }
+        assert_int_equal(salvo_buffer_write(e.buf[0], 0, src, sizeof src), SALVO_OK);
+        assert_int_equal(salvo_buffer_write(e.buf[1], 0, dst, sizeof dst), SALVO_OK);
+        salvo_stream *origin = NULL;
+        assert_int_equal(salvo_stream_create(e.dev, NULL, &origin), SALVO_OK);
+        salvo_event *ev = NULL;
+        assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+        assert_int_equal(salvo_stream_begin_capture(origin), SALVO_OK);
+        assert_int_equal(salvo_event_record(ev, origin), SALVO_OK);
+        assert_int_equal(salvo_stream_wait_event(e.st[1], ev), SALVO_OK);
+        bool capturing = false;
+        assert_int_equal(salvo_stream_is_capturing(e.st[1], &capturing), SALVO_OK);
+        assert_true(capturing);
+        salvo_mutex_lock(&e.dev->q.lock);
+        salvo_stream_destroy(origin);
+        salvo_mutex_unlock(&e.dev->q.lock);
+        salvo_stats before, after;
+        assert_int_equal(salvo_device_stats(e.dev, &before), SALVO_OK);
+        assert_int_equal(before.live_graphs, 1); /* the first call finds it */
+        uint64_t dispatches = fake_dispatches_completed(e.f);
+        uint64_t copies = fake_calls(e.f, "cmd_copy"), fills = fake_calls(e.f, "cmd_fill");
+        uint64_t fill_bytes = fake_calls(e.f, "cmd_fill_bytes");
+        for (int k = 0; k < KINDS; k++)
+            abandoned_member_call(&e, (first + k) % KINDS);
+        assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
+        assert_int_equal(salvo_device_stats(e.dev, &after), SALVO_OK);
+        assert_int_equal(after.launches_total - before.launches_total, 1);
+        assert_true(after.batches_submitted > before.batches_submitted);
+        assert_int_equal(fake_dispatches_completed(e.f) - dispatches, 1);
+        assert_int_equal(fake_calls(e.f, "cmd_copy") - copies, 1);
+        assert_int_equal(fake_calls(e.f, "cmd_fill") - fills, 1);
+        assert_int_equal(fake_calls(e.f, "cmd_fill_bytes") - fill_bytes, 1);
+        assert_int_equal(after.live_graphs, 0);
+        assert_int_equal(salvo_stream_is_capturing(e.st[1], &capturing), SALVO_OK);
+        assert_false(capturing);
+        assert_int_equal(salvo_buffer_read(e.buf[1], 0, back, sizeof back), SALVO_OK);
+        for (int i = 0; i < 1024; i++) {
+            uint8_t want = 0;
+            if (i < 64)
+                want = (i % 4) == 0 ? 7 : 0; /* the fill's words */
+            else if (i == 129 || i == 130)
+                want = 1; /* the pattern's */
+            else if (i >= 256 && i < 320)
+                want = src[i - 256]; /* the copy's */
+            if (back[i] != want)
+                fail_msg("first call %d: buf[1] byte %d is %u, not %u", first, i, back[i], want);
+        }
+        salvo_event_destroy(ev);
+    }
     close_env(&e);
 }
 

@@ -5,7 +5,8 @@
  * the launch record into its batch again; work after it in the batch
  * records it there first; failures of either recording are reported to
  * the right call and leave the stream usable. What the launches did is
- * read back from the fake's dispatches (their push values summed). */
+ * read back from the fake's dispatches (their push values summed) and,
+ * where order matters, from the buffers (the hook runs the add kernel). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,12 +30,32 @@ typedef struct ctx {
     uint64_t sum; /* push word 1 of every dispatch that ran */
 } ctx;
 
+/* The add kernel's semantics too (data[i] += value for i < n, one word an
+ * invocation, local size its specialization constant 0, else 1), so what
+ * ran, and in which order, can be read back from the buffers. */
 static void count_values(void *user, const fake_dispatch *d)
 {
     uint32_t push[2] = {0, 0};
     if (d->push_size == sizeof push)
         memcpy(push, d->push, sizeof push);
     *(uint64_t *)user += push[1];
+    if (d->res_count < 1 || !d->res[0].mem)
+        return;
+    uint64_t local = 1;
+    for (uint32_t i = 0; i < d->spec_count; i++)
+        if (d->spec[i].id == 0)
+            local = d->spec[i].value;
+    uint64_t words = (uint64_t)d->groups[0] * d->groups[1] * d->groups[2] * local;
+    if (words > push[0])
+        words = push[0];
+    if (words > d->res[0].size / 4)
+        words = d->res[0].size / 4;
+    for (uint64_t i = 0; i < words; i++) {
+        uint32_t w;
+        memcpy(&w, d->res[0].mem + 4 * i, 4);
+        w += push[1];
+        memcpy(d->res[0].mem + 4 * i, &w, 4);
+    }
 }
 
 static void start(ctx *c, bool push_descriptors, uint32_t batch_size, fake_complete_mode mode)
@@ -219,37 +240,76 @@ static void test_release_forgets(void **state)
     finish(&c);
 }
 
+/* The first n words of b. */
+static void read_words(salvo_buffer *b, uint32_t *out, uint32_t n)
+{
+    assert_int_equal(salvo_buffer_read(b, 0, out, 4ull * n), SALVO_OK);
+}
+
 /* Work after a launch made ahead, in its batch: the launch is recorded
  * into the batch first, and everything runs in order. A launch, a fill, an
- * event record: each after a launch made ahead. */
+ * event record: each after a launch made ahead. The add kernel's words
+ * (4 groups of 1: words 0..3) are read back. */
 static void test_work_after(void **state)
 {
     (void)state;
     ctx c;
     start(&c, true, 64, FAKE_COMPLETE_AUTO);
+    enum { W = 8 }; /* words read back: the launch's 4 and 4 beyond */
+    uint32_t w0[W], w1[W], back[W];
     trip(&c, 2, 1, false);
     trip(&c, 2, 1, true);
     /* Another launch after it. */
+    read_words(c.buf[1], w1, W);
     uint64_t d0 = recorded(&c), a0 = made_ahead(&c);
     assert_int_equal(add(&c, 2), SALVO_OK);
     assert_int_equal(made_ahead(&c) - a0, 1);
     assert_int_equal(add_at(&c, c.buf[1], 0, 4, 100), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
     assert_int_equal(recorded(&c) - d0, 2);
+    read_words(c.buf[1], back, W);
+    for (int i = 0; i < W; i++)
+        assert_int_equal(back[i], w1[i] + (i < 4 ? 100 : 0));
     /* A launch that was not alone in its batch leaves the key as it was. */
     trip(&c, 2, 0, true);
-    /* A fill after it: the fill follows the launch on the device. */
+    /* A fill after it, over the launch's words and beyond: the fill
+     * follows the launch on the device (the words are the fill's, not
+     * the fill's plus 2), and is recorded (not dropped with the batch's
+     * own command buffer while the recording ahead is submitted). */
+    read_words(c.buf[0], w0, W);
+    uint64_t fills = fake_calls(c.f, "cmd_fill"), sum0 = c.sum;
+    a0 = made_ahead(&c);
     assert_int_equal(add(&c, 2), SALVO_OK);
-    assert_int_equal(salvo_fill(c.st, c.buf[1], 0, 256, 7), SALVO_OK);
+    assert_int_equal(made_ahead(&c) - a0, 1);
+    assert_int_equal(salvo_fill(c.st, c.buf[0], 0, 4 * 6, 7), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
-    /* An event recorded after it. */
-    salvo_event *ev = NULL;
+    assert_int_equal(fake_calls(c.f, "cmd_fill") - fills, 1);
+    assert_int_equal(c.sum - sum0, 2); /* the launch ran too */
+    read_words(c.buf[0], back, W);
+    for (int i = 0; i < W; i++)
+        assert_int_equal(back[i], i < 6 ? 7 : w0[i]);
+    /* An event recorded after it: its timestamp is written after the
+     * launch (the launch's FAKE_DISPATCH_TICKS lie between it and one
+     * recorded in the batch before), and is written at all. */
+    salvo_event *before = NULL, *ev = NULL;
+    assert_int_equal(salvo_event_create(c.dev, &before), SALVO_OK);
     assert_int_equal(salvo_event_create(c.dev, &ev), SALVO_OK);
     assert_int_equal(add(&c, 2), SALVO_OK);
+    assert_int_equal(salvo_event_record(before, c.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+    uint64_t stamps = fake_calls(c.f, "cmd_timestamp");
+    a0 = made_ahead(&c);
+    assert_int_equal(add(&c, 2), SALVO_OK);
+    assert_int_equal(made_ahead(&c) - a0, 1);
     assert_int_equal(salvo_event_record(ev, c.st), SALVO_OK);
     assert_int_equal(salvo_event_synchronize(ev), SALVO_OK);
+    assert_int_equal(fake_calls(c.f, "cmd_timestamp") - stamps, 1);
+    uint64_t ns = 0;
+    assert_int_equal(salvo_event_elapsed(before, ev, &ns), SALVO_OK);
+    assert_true(ns >= FAKE_DISPATCH_TICKS);
+    salvo_event_destroy(before);
     salvo_event_destroy(ev);
-    assert_int_equal(c.sum, 2 * 6 + 100);
+    assert_int_equal(c.sum, 2 * 7 + 100);
     finish(&c);
 }
 

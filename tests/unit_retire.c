@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L /* pthreads */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include <cmocka.h>
 #include <pthread.h>
+#include <sched.h>
 
 #include "core/retire.h"
 
@@ -395,18 +397,36 @@ typedef struct pusher {
     retire_queue *q;
     thread_entry *entries;
     int thread;
+    pthread_barrier_t *start; /* the pushers and the owner set off together */
+    atomic_int *done;         /* pushers finished */
+    /* The owner's collects (retire_run calls): begun, and the number of
+     * the last one finished. */
+    atomic_uint_fast64_t *begun, *finished;
 } pusher;
+
+/* Each pusher pushes CHUNK releases at a time, then waits for a collect
+ * begun after them to finish, so that collects and pushes interleave
+ * whatever the scheduler does (the other pushers push meanwhile). */
+enum { CHUNK = 100 };
+_Static_assert(PER_THREAD % CHUNK == 0, "whole chunks");
 
 static void *push_many(void *arg)
 {
     pusher *p = arg;
+    pthread_barrier_wait(p->start);
     for (int i = 0; i < PER_THREAD; i++) {
         thread_entry *t = &p->entries[p->thread * PER_THREAD + i];
         t->thread = p->thread;
         t->seq = i;
         t->e.bytes = 1;
         retire_push_incoming(p->q, &t->e, 1);
+        if ((i + 1) % CHUNK == 0) {
+            uint64_t want = atomic_load(p->begun) + 1;
+            while (atomic_load(p->finished) < want)
+                sched_yield();
+        }
     }
+    atomic_fetch_add(p->done, 1);
     return NULL;
 }
 
@@ -432,20 +452,36 @@ static void test_incoming_under_contention(void **state)
         entries[i].e.fn = on_thread_entry;
     pusher pushers[THREADS];
     pthread_t threads[THREADS];
+    pthread_barrier_t start;
+    atomic_int done;
+    atomic_uint_fast64_t begun, finished;
+    atomic_init(&done, 0);
+    atomic_init(&begun, 0);
+    atomic_init(&finished, 0);
+    assert_int_equal(pthread_barrier_init(&start, NULL, THREADS + 1), 0);
     for (int t = 0; t < THREADS; t++) {
         last_seq[t] = -1;
-        pushers[t] = (pusher){&fx->q, entries, t};
+        pushers[t] = (pusher){&fx->q, entries, t, &start, &done, &begun, &finished};
         assert_int_equal(pthread_create(&threads[t], NULL, push_many, &pushers[t]), 0);
     }
-    /* The owner collects while the pushers run, as a device would. */
+    /* The owner collects while the pushers run, as a device would: from
+     * the moment they start until every one of them is done. */
+    pthread_barrier_wait(&start);
     uint64_t ran = 0;
-    for (int i = 0; i < 50; i++)
+    while (atomic_load(&done) < THREADS) {
+        uint64_t n = atomic_fetch_add(&begun, 1) + 1;
         ran += retire_run(&fx->q, 1);
+        atomic_store(&finished, n);
+    }
     for (int t = 0; t < THREADS; t++)
         assert_int_equal(pthread_join(threads[t], NULL), 0);
-    ran += retire_run(&fx->q, 1);
-
+    assert_int_equal(pthread_barrier_destroy(&start), 0);
+    /* Every chunk was collected before its pusher went on: all of it ran
+     * while the pushers ran, in at least a chunk's worth of collects. */
     assert_int_equal(ran, THREADS * PER_THREAD);
+    assert_true(atomic_load(&begun) >= PER_THREAD / CHUNK);
+    assert_int_equal(retire_run(&fx->q, 1), 0);
+
     assert_int_equal(contention_runs, THREADS * PER_THREAD);
     for (int t = 0; t < THREADS; t++)
         assert_int_equal(last_seq[t], PER_THREAD - 1);
