@@ -89,6 +89,17 @@ static void guard_init(guard_alloc *g)
     g->a = (salvo_allocator){guard_malloc, guard_free, g};
 }
 
+/* Whether p was handed to guard_free. */
+static bool guard_freed(guard_alloc *g, const void *p)
+{
+    pthread_mutex_lock(&g->lock);
+    bool found = false;
+    for (uint32_t i = 0; i < g->freed_count && !found; i++)
+        found = g->freed[i] == p;
+    pthread_mutex_unlock(&g->lock);
+    return found;
+}
+
 /* ------------------------------------------------------------------ */
 /* pthread_mutex_trylock, wrapped                                      */
 /* ------------------------------------------------------------------ */
@@ -96,15 +107,15 @@ static void guard_init(guard_alloc *g)
 int __real_pthread_mutex_trylock(pthread_mutex_t *m);
 int __wrap_pthread_mutex_trylock(pthread_mutex_t *m);
 
-/* Set on the thread whose next trylock must let the other thread run
- * first: it posts go, then waits for done. */
-static _Thread_local bool hold_trylock;
+/* Set on the thread one of whose next trylocks must let the other thread
+ * run first: the nth from now (1: the next) posts go, then waits for
+ * done. */
+static _Thread_local int hold_trylock;
 static sem_t go, done;
 
 int __wrap_pthread_mutex_trylock(pthread_mutex_t *m)
 {
-    if (hold_trylock) {
-        hold_trylock = false;
+    if (hold_trylock && --hold_trylock == 0) {
         sem_post(&go);
         sem_wait(&done);
     }
@@ -131,9 +142,11 @@ static void *flush_when_told(void *arg)
 }
 
 /* One thread destroys an idle stream while another flushes its own: the
- * flush runs exactly between the destroy's first step and its trylock of
- * the device lock. The stream must be freed once, and the destroy must
- * not read it after the other thread could have freed it. */
+ * flush runs exactly at the destroy's first trylock of the device lock
+ * (where it leaves a capture). The stream must be freed once, and the
+ * destroy must not read it after the other thread could have freed it.
+ * (The destroy whose own trylock finds the lock busy is
+ * test_stream_destroy_lock_busy below.) */
 static void test_stream_destroy_against_flush(void **state)
 {
     (void)state;
@@ -194,6 +207,56 @@ static void *hold_lock_when_told(void *arg)
     sem_wait(&unlock_now);
     salvo_mutex_unlock(&dev->q.lock);
     return NULL;
+}
+
+/* A stream destroyed while another thread holds the device lock across the
+ * destroy's own trylock (its second: the first, where it leaves a capture,
+ * finds the lock free): the destroy marks it destroyed and returns, freeing
+ * nothing and touching nothing of it after that; the next drain point,
+ * once the lock is free, frees it, once. Each round also checks the
+ * stream was not freed early. */
+static void test_stream_destroy_lock_busy(void **state)
+{
+    (void)state;
+    static guard_alloc g; /* large: not on the stack */
+    guard_init(&g);
+    fake_accel *f = fake_create();
+    assert_non_null(f);
+    salvo_device_desc d = {.allocator = &g.a};
+    salvo_device *dev = NULL;
+    assert_int_equal(device_create_with_accel(&d, fake_accel_get(f), &dev), SALVO_OK);
+    assert_int_equal(sem_init(&go, 0, 0), 0);
+    assert_int_equal(sem_init(&done, 0, 0), 0);
+    assert_int_equal(sem_init(&unlock_now, 0, 0), 0);
+    for (int round = 0; round < 10; round++) {
+        salvo_stream *keep = NULL, *victim = NULL;
+        assert_int_equal(salvo_stream_create(dev, NULL, &keep), SALVO_OK);
+        assert_int_equal(salvo_stream_create(dev, NULL, &victim), SALVO_OK);
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, hold_lock_when_told, dev), 0);
+        hold_trylock = 2;
+        salvo_stream_destroy(victim);
+        assert_int_equal(hold_trylock, 0); /* the destroy's own trylock was held */
+        assert_false(guard_freed(&g, victim)); /* the lock is still held */
+        sem_post(&unlock_now);
+        pthread_join(t, NULL);
+        assert_false(guard_freed(&g, victim)); /* nothing has drained yet */
+        assert_int_equal(salvo_stream_flush(keep), SALVO_OK);
+        assert_true(guard_freed(&g, victim));
+        salvo_stats s;
+        assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
+        assert_int_equal(s.live_streams, 1);
+        salvo_stream_destroy(keep);
+    }
+    salvo_device_destroy(dev);
+    assert_int_equal(g.double_frees, 0);
+    assert_int_equal(atomic_load(&g.live), 0);
+    assert_int_equal(fake_illegal_total(f), 0);
+    assert_int_equal(fake_live_total(f), 0);
+    fake_free(f);
+    sem_destroy(&go);
+    sem_destroy(&done);
+    sem_destroy(&unlock_now);
 }
 
 /* A buffer destroyed while another thread holds the device lock queues its
@@ -308,16 +371,6 @@ static void test_stats_during_a_release(void **state)
 /* A destroyed stream in a capture, with another thread in a wait      */
 /* ------------------------------------------------------------------ */
 
-static bool guard_freed(guard_alloc *g, const void *p)
-{
-    pthread_mutex_lock(&g->lock);
-    bool found = false;
-    for (uint32_t i = 0; i < g->freed_count && !found; i++)
-        found = g->freed[i] == p;
-    pthread_mutex_unlock(&g->lock);
-    return found;
-}
-
 static void *synchronize_thread(void *arg)
 {
     other *o = arg;
@@ -418,6 +471,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_destroy_against_flush),
+        cmocka_unit_test(test_stream_destroy_lock_busy),
         cmocka_unit_test(test_stats_take_in_a_queued_release),
         cmocka_unit_test(test_stats_during_a_release),
         cmocka_unit_test(test_stream_in_capture_freed_at_capture_end),
