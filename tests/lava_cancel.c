@@ -144,30 +144,40 @@ static void refused_after_a_read_submitted_it(void **state)
 }
 
 /* Copies are withdrawn and replayed like launches; another stream's wait
- * on a cancelled event is no wait. */
+ * on a cancelled event is no wait. Every buffer holds a value of its own
+ * before the work, none of them 0: a withdrawn copy that ran anyway would
+ * leave x's value in y, a kept copy that did not run would leave z's
+ * sentinel, and one that ran after the kept add would leave 12 in z. */
+static void fill_all(salvo_buffer *b, uint32_t value)
+{
+    uint32_t v[N];
+    for (uint32_t i = 0; i < N; i++)
+        v[i] = value;
+    assert_int_equal(salvo_buffer_write(b, 0, v, sizeof v), SALVO_OK);
+}
+
 static void copies_and_waiters(void **state)
 {
     fixture *f = *state;
     salvo_buffer *y = NULL, *z = NULL;
     assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &y), SALVO_OK);
     assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_DEVICE, &z), SALVO_OK);
-    add(f, f->st, 2, 1);                                           /* x = 2 */
-    assert_int_equal(salvo_copy(f->st, f->x, 0, y, 0, N * 4), SALVO_OK); /* y = 2, withdrawn */
+    fill_all(f->x, 5);
+    fill_all(y, 99);
+    fill_all(z, 0xdeadbeefu);
+    add(f, f->st, 2, 1);                                           /* x = 7, withdrawn */
+    assert_int_equal(salvo_copy(f->st, f->x, 0, y, 0, N * 4), SALVO_OK); /* y = 7, withdrawn */
     assert_int_equal(salvo_event_record(f->ev, f->st), SALVO_OK);
-    assert_int_equal(salvo_copy(f->st, f->x, 0, z, 0, N * 4), SALVO_OK); /* z = x = 0 */
-    add(f, f->st, 1, 7);                                           /* x = 7 */
+    assert_int_equal(salvo_copy(f->st, f->x, 0, z, 0, N * 4), SALVO_OK); /* z = x = 5 */
+    add(f, f->st, 1, 7);                                           /* x = 12 */
     assert_int_equal(salvo_event_cancel(f->ev), SALVO_OK);
     salvo_stream *other = NULL;
     assert_int_equal(salvo_stream_create(f->dev, NULL, &other), SALVO_OK);
     assert_int_equal(salvo_stream_wait_event(other, f->ev), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(other), SALVO_OK);
-    uint32_t ones[N];
-    for (uint32_t i = 0; i < N; i++)
-        ones[i] = 99;
-    assert_int_equal(salvo_buffer_write(y, 0, ones, sizeof ones), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    lava_expect_all(f->x, N, 7);
-    lava_expect_all(z, N, 0);
+    lava_expect_all(f->x, N, 12);
+    lava_expect_all(z, N, 5);
     lava_expect_all(y, N, 99); /* the withdrawn copy never ran */
     salvo_stream_destroy(other);
     salvo_buffer_destroy(y);

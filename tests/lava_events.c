@@ -1,6 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 /* Events across streams, host gates and imported host memory on a real
- * device, validation layer on. */
+ * device, validation layer and synchronization validation on. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,7 +28,12 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    f->dev = lava_open(0, 1000); /* large batches: nothing submits by itself */
+    /* Synchronization validation on: the suite is about order across
+     * streams; large batches: nothing submits by itself. */
+    f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 1000);
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(f->dev, &info), SALVO_OK);
+    assert_int_equal(info.validation, 2);
     f->add = lava_add_kernel(f->dev);
     f->copy = lava_copy_kernel(f->dev);
     assert_int_equal(salvo_stream_create(f->dev, NULL, &f->a), SALVO_OK);

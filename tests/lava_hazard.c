@@ -166,26 +166,46 @@ static void shared_reads_then_write_after_read(void **state)
 }
 
 /* Across batches of one stream, and across streams: the batch-start
- * barrier orders them, whatever the hazard set said. */
+ * barrier orders them, whatever the hazard set said. The last add is left
+ * in small's open batch; a second stream, ordered after it by an event
+ * alone (small is not synchronized first), reads the same slice. */
 static void ordered_across_batches(void **state)
 {
     fixture *f = *state;
-    salvo_stream *small = NULL;
+    salvo_stream *small = NULL, *other = NULL;
     salvo_stream_desc sd = {.batch_size = 3};
     assert_int_equal(salvo_stream_create(f->dev, &sd, &small), SALVO_OK);
-    salvo_buffer *b = filled(f, 0);
+    assert_int_equal(salvo_stream_create(f->dev, NULL, &other), SALVO_OK);
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(f->dev, &ev), SALVO_OK);
+    salvo_buffer *b = filled(f, 0), *out = filled(f, 0xdeadbeefu);
     salvo_binding bd = {.binding = 0, .buffer = b, .offset = 0, .size = N * 4};
     uint32_t push[2] = {N, 1};
     uint32_t groups[3] = {1, 1, 1};
     for (int i = 0; i < 31; i++)
         assert_int_equal(salvo_launch(small, f->add, groups, &bd, 1, push, sizeof push), SALVO_OK);
-    assert_int_equal(salvo_stream_synchronize(small), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, small), SALVO_OK);
+    /* out's slice 0 = b's slice 0 + 1000, on the other stream */
+    assert_int_equal(salvo_stream_wait_event(other, ev), SALVO_OK);
+    salvo_binding cd[2] = {{.binding = 0, .buffer = b, .offset = 0, .size = N * 4},
+                           {.binding = 1, .buffer = out, .offset = 0, .size = N * 4}};
+    uint32_t cpush[2] = {N, 1000};
+    assert_int_equal(salvo_launch(other, f->copy, groups, cd, 2, cpush, sizeof cpush), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(other), SALVO_OK);
     uint32_t v[N];
+    assert_int_equal(salvo_buffer_read(out, 0, v, sizeof v), SALVO_OK);
+    for (uint32_t i = 0; i < N; i++)
+        if (v[i] != 1031)
+            fail_msg("the other stream read %u at %u, want 31 (+1000)", v[i] - 1000, i);
+    assert_int_equal(salvo_stream_synchronize(small), SALVO_OK);
     assert_int_equal(salvo_buffer_read(b, 0, v, sizeof v), SALVO_OK);
     for (uint32_t i = 0; i < N; i++)
         assert_int_equal(v[i], 31);
+    salvo_event_destroy(ev);
+    salvo_stream_destroy(other);
     salvo_stream_destroy(small);
     salvo_buffer_destroy(b);
+    salvo_buffer_destroy(out);
 }
 
 /* Copies take part in the same ordering: in from a mapped HOST buffer,

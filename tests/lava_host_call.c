@@ -3,7 +3,7 @@
  * (small and large transfers, either side of the staging threshold), host
  * calls after earlier work and before later work (held by gates where
  * timing matters), several streams, destroys with calls pending, calls
- * refused inside a host call, bad input. */
+ * refused inside a host call, bad input. Synchronization validation on. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <pthread.h>
 #include <setjmp.h>
@@ -23,10 +23,15 @@
 
 typedef lava_fixture fixture;
 
-/* The validation layer on, synchronization validation off. */
+/* The validation layer on, synchronization validation too: the suite is
+ * about order (host calls and transfers against kernels), which is what
+ * synchronization validation checks. */
 static int setup(void **state)
 {
-    *state = lava_fixture_open(0, 0);
+    lava_setup(state);
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(((fixture *)*state)->dev, &info), SALVO_OK);
+    assert_int_equal(info.validation, 2);
     return 0;
 }
 
@@ -257,7 +262,7 @@ static void destroy_with_calls_pending(void **state)
     }
     /* A device of its own, destroyed at once; no gate holds these calls. */
     atomic_store(&p.gate_up, true);
-    salvo_device *dev = lava_open(0, 0);
+    salvo_device *dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 0);
     salvo_kernel *k = lava_add_kernel(dev);
     salvo_stream *s = NULL;
     salvo_buffer *x = NULL;
@@ -371,9 +376,10 @@ static void read_in_place_before_host_write(void **state)
     salvo_buffer_destroy(other);
 }
 
-static void nothing(void *user)
+/* A host call that must never run: it counts its runs. */
+static void must_not_run(void *user)
 {
-    (void)user;
+    atomic_fetch_add((_Atomic int *)user, 1);
 }
 
 static void bad_input(void **state)
@@ -381,7 +387,13 @@ static void bad_input(void **state)
     fixture *f = *state;
     salvo_buffer *b = NULL;
     assert_int_equal(salvo_buffer_create(f->dev, 256, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
-    uint32_t v[64] = {0};
+    /* What the refused calls name: writes carry data the buffer never
+     * holds otherwise, reads land in memory that keeps a sentinel. */
+    const uint32_t POISON = 0x77777777u, SENTINEL = 0xababababu;
+    uint32_t v[64], zeros[64] = {0};
+    for (int i = 0; i < 64; i++)
+        v[i] = POISON;
+    _Atomic int ran = 0;
     assert_int_equal(salvo_stream_write(NULL, b, 0, v, 4), SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_stream_write(f->st, NULL, 0, v, 4), SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_stream_write(f->st, b, 0, NULL, 4), SALVO_ERROR_INVALID_ARGUMENT);
@@ -396,41 +408,80 @@ static void bad_input(void **state)
     assert_int_equal(salvo_stream_read(f->st, b, 0, NULL, 4), SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_stream_read(f->st, b, 0, v, 0), SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_stream_read(f->st, b, 256, v, 4), SALVO_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(salvo_stream_host_call(NULL, nothing, NULL), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_stream_host_call(NULL, must_not_run, &ran),
+                     SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_stream_host_call(f->st, NULL, NULL), SALVO_ERROR_INVALID_ARGUMENT);
     /* A buffer of another device. */
-    salvo_device *other = lava_open(0, 0);
+    salvo_device *other = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 0);
     salvo_buffer *ob = NULL;
     assert_int_equal(salvo_buffer_create(other, 256, SALVO_DOMAIN_DEVICE, &ob), SALVO_OK);
     assert_int_equal(salvo_stream_write(f->st, ob, 0, v, 4), SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_stream_read(f->st, ob, 0, v, 4), SALVO_ERROR_INVALID_ARGUMENT);
     salvo_buffer_destroy(ob);
     lava_close(other);
-    assert_int_equal(salvo_stream_write(f->st, b, 0, v, sizeof v), SALVO_OK); /* zeros */
+    assert_int_equal(salvo_stream_write(f->st, b, 0, zeros, sizeof zeros), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
     /* A capturing stream: refused, the capture goes on. */
+    uint32_t target[64];
+    for (int i = 0; i < 64; i++)
+        target[i] = SENTINEL;
     assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
-    assert_int_equal(salvo_stream_write(f->st, b, 0, v, 4), SALVO_ERROR_INVALID_STATE);
-    assert_int_equal(salvo_stream_read(f->st, b, 0, v, 4), SALVO_ERROR_INVALID_STATE);
-    assert_int_equal(salvo_stream_host_call(f->st, nothing, NULL), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_stream_write(f->st, b, 0, v, sizeof v), SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_stream_read(f->st, b, 0, target, sizeof target),
+                     SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_stream_host_call(f->st, must_not_run, &ran),
+                     SALVO_ERROR_INVALID_STATE);
     lava_add(f->st, f->add, b, 0, 64, 2);
     salvo_graph *g = NULL;
     assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
     assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
-    /* Nothing the refused calls named was done: the graph's add alone. */
+    /* Nothing the refused calls named was done: the graph's add alone
+     * (a refused write that landed would leave POISON + 2), no refused
+     * read filled its target or v, no refused host call ran. */
     uint32_t got[64];
     memset(got, 0xff, sizeof got);
     assert_int_equal(salvo_stream_read(f->st, b, 0, got, sizeof got), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
     for (int i = 0; i < 64; i++)
         assert_int_equal(got[i], 2);
+    for (int i = 0; i < 64; i++) {
+        assert_int_equal(target[i], SENTINEL);
+        assert_int_equal(v[i], POISON);
+    }
+    assert_int_equal(atomic_load(&ran), 0);
     salvo_graph_destroy(g);
     salvo_buffer_destroy(b);
+}
+
+/* The validation layer of Debian 12 (1.3.239), with synchronization
+ * validation (which puts the layer under one coarse lock; the same comes
+ * without it under VK_LAYER_FINE_GRAINED_LOCKING=0), sometimes waits 10 s
+ * for its own record of the host-call worker's raise of a timeline
+ * semaphore while this thread reads or waits for that value, then reports
+ * UNASSIGNED-VkSemaphore-state-timeout, "most likely a validation bug" (as
+ * tests/model/README.md notes for gates). It reports only after the
+ * driver said the value was reached: a message about the layer, never
+ * about the program. Filtered by its id, as the layer allows; every other
+ * message still fails the suite. */
+static void filter_layer_timeouts(void)
+{
+    static const char id[] = "UNASSIGNED-VkSemaphore-state-timeout";
+    const char *have = getenv("VK_LAYER_MESSAGE_ID_FILTER");
+    if (have && strstr(have, id))
+        return;
+    char both[1024];
+    if (have && *have)
+        snprintf(both, sizeof both, "%s,%s", have, id);
+    else
+        snprintf(both, sizeof both, "%s", id);
+    setenv("VK_LAYER_MESSAGE_ID_FILTER", both, 1);
 }
 
 int main(void)
 {
     lava_require_device();
+    filter_layer_timeouts();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(write_kernel_read, setup, lava_teardown),
         cmocka_unit_test_setup_teardown(many_small_writes, setup, lava_teardown),
