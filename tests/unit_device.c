@@ -743,7 +743,10 @@ static void test_deferred_failure_goes_to_its_stream(void **state)
     fake_set_result(e.f, "submit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
     uint8_t bytes[64];
     assert_int_equal(salvo_buffer_read(host, 0, bytes, sizeof bytes), SALVO_OK);
-    assert_int_equal(fake_calls(e.f, "submit"), 1);
+    /* The refused submit, and the batch's stand-in (no command buffer):
+     * none of the batch ran. */
+    assert_int_equal(fake_calls(e.f, "submit"), 2);
+    assert_int_equal(fake_dispatches_completed(e.f), 0);
 
     assert_int_equal(salvo_stream_synchronize(e.st), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
     expect_error_contains("adder");

@@ -118,11 +118,13 @@ static void after_a_refused_batch(void **state)
 }
 
 /* The batch behind a host call refused before the call ran (its cmd_end
- * fails at the synchronize): the refusal no longer orders the call, yet
- * the synchronize returns only once the call has run. The call's fn is
- * held by another thread until the synchronizing thread is seen waiting
- * for host calls, or has returned: a synchronize that did not wait finds
- * fn not run, however long the wrong path takes. */
+ * fails at the synchronize): the synchronize returns only once the call
+ * has run (the batch stands in, held behind the call, and the
+ * synchronize waits for the stream's host calls too). The call's fn is
+ * held by another thread until the synchronizing thread is seen waiting,
+ * for host calls or for a held batch (a pin on the queue), or has
+ * returned: a synchronize that did not wait finds fn not run, however
+ * long the wrong path takes. */
 typedef struct held_fn {
     sem_t go;
     _Atomic int ran;
@@ -145,6 +147,9 @@ static void *release_when_waited_for(void *user)
         pthread_mutex_lock(&hw->mu);
         bool waited = hw->run_waiters > 0;
         pthread_mutex_unlock(&hw->mu);
+        salvo_mutex_lock(&h->dev->q.lock);
+        waited |= h->dev->q.pins != NULL;
+        salvo_mutex_unlock(&h->dev->q.lock);
         if (waited || atomic_load(&h->returned))
             break;
         struct timespec ts = {0, 100 * 1000};
@@ -188,6 +193,73 @@ static void synchronize_after_refused_gate_batch(void **state)
     salvo_buffer_destroy(b);
     salvo_stream_destroy(st);
     close_and_check(f, dev);
+}
+
+/* Regression: a batch refused at its end that was to wait for a host
+ * call, its stream's own or, on the one queue, another stream's through
+ * an event, took its waits with it: the stream's later work went to the
+ * device at once and ran before fn returned (found by model_random, seed
+ * 9900544 on lavapipe). The refused batch now stands in, held behind the
+ * call, and what follows it waits too. fn is held until the test has
+ * looked; the fake runs whatever may run the moment it is submitted. */
+static sem_t hold_fn;
+
+static void held_until_posted(void *user)
+{
+    (void)user;
+    sem_wait(&hold_fn);
+    atomic_fetch_add(&runs, 1);
+}
+
+static void refused_batch_keeps_its_waits(void **state)
+{
+    (void)state;
+    for (int other_stream = 0; other_stream < 2; other_stream++) {
+        fake_accel *f = fake_create();
+        f->queue_count = 1;
+        f->transfer_queue = false;
+        salvo_device *dev = open_fake(f);
+        salvo_stream *s0 = NULL, *s1 = NULL;
+        salvo_buffer *a = NULL, *b = NULL;
+        salvo_event *e = NULL;
+        assert_int_equal(salvo_stream_create(dev, NULL, &s0), SALVO_OK);
+        assert_int_equal(salvo_stream_create(dev, NULL, &s1), SALVO_OK);
+        assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &a), SALVO_OK);
+        assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+        assert_int_equal(salvo_event_create(dev, &e), SALVO_OK);
+        assert_int_equal(sem_init(&hold_fn, 0, 0), 0);
+        atomic_store(&runs, 0);
+        uint64_t copied = fake_copy_bytes(f);
+        assert_int_equal(salvo_stream_host_call(s0, held_until_posted, NULL), SALVO_OK);
+        salvo_stream *later = s0;
+        if (other_stream) {
+            assert_int_equal(salvo_event_record(e, s0), SALVO_OK);
+            assert_int_equal(salvo_stream_wait_event(s1, e), SALVO_OK);
+            later = s1;
+        }
+        assert_int_equal(salvo_copy(later, a, 0, b, 0, 4096), SALVO_OK);
+        fake_set_result(f, "cmd_end", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+        assert_int_equal(salvo_stream_flush(later), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+        assert_int_equal(salvo_copy(later, a, 0, b, 0, 4096), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(later), SALVO_OK);
+        if (fake_copy_bytes(f) != copied)
+            fail_msg("%s: work after the refused batch ran before the host call returned",
+                     other_stream ? "another stream" : "the call's stream");
+        assert_int_equal(salvo_stream_query(later), SALVO_NOT_READY);
+        assert_int_equal(atomic_load(&runs), 0);
+        sem_post(&hold_fn);
+        assert_int_equal(salvo_stream_synchronize(s1), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(s0), SALVO_OK);
+        assert_int_equal(atomic_load(&runs), 1);
+        assert_int_equal(fake_copy_bytes(f), copied + 4096); /* the second copy only */
+        sem_destroy(&hold_fn);
+        salvo_event_destroy(e);
+        salvo_buffer_destroy(a);
+        salvo_buffer_destroy(b);
+        salvo_stream_destroy(s0);
+        salvo_stream_destroy(s1);
+        close_and_check(f, dev);
+    }
 }
 
 /* Lost with calls pending: the next wait says so, every fn runs once (at
@@ -541,6 +613,7 @@ int main(void)
         cmocka_unit_test(without_timelines),
         cmocka_unit_test(after_a_refused_batch),
         cmocka_unit_test(synchronize_after_refused_gate_batch),
+        cmocka_unit_test(refused_batch_keeps_its_waits),
         cmocka_unit_test(after_device_loss),
         cmocka_unit_test(after_a_waited_event),
         cmocka_unit_test(values_across_a_slot_wait),

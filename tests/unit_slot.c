@@ -479,24 +479,97 @@ static void test_poll_device_lost_abandons(void **state)
     expect_kernels_named();
 }
 
-/* A submission refused by op (not device loss): IDLE, the command buffer
- * back in the initial state, the pool's sets returned, nothing pending,
- * the error naming the batch; and the slot works again. */
+/* A submission refused by op (not device loss): the error names the
+ * batch; none of it runs, yet the batch stands in, in flight as a
+ * submission of no command buffer (its command buffer back in the
+ * initial state, its launches no longer counted), until the device
+ * reaches it; then IDLE with the pool's sets returned, and the slot works
+ * again. */
 static void submit_refused(void **state, const char *op, accel_result r, salvo_status expect,
                            const char *what)
 {
     fixture *fx = *state;
     to_recording(fx);
     uint64_t resets = fake_calls(fx->f, "cmd_reset");
+    uint64_t submits = fake_calls(fx->f, "submit");
     fake_set_result(fx->f, op, 1, r);
     assert_int_equal(slot_submit(&fx->s, &fx->env, false), expect);
-    expect_clean_idle(fx);
-    assert_false(slot_active(&fx->s));
-    assert_int_equal(fake_calls(fx->f, "cmd_reset"), resets + 1);
-    assert_int_equal(fake_cmd_state_of(fx->f, fx->s.cmd), FAKE_CMD_INITIAL);
-    assert_int_equal(fake_pending(fx->f), 0);
     expect_kernels_named();
     expect_error_contains(what);
+    assert_int_equal(fx->s.state, SLOT_IN_FLIGHT);
+    assert_true(fx->s.empty);
+    assert_int_equal(fx->s.launches, 0);
+    assert_int_equal(fake_calls(fx->f, "cmd_reset"), resets + 1);
+    assert_int_equal(fake_cmd_state_of(fx->f, fx->s.cmd), FAKE_CMD_INITIAL);
+    assert_int_equal(fake_pending(fx->f), 1);
+    assert_int_equal(fake_calls(fx->f, "submit"), submits + 1 + !strcmp(op, "submit"));
+    assert_true(fake_complete_next(fx->f));
+    assert_int_equal(fake_dispatches_completed(fx->f), 0); /* none of it ran */
+    assert_int_equal(slot_wait(&fx->s, &fx->env, UINT64_MAX), SALVO_OK);
+    expect_clean_idle(fx);
+    assert_false(fx->s.empty);
+    expect_reusable(fx);
+}
+
+/* Where the stand-in is refused too (its fence reset, or its submit):
+ * IDLE as before, the command buffer reset, nothing pending, the error
+ * of the batch reported once; and the slot works again. */
+static void stand_in_refused(void **state, const char *op, accel_result r)
+{
+    fixture *fx = *state;
+    to_recording(fx);
+    fake_set_result(fx->f, "cmd_end", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    fake_set_result(fx->f, op, 1, r);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    expect_kernels_named();
+    expect_error_contains("could not be ended");
+    expect_clean_idle(fx);
+    assert_false(slot_active(&fx->s));
+    assert_false(fx->s.empty);
+    assert_int_equal(fake_cmd_state_of(fx->f, fx->s.cmd), FAKE_CMD_INITIAL);
+    assert_int_equal(fake_pending(fx->f), 0);
+    expect_reusable(fx);
+}
+
+static void test_stand_in_fence_refused(void **state)
+{
+    stand_in_refused(state, "fence_reset", ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+}
+
+static void test_stand_in_submit_refused(void **state)
+{
+    stand_in_refused(state, "submit", ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+}
+
+/* Refused where it was to be held (it waits for something not yet on the
+ * device): the stand-in is held, then sent empty; refused again there, it
+ * goes IDLE with nothing more reported. */
+static void test_held_stand_in(void **state)
+{
+    fixture *fx = *state;
+    to_recording(fx);
+    fake_set_result(fx->f, "cmd_end", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, true), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    expect_kernels_named();
+    assert_int_equal(fx->s.state, SLOT_HELD);
+    assert_true(fx->s.empty);
+    assert_int_equal(fake_pending(fx->f), 0);
+    assert_int_equal(slot_send_held(&fx->s, &fx->env), SALVO_OK);
+    assert_int_equal(fx->s.state, SLOT_IN_FLIGHT);
+    assert_true(fake_complete_next(fx->f));
+    assert_int_equal(fake_dispatches_completed(fx->f), 0);
+    assert_int_equal(slot_wait(&fx->s, &fx->env, UINT64_MAX), SALVO_OK);
+    expect_clean_idle(fx);
+
+    to_recording(fx);
+    fake_set_result(fx->f, "cmd_end", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, true), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    salvo_clear_error();
+    fake_set_result(fx->f, "submit", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(slot_send_held(&fx->s, &fx->env), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    assert_string_equal(salvo_last_error(), ""); /* reported once, before */
+    expect_clean_idle(fx);
+    assert_int_equal(fake_pending(fx->f), 0);
     expect_reusable(fx);
 }
 
@@ -789,6 +862,8 @@ static void test_kernel_list_caps_at_eight(void **state)
     assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
     expect_error_contains("k0, k1, k2, k3, k4, k5, k6, k7 (+3 more)");
     expect_error_contains("19 launches");
+    assert_true(fake_complete_next(fx->f)); /* its stand-in */
+    assert_int_equal(slot_wait(&fx->s, &fx->env, UINT64_MAX), SALVO_OK);
 }
 
 static void test_kernel_list_counts_kernels_not_launches(void **state)
@@ -838,6 +913,8 @@ static void test_retire_forgets_names(void **state)
     expect_error_contains("kernels: k3");
     assert_null(strstr(salvo_last_error(), "alpha"));
     expect_error_contains("1 launch ");
+    assert_true(fake_complete_next(fx->f)); /* its stand-in */
+    assert_int_equal(slot_wait(&fx->s, &fx->env, 0), SALVO_OK);
 }
 
 /* ------------------------------------------------------------------ */
@@ -861,9 +938,18 @@ static void test_table_follows_the_batch(void **state)
     assert_int_equal(slot_wait(&fx->s, &fx->env, 0), SALVO_OK);
     assert_null(slot_table_find(&fx->table, 7));
     assert_int_equal(fx->table.count, 0);
-    /* A refused batch leaves it too, and a discarded one. */
+    /* A refused batch leaves it once its stand-in is done (or at once
+     * where that is refused too), and a discarded one. */
     to_recording(fx);
     fake_set_result(fx->f, "submit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_ptr_equal(slot_table_find(&fx->table, 7), &fx->s);
+    fake_complete_all(fx->f);
+    assert_int_equal(slot_wait(&fx->s, &fx->env, 0), SALVO_OK);
+    assert_null(slot_table_find(&fx->table, 7));
+    to_recording(fx);
+    fake_set_result(fx->f, "cmd_end", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    fake_set_result(fx->f, "fence_reset", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
     assert_int_equal(slot_submit(&fx->s, &fx->env, false), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
     assert_null(slot_table_find(&fx->table, 7));
     to_recording(fx);
@@ -945,6 +1031,9 @@ int main(void)
         T(test_submit_refused_at_fence_reset),
         T(test_submit_refused_by_queue),
         T(test_submit_refused_out_of_host_memory),
+        T(test_stand_in_fence_refused),
+        T(test_stand_in_submit_refused),
+        T(test_held_stand_in),
         T(test_submit_device_lost_abandons),
         T(test_discard_drops_the_batch),
         cmocka_unit_test(test_abandon_from_every_state),

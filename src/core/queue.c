@@ -239,14 +239,17 @@ void queue_pump_locked(queue *q)
             if (queue_must_hold_locked(q, st, s))
                 continue;
             uint32_t n = s->launches;
+            bool reported = s->empty; /* a stand-in: its refusal was */
             salvo_status r = slot_send_held(s, &q->env);
             progress = true;
-            if (r == SALVO_OK)
+            if (r == SALVO_OK || (reported && r != SALVO_ERROR_DEVICE_LOST))
                 continue;
-            /* Refused or lost: the stream's next synchronize hears of it. */
-            if (!slot_active(s)) {
+            /* Refused or lost: the stream's next synchronize hears of it. A
+             * refused batch may stand in empty (slot_submit), in flight. */
+            bool stand_in = s->empty && slot_submitted(s);
+            if (!slot_active(s) || stand_in) {
                 COUNTER_SUB(&q->n, launches_pending, n);
-                if (s->state == SLOT_IDLE)
+                if (s->state == SLOT_IDLE || stand_in)
                     queue_note_refused_locked(q, s->serial, r);
             }
             if (r == SALVO_ERROR_DEVICE_LOST)
@@ -354,12 +357,13 @@ salvo_status queue_observed_locked(queue *q, stream_engine *st, slot *s, accel_r
     salvo_mutex_same(&q->lock, &st->q->lock);
     uint64_t serial = s->serial;
     uint32_t n = s->launches;
+    bool ran = !s->empty; /* a refused batch's stand-in runs nothing */
     salvo_status res = slot_complete(s, &q->env, r);
     if (!slot_active(s))
         COUNTER_SUB(&q->n, launches_pending, n);
     if (res == SALVO_OK) {
         stream_trace_retired_locked(st, s);
-        timing_batch_done_locked(q, serial);
+        timing_batch_done_locked(q, serial, ran);
         queue_advance_locked(q);
         return SALVO_OK;
     }

@@ -88,18 +88,22 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
         note_buffers(st, s);
     salvo_status r = slot_submit(s, &q->env, hold);
     trace_submit_end(st->trace, slot_index(st, s), t0, r == SALVO_OK);
-    if (r == SALVO_OK) {
-        COUNTER_ADD(&q->n, batches_submitted, 1);
+    /* Refused, it may stand in empty (slot_submit): in the stream's order
+     * as a submitted batch, its failure reported all the same. */
+    bool stand_in = r != SALVO_OK && s->empty && slot_submitted(s);
+    if (r == SALVO_OK || stand_in) {
+        COUNTER_ADD(&q->n, batches_submitted, r == SALVO_OK);
         st->last_serial = s->serial;
         st->last_queue = s->queue;
         st->queue_ordered = false; /* after, on the one queue: covers it */
         st->cur = (st->cur + 1) % STREAM_SLOTS;
         prepare_next(st);
-        return SALVO_OK;
+        if (r == SALVO_OK)
+            return SALVO_OK;
     }
-    if (!slot_active(s)) {
+    if (!slot_active(s) || stand_in) {
         COUNTER_SUB(&q->n, launches_pending, n);
-        if (s->state == SLOT_IDLE)
+        if (s->state == SLOT_IDLE || stand_in)
             queue_note_refused_locked(st->q, s->serial, r);
     }
     if (r == SALVO_ERROR_DEVICE_LOST)
@@ -213,12 +217,13 @@ void sched_reap_locked(queue *q)
             if (s->state != SLOT_IN_FLIGHT)
                 continue; /* held: pumped above, not on the device */
             uint32_t n = s->launches;
+            bool ran = !s->empty; /* a refused batch's stand-in runs nothing */
             salvo_status r = slot_poll(s, &q->env);
             if (!slot_active(s))
                 COUNTER_SUB(&q->n, launches_pending, n);
             if (r == SALVO_OK) {
                 stream_trace_retired_locked(st, s);
-                timing_batch_done_locked(q, s->serial);
+                timing_batch_done_locked(q, s->serial, ran);
             } else if (r < 0) {
                 if (r == SALVO_ERROR_DEVICE_LOST)
                     queue_mark_lost_locked(q);

@@ -172,6 +172,7 @@ static void to_idle(slot *s, const slot_env *env)
     slot_move(s, env, SLOT_IDLE);
     s->direct = NULL;
     s->direct_dirty = false;
+    s->empty = false;
     s->launches = 0;
     s->name_count = 0;
     s->names_dropped = 0;
@@ -282,6 +283,7 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
     slot_move(s, env, SLOT_RECORDING);
     s->direct = NULL;
     s->direct_dirty = false;
+    s->empty = false;
     s->buffers_noted = false;
     s->signal = signal;
     s->wait_count = 0;
@@ -418,7 +420,7 @@ static accel_result send(slot *s, const slot_env *env)
             waits[n++] = s->waits[i].op;
     accel_submit_desc d = {
         .queue = s->queue,
-        .cmd = s->direct ? s->direct : s->cmd,
+        .cmd = s->empty ? NULL : s->direct ? s->direct : s->cmd,
         .fence = on_timeline(s) ? NULL : s->fence,
         .waits = waits,
         .wait_count = n,
@@ -428,17 +430,51 @@ static accel_result send(slot *s, const slot_env *env)
     return VT(env)->submit(SELF(env), env->dev, &d);
 }
 
-/* A submit that failed: lost (abandoned) or refused (back to IDLE). */
-static salvo_status send_failed(slot *s, const slot_env *env, accel_result r, const char *what)
+/* The refused batch s stands in empty (slot_submit): held where hold,
+ * else submitted with no command buffer. False where its fence cannot be
+ * reset (the failure may have come before that) or that submit is
+ * refused too. */
+static bool stand_in(slot *s, const slot_env *env, bool hold)
+{
+    if (!on_timeline(s) && VT(env)->fence_reset(SELF(env), env->dev, s->fence) != ACCEL_SUCCESS)
+        return false;
+    reset_cmd(s, env); /* the device never sees it */
+    s->direct = NULL;
+    s->direct_dirty = false;
+    s->empty = true;
+    s->launches = 0;
+    s->to_host = false;
+    s->host_read = NULL;
+    s->host_reads = 0;
+    if (hold) {
+        slot_move(s, env, SLOT_HELD);
+        return true;
+    }
+    if (send(s, env) == ACCEL_SUCCESS) {
+        slot_move(s, env, SLOT_IN_FLIGHT);
+        return true;
+    }
+    s->empty = false;
+    return false;
+}
+
+/* A submit that failed: lost (abandoned) or refused (a stand-in, or back
+ * to IDLE). */
+static salvo_status send_failed(slot *s, const slot_env *env, accel_result r, const char *what,
+                                bool hold)
 {
     if (r == ACCEL_ERROR_DEVICE_LOST) {
         salvo_status st = batch_error(s, env, SALVO_ERROR_DEVICE_LOST, r, "lost with the device");
         slot_abandon(s, env);
         return st;
     }
-    /* The queue refused the batch: none of it ran. Back to a clean IDLE so
-     * the stream can record again. */
-    salvo_status st = batch_error(s, env, salvo_status_from_accel(r), r, what);
+    /* The queue refused the batch: none of it ran. */
+    bool again = s->empty; /* a stand-in: reported already */
+    salvo_status st = again ? salvo_status_from_accel(r)
+                            : batch_error(s, env, salvo_status_from_accel(r), r, what);
+    if (!again && stand_in(s, env, hold))
+        return st;
+    /* Back to a clean IDLE so the stream can record again. */
     reset_cmd(s, env);
     to_idle(s, env);
     return st;
@@ -453,7 +489,7 @@ salvo_status slot_send_held(slot *s, const slot_env *env)
         slot_move(s, env, SLOT_IN_FLIGHT);
         return SALVO_OK;
     }
-    return send_failed(s, env, r, "could not be submitted");
+    return send_failed(s, env, r, "could not be submitted", false);
 }
 
 salvo_status slot_submit(slot *s, const slot_env *env, bool hold)
@@ -474,7 +510,7 @@ salvo_status slot_submit(slot *s, const slot_env *env, bool hold)
         slot_move(s, env, hold ? SLOT_HELD : SLOT_IN_FLIGHT);
         return SALVO_OK;
     }
-    return send_failed(s, env, r, what);
+    return send_failed(s, env, r, what, hold);
 }
 
 salvo_status slot_discard(slot *s, const slot_env *env)

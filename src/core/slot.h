@@ -124,6 +124,10 @@ struct slot {
     /* A recording into cmd after all (slot_direct_cmd) failed part-way:
      * cmd is begun again before the next one. */
     bool direct_dirty;
+    /* HELD or IN_FLIGHT as a stand-in: the queue refused the batch (none
+     * of it runs), and it is submitted with no command buffer, its waits
+     * and its signal only (see slot_submit). */
+    bool empty;
     bool cmd_unreset; /* a reset was refused: the next begin resets first */
     /* IDLE with cmd begun ahead and its lead barrier recorded
      * (slot_prepare): the next begin records nothing more. */
@@ -219,11 +223,20 @@ salvo_status slot_add_wait(slot *s, const slot_env *env, const slot_dep *w);
  * timeline waits and signal: cmd, or direct where set, which is not
  * ended; ordering-only waits are the caller's). hold: stop before the
  * submit: RECORDING -> HELD (slot_send_held submits later).
- * Refused (not device loss): -> IDLE with the command buffer reset, returns
- * the error naming the batch's kernels. Device lost: -> ABANDONED. */
+ * Refused (not device loss): returns the error naming the batch's
+ * kernels. None of the batch runs, yet what comes after it must still
+ * come after what it waited for (a host call, a gate, another stream's
+ * batch) and see its value signalled or its fence: it stands in empty
+ * (empty set, launches 0, command buffer reset), -> HELD where hold,
+ * else submitted with its waits, signal and fence and no command buffer
+ * -> IN_FLIGHT. Where its fence cannot be reset or that submit is
+ * refused too: -> IDLE with the command buffer reset. Device lost: ->
+ * ABANDONED. */
 salvo_status slot_submit(slot *s, const slot_env *env, bool hold);
-/* HELD -> IN_FLIGHT: submit a held slot; on success it is on the device; a refusal or loss as for
- * slot_submit. */
+/* HELD -> IN_FLIGHT: submit a held slot; on success it is on the device;
+ * a refusal or loss as for slot_submit. A stand-in refused again goes
+ * IDLE: the batch's refusal was reported already, and the caller reports
+ * nothing more. */
 salvo_status slot_send_held(slot *s, const slot_env *env);
 /* RECORDING -> IDLE, dropping what was recorded (nothing was submitted). */
 salvo_status slot_discard(slot *s, const slot_env *env);

@@ -142,7 +142,7 @@ static void unlink_free(timing_table *t, timing_mark **pm)
     t->free = m;
 }
 
-void timing_batch_done_locked(queue *q, uint64_t serial)
+void timing_batch_done_locked(queue *q, uint64_t serial, bool ran)
 {
     timing_table *t = q->timing;
     if (!t)
@@ -150,7 +150,7 @@ void timing_batch_done_locked(queue *q, uint64_t serial)
     for (timing_mark **pm = &t->pending; *pm;) {
         timing_mark *m = *pm;
         timing_point *p = m->owner;
-        if (m->serial == serial) {
+        if (m->serial == serial && ran) {
             if (p) {
                 uint64_t ticks = 0;
                 const timing_mark *src = m->same ? m->same : m;
@@ -184,7 +184,7 @@ void timing_point_settle_locked(queue *q, timing_point *p)
 {
     /* Serial 0 is no batch's: only marks of batches over are looked at. */
     if (p->state == TIMING_PENDING && p->mark && queue_batch_done_locked(q, p->mark->serial))
-        timing_batch_done_locked(q, 0);
+        timing_batch_done_locked(q, 0, true);
 }
 
 void timing_free_locked(queue *q)

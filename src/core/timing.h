@@ -79,9 +79,12 @@ void timing_point_lose_locked(struct queue *q, timing_point *p, salvo_status why
     SALVO_REQUIRES(q->lock);
 /* The owner of p is going away: its mark (if any) is let go. */
 void timing_point_release_locked(struct queue *q, timing_point *p) SALVO_REQUIRES(q->lock);
-/* The batch with this serial completed successfully: read its marks. Marks
- * of batches over without completing are found here too, and lost. */
-void timing_batch_done_locked(struct queue *q, uint64_t serial) SALVO_REQUIRES(q->lock);
+/* The batch with this serial completed successfully: read its marks (ran:
+ * its commands ran; false for a refused batch that stood in empty, whose
+ * marks are lost). Marks of batches over without completing are found
+ * here too, and lost. */
+void timing_batch_done_locked(struct queue *q, uint64_t serial, bool ran)
+    SALVO_REQUIRES(q->lock);
 /* A PENDING point whose batch is over without completing: lost. */
 void timing_point_settle_locked(struct queue *q, timing_point *p) SALVO_REQUIRES(q->lock);
 /* Device destroy: free the pools and the marks. */

@@ -2028,6 +2028,45 @@ static bool copy_semops(fake_state *s, const fake_dev *d, const accel_sem_op *op
     return true;
 }
 
+/* Whether c may be submitted to queue (Vulkan's rules; an illegal use is
+ * noted where not). */
+static bool cmd_submittable(fake_accel *f, fake_state *s, fake_cmd *c, uint32_t queue)
+{
+    if (c->reusable) {
+        note_illegal(s, IL_reusable_mismatch, "submit",
+                     "a reusable command buffer runs only through cmd_execute");
+        return false;
+    }
+    /* A command buffer goes to a queue of the family it was made for: any
+     * compute queue, or the transfer queue. */
+    bool to_transfer = transfer_offered(f) && queue == queues_offered(f) - 1;
+    if (queue >= queues_offered(f) || c->transfer != to_transfer) {
+        note_illegal(s, IL_submit_bad_queue, "submit",
+                     "queue %u of %u (the command buffer was made for %u)", queue,
+                     queues_offered(f), c->queue);
+        return false;
+    }
+    if (c->state != FAKE_CMD_EXECUTABLE) {
+        note_illegal(s, IL_submit_not_executable, "submit", "state %d", (int)c->state);
+        return false;
+    }
+    if (c->invalidated) {
+        note_illegal(s, IL_submit_invalidated, "submit",
+                     "it recorded a use of a handle destroyed (or a pool reset) since");
+        return false;
+    }
+    /* Vulkan: a command buffer is invalid once one it executes is. */
+    for (size_t i = 0; i < c->rec_count; i++) {
+        const fake_rec *r = &c->recs[i];
+        if (r->kind == REC_EXECUTE && r->exec && r->exec->invalidated) {
+            note_illegal(s, IL_submit_invalidated, "submit",
+                         "a reusable command buffer it executes is invalidated");
+            return false;
+        }
+    }
+    return true;
+}
+
 static accel_result f_submit(void *self, accel_device *dev, const accel_submit_desc *desc)
 {
     fake_accel *f = FAKE(self);
@@ -2039,41 +2078,17 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     if (s->lost)
         return unlock_return(s, ACCEL_ERROR_DEVICE_LOST);
-    fake_cmd *c = check(s, desc->cmd, FAKE_CMD, d, "submit");
+    /* No command buffer: a submission of its waits and signals alone
+     * (Vulkan: commandBufferCount 0), in order on its queue as any. */
+    fake_cmd *c = desc->cmd ? check(s, desc->cmd, FAKE_CMD, d, "submit") : NULL;
     fake_fence *fe = desc->fence ? check(s, desc->fence, FAKE_FENCE, d, "submit") : NULL;
-    if (!c || (desc->fence && !fe))
+    if ((desc->cmd && !c) || (desc->fence && !fe))
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
-    if (c->reusable) {
-        note_illegal(s, IL_reusable_mismatch, "submit",
-                     "a reusable command buffer runs only through cmd_execute");
+    if (c ? !cmd_submittable(f, s, c, desc->queue) : desc->queue >= queues_offered(f)) {
+        if (!c)
+            note_illegal(s, IL_submit_bad_queue, "submit", "queue %u of %u", desc->queue,
+                         queues_offered(f));
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
-    }
-    /* A command buffer goes to a queue of the family it was made for: any
-     * compute queue, or the transfer queue. */
-    bool to_transfer = transfer_offered(f) && desc->queue == queues_offered(f) - 1;
-    if (desc->queue >= queues_offered(f) || c->transfer != to_transfer) {
-        note_illegal(s, IL_submit_bad_queue, "submit",
-                     "queue %u of %u (the command buffer was made for %u)", desc->queue,
-                     queues_offered(f), c->queue);
-        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
-    }
-    if (c->state != FAKE_CMD_EXECUTABLE) {
-        note_illegal(s, IL_submit_not_executable, "submit", "state %d", (int)c->state);
-        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
-    }
-    if (c->invalidated) {
-        note_illegal(s, IL_submit_invalidated, "submit",
-                     "it recorded a use of a handle destroyed (or a pool reset) since");
-        return unlock_return(s, ACCEL_ERROR_UNKNOWN);
-    }
-    /* Vulkan: a command buffer is invalid once one it executes is. */
-    for (size_t i = 0; i < c->rec_count; i++) {
-        const fake_rec *r = &c->recs[i];
-        if (r->kind == REC_EXECUTE && r->exec && r->exec->invalidated) {
-            note_illegal(s, IL_submit_invalidated, "submit",
-                         "a reusable command buffer it executes is invalidated");
-            return unlock_return(s, ACCEL_ERROR_UNKNOWN);
-        }
     }
     if (fe && (fe->signalled || fe->sub)) {
         note_illegal(s, IL_submit_fence_busy, "submit", "the fence is %s",
@@ -2098,9 +2113,11 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
     s->queue_submits[desc->queue]++;
     sub->cmd = c;
     sub->fence = fe;
-    c->state = FAKE_CMD_PENDING;
-    c->sub = sub;
-    count_executes(c, true);
+    if (c) {
+        c->state = FAKE_CMD_PENDING;
+        c->sub = sub;
+        count_executes(c, true);
+    }
     if (fe)
         fe->sub = sub;
     if (s->tail)
