@@ -2,15 +2,18 @@
  * the validation layer on: one small kernel per device feature and per
  * refusal reason (tests/compat/NAME.comp), each compiled at build time for
  * the Vulkan targets its "// targets:" line names (1.0, 1.1, 1.2, 1.3:
- * SPIR-V 1.0, 1.3, 1.5, 1.6). For every module, one of:
+ * SPIR-V 1.0, 1.3, 1.5, 1.6); an optional one this glslang does not compile
+ * is assembled from NAME.spvasm instead, where there is one. For every
+ * module, one of:
  *  - ran: salvo_kernel_create accepts it, a launch runs it, and the bytes
  *    read back are exactly the expected ones;
  *  - refused: salvo_kernel_create refuses it with the expected status and
  *    a message naming the reason (a capability the device does not offer,
  *    a resource kind salvo does not bind, a size over a device limit, a
  *    SPIR-V version newer than the device takes);
- *  - skipped: an optional module this glslang does not compile, or a
- *    feature salvo has no field for that the device lacks.
+ *  - skipped: an optional module this glslang does not compile and no
+ *    NAME.spvasm stands in for, or a feature salvo has no field for that
+ *    the device lacks.
  * Whether a feature kernel runs or is refused follows
  * salvo_device_info.features, so the same suite covers any device. One
  * line per module says which, so the log shows the suite's coverage. No
@@ -1116,8 +1119,8 @@ static void run_case(void **state)
     const compat_module *m = t->m;
     if (!m->spirv) {
         print_message("compat %-26s %-9s skipped: this glslangValidator does not compile "
-                      "tests/compat/%s.comp\n",
-                      c->label, m->env, m->name);
+                      "tests/compat/%s.comp and there is no %s.spvasm\n",
+                      c->label, m->env, m->name, m->name);
         return;
     }
     uint64_t messages = lava_validation_messages();

@@ -9,8 +9,9 @@
 # aliased bindings, and the modules salvo refuses (images, samplers,
 # acceleration structures, runtime arrays, set 1, oversized workgroup memory
 # and push blocks). A compat file with an "// optional:" line is left out
-# where this glslang does not compile it. Needs glslangValidator
-# (glslang-tools).
+# where this glslang does not compile it, unless tests/compat/ holds the same
+# kernel in SPIR-V assembly (<name>.spvasm), assembled instead. Needs
+# glslangValidator (glslang-tools), and spirv-as (spirv-tools) for those.
 set -eu
 cd "$(dirname "$0")/../.."
 out=tests/fuzz/corpus
@@ -33,7 +34,12 @@ for src in tests/compat/*.comp; do
         if grep -q '^// optional:' "$src"; then
             if ! glslangValidator -V --target-env "$env" -o "$dst" "$src" >/dev/null 2>&1; then
                 rm -f "$dst"
-                echo "left out: $src ($env) does not compile here" >&2
+                asm="tests/compat/$name.spvasm"
+                if [ -f "$asm" ]; then
+                    spirv-as --target-env "$env" -o "$dst" "$asm"
+                else
+                    echo "left out: $src ($env) does not compile here" >&2
+                fi
             fi
         else
             glslangValidator -V --target-env "$env" -o "$dst" "$src" >/dev/null
