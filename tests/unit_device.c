@@ -731,6 +731,37 @@ static void test_failed_submit_at_full_batch_returned_by_launch(void **state)
     close_env(&e);
 }
 
+/* An event of a refused batch says so at once (query, wait, synchronize),
+ * while the batch still stands in on the device for what it waited for:
+ * not SALVO_NOT_READY, and no wait for the stand-in. Regression: found as
+ * an intermittent lava_regress failure (lavapipe had not yet run the
+ * stand-in when the query came); here nothing completes until the test
+ * says so. */
+static void test_event_of_refused_batch_at_once(void **state)
+{
+    (void)state;
+    env e = {0};
+    open_batch(&e, 0, FAKE_COMPLETE_MANUAL);
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+    assert_int_equal(launch_on(e.st, e.k, e.buf), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, e.st), SALVO_OK);
+    fake_set_result(e.f, "submit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(salvo_stream_flush(e.st), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(fake_pending(e.f), 1); /* the stand-in */
+    assert_int_equal(salvo_event_query(ev), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    expect_error_contains("refused");
+    assert_int_equal(salvo_event_wait(ev, 0), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(salvo_event_synchronize(ev), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(fake_pending(e.f), 1);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_event_query(ev), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK); /* the flush reported it */
+    assert_int_equal(fake_dispatches_completed(e.f), 0);
+    salvo_event_destroy(ev);
+    close_env(&e);
+}
+
 static void test_deferred_failure_goes_to_its_stream(void **state)
 {
     (void)state;
@@ -1425,6 +1456,7 @@ int main(void)
         cmocka_unit_test(test_failed_submit_reported_once_by_flush),
         cmocka_unit_test(test_failed_submit_at_full_batch_returned_by_launch),
         cmocka_unit_test(test_deferred_failure_goes_to_its_stream),
+        cmocka_unit_test(test_event_of_refused_batch_at_once),
         cmocka_unit_test(test_wait_failure_found_by_device_synchronize),
         cmocka_unit_test(test_stream_synchronize_reports_oldest_first),
         cmocka_unit_test(test_device_loss_is_sticky_and_destroy_works),

@@ -208,6 +208,9 @@ salvo_status salvo_event_query(salvo_event *ev)
         r = SALVO_CANCELLED;
     } else if (device_is_lost(dev)) {
         r = device_lost_error(dev);
+    } else if ((r = event_refused_locked(dev, ev, "event_query")) != SALVO_OK) {
+        /* Refused: said at once, though the batch may still stand in
+         * (slot_submit) for what it waited for. */
     } else if (!queue_batch_done_locked(&dev->q, ev->serial)) {
         sched_reap_locked(&dev->q);
         sched_submit_batch_locked(&dev->q, ev->serial);
@@ -215,6 +218,11 @@ salvo_status salvo_event_query(salvo_event *ev)
             r = device_lost_error(dev);
         else if (!queue_batch_done_locked(&dev->q, ev->serial))
             r = SALVO_NOT_READY;
+        if (r == SALVO_NOT_READY) { /* refused by the submit just made? */
+            salvo_status refused = event_refused_locked(dev, ev, "event_query");
+            if (refused != SALVO_OK)
+                r = refused;
+        }
     }
     if (r == SALVO_OK && !ev->capture_id && !ev->cancelled)
         r = event_refused_locked(dev, ev, "event_query");
@@ -233,8 +241,12 @@ salvo_status salvo_event_synchronize(salvo_event *ev)
         return host_call_refuse(dev, "event_synchronize");
     salvo_mutex_lock(&dev->q.lock);
     salvo_status r = ev->capture_id ? captured_event(dev, "event_synchronize")
-                     : ev->cancelled ? SALVO_CANCELLED
-                                     : sched_wait_batch_locked(&dev->q, ev->serial);
+                     : ev->cancelled      ? SALVO_CANCELLED
+                     : device_is_lost(dev) ? SALVO_OK /* the wait says so */
+                                           : event_refused_locked(dev, ev, "event_synchronize");
+    /* Refused already: said at once, not after the batch's stand-in. */
+    if (r == SALVO_OK)
+        r = sched_wait_batch_locked(&dev->q, ev->serial);
     if (r == SALVO_OK && !ev->capture_id && !ev->cancelled)
         r = event_refused_locked(dev, ev, "event_synchronize");
     if (r == SALVO_OK)

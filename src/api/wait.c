@@ -69,7 +69,8 @@ salvo_status salvo_event_wait(salvo_event *ev, uint64_t timeout_ns)
                      "the graph, not of a stream");
     else if (ev->cancelled)
         r = SALVO_CANCELLED;
-    else
+    /* Refused already: said at once, not after the batch's stand-in. */
+    else if (device_is_lost(dev) || (r = event_refused_locked(dev, ev, "event_wait")) == SALVO_OK)
         r = sched_wait_batch_until_locked(&dev->q, ev->serial, deadline);
     if (r == SALVO_OK && !ev->capture_id && !ev->cancelled)
         r = event_refused_locked(dev, ev, "event_wait");
