@@ -483,57 +483,6 @@ static bool timed(salvo_device *dev)
     return dev->caps.timestamps;
 }
 
-static uint64_t elapsed_ok(salvo_event *s, salvo_event *e)
-{
-    uint64_t ns = 0;
-    salvo_status r = salvo_event_elapsed(s, e, &ns);
-    if (r != SALVO_OK)
-        fail_msg("event_elapsed: %s: %s", salvo_status_string(r), salvo_last_error());
-    return ns;
-}
-
-/* spin.spv: each invocation runs SPIN_ITERATIONS dependent steps and
- * stores where it ended. Its time is set by the workgroup count, not the
- * iterations: llvmpipe ends any loop after 65535 of them. */
-#define SPIN_ITERATIONS 16384u
-#define SPIN_MAX_GROUPS 16384u /* the output buffer holds 64 elements a group */
-
-static void spin(salvo_stream *st, salvo_kernel *k, salvo_buffer *out, uint32_t workgroups)
-{
-    salvo_binding bd = {.binding = 0, .buffer = out};
-    uint32_t groups[3] = {workgroups, 1, 1};
-    uint32_t iterations = SPIN_ITERATIONS;
-    assert_int_equal(salvo_launch(st, k, groups, &bd, 1, &iterations, sizeof iterations),
-                     SALVO_OK);
-}
-
-/* Workgroups for a spin of at least min_ns, as two events around it in one
- * batch time it (after a launch that pays the first dispatch's costs); 4
- * where the device has no timestamps. */
-static uint32_t spin_groups(fixture *f, salvo_kernel *k, salvo_buffer *out, uint64_t min_ns)
-{
-    uint32_t groups = N / 64;
-    if (!timed(f->dev))
-        return groups;
-    salvo_event *s = NULL, *e = NULL;
-    assert_int_equal(salvo_event_create(f->dev, &s), SALVO_OK);
-    assert_int_equal(salvo_event_create(f->dev, &e), SALVO_OK);
-    spin(f->st, k, out, groups);
-    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    for (;;) {
-        assert_int_equal(salvo_event_record(s, f->st), SALVO_OK);
-        spin(f->st, k, out, groups);
-        assert_int_equal(salvo_event_record(e, f->st), SALVO_OK);
-        assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-        if (elapsed_ok(s, e) >= min_ns || groups * 2 > SPIN_MAX_GROUPS)
-            break;
-        groups *= 2;
-    }
-    salvo_event_destroy(s);
-    salvo_event_destroy(e);
-    return groups;
-}
-
 /* A replay into a batch that holds nothing else is submitted as the
  * graph's own recording, made ahead: such replays, each synchronized, run
  * exactly; an update is seen from the next one on; a replay that work
@@ -586,13 +535,15 @@ static void test_replay_ahead(void **state)
     salvo_kernel_desc kd = {.spirv = spin_spv, .spirv_size = sizeof spin_spv, .name = "spin"};
     assert_int_equal(salvo_kernel_create(f->dev, &kd, &sk), SALVO_OK);
     salvo_buffer *s = NULL;
-    assert_int_equal(salvo_buffer_create(f->dev, SPIN_MAX_GROUPS * 256ull, SALVO_DOMAIN_DEVICE, &s),
-                     SALVO_OK);
-    uint32_t sg = spin_groups(f, sk, s, 100ull * 1000 * 1000);
+    assert_int_equal(
+        salvo_buffer_create(f->dev, LAVA_SPIN_MAX_GROUPS * 256ull, SALVO_DOMAIN_DEVICE, &s),
+        SALVO_OK);
+    uint32_t sg =
+        lava_spin_groups(f->dev, f->st, sk, s, N / 64, timed(f->dev), 100ull * 1000 * 1000);
     salvo_graph *gt = NULL;
     assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
     add(f, f->st, a, 10);
-    spin(f->st, sk, s, sg);
+    lava_spin(f->st, sk, s, sg);
     assert_int_equal(salvo_stream_end_capture(f->st, &gt), SALVO_OK);
     assert_int_equal(salvo_graph_launch(gt, f->st), SALVO_OK); /* the first: not ahead */
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
@@ -608,22 +559,10 @@ static void test_replay_ahead(void **state)
     assert_int_equal(replays_ahead(f) - before, 1);
     assert_int_equal(salvo_event_record(e1, f->st), SALVO_OK);
     copy_add(f, f->st, a, b, 1);
-    spin(f->st, sk, s, sg);
+    lava_spin(f->st, sk, s, sg);
     assert_int_equal(salvo_event_record(e2, f->st), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    if (timed(f->dev)) {
-        uint64_t spanned = elapsed_ok(e0, e1), alone = elapsed_ok(e1, e2);
-        fprintf(stderr, "spin of %u workgroups: e0..e1 %llu ns, e1..e2 %llu ns\n", sg,
-                (unsigned long long)spanned, (unsigned long long)alone);
-        assert_true(alone > 0);
-        if (spanned < alone / 2)
-            fail_msg("e0..e1 %llu ns, shorter than half the spin it spans (%llu ns): "
-                     "e1's timestamp came before the replay",
-                     (unsigned long long)spanned, (unsigned long long)alone);
-    } else {
-        uint64_t ns = 0;
-        assert_int_equal(salvo_event_elapsed(e0, e1, &ns), SALVO_ERROR_UNSUPPORTED);
-    }
+    lava_expect_spanned(e0, e1, e2, timed(f->dev), "the replay");
     expect(a, 55);
     expect(b, 56);
     salvo_event_destroy(e0);

@@ -66,74 +66,6 @@ static bool timed(salvo_device *dev)
     return dev->caps.timestamps;
 }
 
-static uint64_t elapsed_ok(salvo_event *s, salvo_event *e)
-{
-    uint64_t ns = 0;
-    salvo_status r = salvo_event_elapsed(s, e, &ns);
-    if (r != SALVO_OK)
-        fail_msg("event_elapsed: %s: %s", salvo_status_string(r), salvo_last_error());
-    return ns;
-}
-
-/* spin.spv: each invocation runs SPIN_ITERATIONS steps x = x * 1664525 +
- * 1013904223 from its local index + 1 and stores where it ended (element
- * i: spin_value(i)). Its time is set by the workgroup count, not the
- * iterations: llvmpipe ends any loop after 65535 of them. */
-#define SPIN_ITERATIONS 16384u
-#define SPIN_MAX_GROUPS 16384u /* the output buffer holds 64 elements a group */
-
-static void spin(lava_fixture *f, salvo_kernel *k, salvo_buffer *out, uint32_t workgroups)
-{
-    salvo_binding bd = {.binding = 0, .buffer = out};
-    uint32_t groups[3] = {workgroups, 1, 1};
-    uint32_t iterations = SPIN_ITERATIONS;
-    assert_int_equal(salvo_launch(f->st, k, groups, &bd, 1, &iterations, sizeof iterations),
-                     SALVO_OK);
-}
-
-/* What element i of spin's output holds: the step applied SPIN_ITERATIONS
- * times, by squaring (x -> m x + c). */
-static uint32_t spin_value(uint32_t i)
-{
-    uint32_t m = 1, c = 0, sm = 1664525u, sc = 1013904223u;
-    for (uint32_t n = SPIN_ITERATIONS; n; n >>= 1) {
-        if (n & 1) {
-            c = sm * c + sc;
-            m = sm * m;
-        }
-        sc = sm * sc + sc;
-        sm = sm * sm;
-    }
-    return m * (i % 64u + 1u) + c;
-}
-
-/* Workgroups for a spin of at least min_ns, as two events around it in one
- * batch time it (after a launch that pays the first dispatch's costs); 4
- * where the device has no timestamps. */
-static uint32_t spin_groups(lava_fixture *f, salvo_kernel *k, salvo_buffer *out, uint64_t min_ns)
-{
-    uint32_t groups = N / 64;
-    if (!timed(f->dev))
-        return groups;
-    salvo_event *s = NULL, *e = NULL;
-    assert_int_equal(salvo_event_create(f->dev, &s), SALVO_OK);
-    assert_int_equal(salvo_event_create(f->dev, &e), SALVO_OK);
-    spin(f, k, out, groups);
-    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    for (;;) {
-        assert_int_equal(salvo_event_record(s, f->st), SALVO_OK);
-        spin(f, k, out, groups);
-        assert_int_equal(salvo_event_record(e, f->st), SALVO_OK);
-        assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-        if (elapsed_ok(s, e) >= min_ns || groups * 2 > SPIN_MAX_GROUPS)
-            break;
-        groups *= 2;
-    }
-    salvo_event_destroy(s);
-    salvo_event_destroy(e);
-    return groups;
-}
-
 static void test_work_after(void **state)
 {
     lava_fixture *f = *state;
@@ -168,12 +100,14 @@ static void test_work_after(void **state)
     salvo_kernel_desc kd = {.spirv = spin_spv, .spirv_size = sizeof spin_spv, .name = "spin"};
     assert_int_equal(salvo_kernel_create(f->dev, &kd, &sk), SALVO_OK);
     salvo_buffer *s = NULL;
-    assert_int_equal(salvo_buffer_create(f->dev, SPIN_MAX_GROUPS * 256ull, SALVO_DOMAIN_DEVICE, &s),
-                     SALVO_OK);
-    uint32_t sg = spin_groups(f, sk, s, 100ull * 1000 * 1000);
-    spin(f, sk, s, sg);
+    assert_int_equal(
+        salvo_buffer_create(f->dev, LAVA_SPIN_MAX_GROUPS * 256ull, SALVO_DOMAIN_DEVICE, &s),
+        SALVO_OK);
+    uint32_t sg =
+        lava_spin_groups(f->dev, f->st, sk, s, N / 64, timed(f->dev), 100ull * 1000 * 1000);
+    lava_spin(f->st, sk, s, sg);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    spin(f, sk, s, sg);
+    lava_spin(f->st, sk, s, sg);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
     salvo_event *e0 = NULL, *e1 = NULL, *e2 = NULL;
     assert_int_equal(salvo_event_create(f->dev, &e0), SALVO_OK);
@@ -182,32 +116,20 @@ static void test_work_after(void **state)
     assert_int_equal(salvo_event_record(e0, f->st), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
     ahead = made_ahead(f->dev);
-    spin(f, sk, s, sg);
+    lava_spin(f->st, sk, s, sg);
     assert_int_equal(made_ahead(f->dev) - ahead, 1);
     assert_int_equal(salvo_event_record(e1, f->st), SALVO_OK);
     bd[0].buffer = s; /* b = s + 1 */
     assert_int_equal(salvo_launch(f->st, copy, groups, bd, 2, push, sizeof push), SALVO_OK);
-    spin(f, sk, s, sg);
+    lava_spin(f->st, sk, s, sg);
     assert_int_equal(salvo_event_record(e2, f->st), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    if (timed(f->dev)) {
-        uint64_t spanned = elapsed_ok(e0, e1), alone = elapsed_ok(e1, e2);
-        fprintf(stderr, "spin of %u workgroups: e0..e1 %llu ns, e1..e2 %llu ns\n", sg,
-                (unsigned long long)spanned, (unsigned long long)alone);
-        assert_true(alone > 0);
-        if (spanned < alone / 2)
-            fail_msg("e0..e1 %llu ns, shorter than half the spin it spans (%llu ns): "
-                     "e1's timestamp came before the launch made ahead",
-                     (unsigned long long)spanned, (unsigned long long)alone);
-    } else {
-        uint64_t ns = 0;
-        assert_int_equal(salvo_event_elapsed(e0, e1, &ns), SALVO_ERROR_UNSUPPORTED);
-    }
+    lava_expect_spanned(e0, e1, e2, timed(f->dev), "the launch made ahead");
     uint32_t got[N];
     assert_int_equal(salvo_buffer_read(b, 0, got, sizeof got), SALVO_OK);
     for (uint32_t i = 0; i < N; i++)
-        if (got[i] != spin_value(i) + 1)
-            fail_msg("b[%u] = %u, want %u", i, got[i], spin_value(i) + 1);
+        if (got[i] != lava_spin_value(i) + 1)
+            fail_msg("b[%u] = %u, want %u", i, got[i], lava_spin_value(i) + 1);
     salvo_event_destroy(e0);
     salvo_event_destroy(e1);
     salvo_event_destroy(e2);

@@ -163,6 +163,83 @@ void lava_expect_lavapipe_features(const salvo_device_info *info)
         fail_msg("%d feature(s) lavapipe offers reported off by salvo_device_info.features", off);
 }
 
+uint64_t lava_elapsed_ok(salvo_event *start, salvo_event *end)
+{
+    uint64_t ns = 0;
+    salvo_status r = salvo_event_elapsed(start, end, &ns);
+    if (r != SALVO_OK)
+        fail_msg("event_elapsed: %s: %s", salvo_status_string(r), salvo_last_error());
+    return ns;
+}
+
+void lava_spin(salvo_stream *st, salvo_kernel *k, salvo_buffer *out, uint32_t workgroups)
+{
+    salvo_binding bd = {.binding = 0, .buffer = out};
+    uint32_t groups[3] = {workgroups, 1, 1};
+    uint32_t iterations = LAVA_SPIN_ITERATIONS;
+    assert_int_equal(salvo_launch(st, k, groups, &bd, 1, &iterations, sizeof iterations),
+                     SALVO_OK);
+}
+
+uint32_t lava_spin_value(uint32_t i)
+{
+    /* The step applied LAVA_SPIN_ITERATIONS times, by squaring
+     * (x -> m x + c). */
+    uint32_t m = 1, c = 0, sm = 1664525u, sc = 1013904223u;
+    for (uint32_t n = LAVA_SPIN_ITERATIONS; n; n >>= 1) {
+        if (n & 1) {
+            c = sm * c + sc;
+            m = sm * m;
+        }
+        sc = sm * sc + sc;
+        sm = sm * sm;
+    }
+    return m * (i % 64u + 1u) + c;
+}
+
+uint32_t lava_spin_groups(salvo_device *dev, salvo_stream *st, salvo_kernel *k,
+                          salvo_buffer *out, uint32_t first, bool timed, uint64_t min_ns)
+{
+    uint32_t groups = first;
+    if (!timed)
+        return groups;
+    salvo_event *s = NULL, *e = NULL;
+    assert_int_equal(salvo_event_create(dev, &s), SALVO_OK);
+    assert_int_equal(salvo_event_create(dev, &e), SALVO_OK);
+    lava_spin(st, k, out, groups);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    for (;;) {
+        assert_int_equal(salvo_event_record(s, st), SALVO_OK);
+        lava_spin(st, k, out, groups);
+        assert_int_equal(salvo_event_record(e, st), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+        if (lava_elapsed_ok(s, e) >= min_ns || groups * 2 > LAVA_SPIN_MAX_GROUPS)
+            break;
+        groups *= 2;
+    }
+    salvo_event_destroy(s);
+    salvo_event_destroy(e);
+    return groups;
+}
+
+void lava_expect_spanned(salvo_event *e0, salvo_event *e1, salvo_event *e2, bool timed,
+                         const char *what)
+{
+    if (!timed) {
+        uint64_t ns = 0;
+        assert_int_equal(salvo_event_elapsed(e0, e1, &ns), SALVO_ERROR_UNSUPPORTED);
+        return;
+    }
+    uint64_t spanned = lava_elapsed_ok(e0, e1), alone = lava_elapsed_ok(e1, e2);
+    fprintf(stderr, "spin: e0..e1 %llu ns, e1..e2 %llu ns\n", (unsigned long long)spanned,
+            (unsigned long long)alone);
+    assert_true(alone > 0);
+    if (spanned < alone / 2)
+        fail_msg("e0..e1 %llu ns, shorter than half the spin it spans (%llu ns): e1's timestamp "
+                 "came before %s",
+                 (unsigned long long)spanned, (unsigned long long)alone, what);
+}
+
 salvo_kernel *lava_add_kernel(salvo_device *dev)
 {
     salvo_spec_constant sc = {0, 64};

@@ -69,6 +69,36 @@ bool lava_is_lavapipe_22_3(const salvo_device_info *info);
  * checked nothing (lava_core compares every field with the driver's). */
 void lava_expect_lavapipe_features(const salvo_device_info *info);
 
+/* The elapsed time between two recorded events; fails the test unless
+ * salvo_event_elapsed answers SALVO_OK. */
+uint64_t lava_elapsed_ok(salvo_event *start, salvo_event *end);
+
+/* spin.spv (tests/shaders/spin.comp): each invocation runs
+ * LAVA_SPIN_ITERATIONS steps x = x * 1664525 + 1013904223 from its local
+ * index + 1 and stores where it ended (element i: lava_spin_value(i)). Its
+ * time is set by the workgroup count, not the iterations: llvmpipe ends
+ * any loop after 65535 of them. Its output buffer holds 64 elements a
+ * workgroup. */
+#define LAVA_SPIN_ITERATIONS 16384u
+#define LAVA_SPIN_MAX_GROUPS 16384u
+/* Launch the spin kernel k on st over workgroups groups, into out. */
+void lava_spin(salvo_stream *st, salvo_kernel *k, salvo_buffer *out, uint32_t workgroups);
+/* What element i of the spin's output holds. */
+uint32_t lava_spin_value(uint32_t i);
+/* Workgroups, from first and doubling, for a spin of at least min_ns as
+ * two events around it in one batch time it (after a spin that pays the
+ * first dispatch's costs); first where the device has no timestamps
+ * (timed false). */
+uint32_t lava_spin_groups(salvo_device *dev, salvo_stream *st, salvo_kernel *k,
+                          salvo_buffer *out, uint32_t first, bool timed, uint64_t min_ns);
+
+/* e0..e1 spans a spin whose time e1..e2 measures alone (timed: the device
+ * has timestamps): fail unless it is at least half that, naming what (the
+ * work whose end e1 marks) when e1's timestamp came before it. Without
+ * timestamps, elapsed must say SALVO_ERROR_UNSUPPORTED. */
+void lava_expect_spanned(salvo_event *e0, salvo_event *e1, salvo_event *e2, bool timed,
+                         const char *what);
+
 /* The fixture most suites share: a device, the add kernel and a stream
  * with the default desc. */
 typedef struct lava_fixture {
