@@ -100,6 +100,32 @@ static bool guard_freed(guard_alloc *g, const void *p)
     return found;
 }
 
+/* A device on a fresh fake (its waits blocking where asked) whose host
+ * memory comes from g. */
+static salvo_device *guarded_open(guard_alloc *g, fake_accel **f, bool blocking_waits)
+{
+    guard_init(g);
+    *f = fake_create();
+    assert_non_null(*f);
+    (*f)->blocking_waits = blocking_waits;
+    salvo_device_desc d = {.allocator = &g->a};
+    salvo_device *dev = NULL;
+    assert_int_equal(device_create_with_accel(&d, fake_accel_get(*f), &dev), SALVO_OK);
+    return dev;
+}
+
+/* Destroy dev: nothing freed twice, no host block or fake handle left, no
+ * illegal use of the fake. */
+static void guarded_close(guard_alloc *g, fake_accel *f, salvo_device *dev)
+{
+    salvo_device_destroy(dev);
+    assert_int_equal(g->double_frees, 0);
+    assert_int_equal(atomic_load(&g->live), 0);
+    assert_int_equal(fake_illegal_total(f), 0);
+    assert_int_equal(fake_live_total(f), 0);
+    fake_free(f);
+}
+
 /* ------------------------------------------------------------------ */
 /* pthread_mutex_trylock, wrapped                                      */
 /* ------------------------------------------------------------------ */
@@ -151,12 +177,8 @@ static void test_stream_destroy_against_flush(void **state)
 {
     (void)state;
     static guard_alloc g; /* large: not on the stack */
-    guard_init(&g);
-    fake_accel *f = fake_create();
-    assert_non_null(f);
-    salvo_device_desc d = {.allocator = &g.a};
-    salvo_device *dev = NULL;
-    assert_int_equal(device_create_with_accel(&d, fake_accel_get(f), &dev), SALVO_OK);
+    fake_accel *f = NULL;
+    salvo_device *dev = guarded_open(&g, &f, false);
     assert_int_equal(sem_init(&go, 0, 0), 0);
     assert_int_equal(sem_init(&done, 0, 0), 0);
 
@@ -179,12 +201,7 @@ static void test_stream_destroy_against_flush(void **state)
         assert_int_equal(salvo_device_stats(dev, &s), SALVO_OK);
         assert_int_equal(s.live_streams, 0);
     }
-    salvo_device_destroy(dev);
-    assert_int_equal(g.double_frees, 0);
-    assert_int_equal(atomic_load(&g.live), 0);
-    assert_int_equal(fake_illegal_total(f), 0);
-    assert_int_equal(fake_live_total(f), 0);
-    fake_free(f);
+    guarded_close(&g, f, dev);
     sem_destroy(&go);
     sem_destroy(&done);
 }
@@ -219,12 +236,8 @@ static void test_stream_destroy_lock_busy(void **state)
 {
     (void)state;
     static guard_alloc g; /* large: not on the stack */
-    guard_init(&g);
-    fake_accel *f = fake_create();
-    assert_non_null(f);
-    salvo_device_desc d = {.allocator = &g.a};
-    salvo_device *dev = NULL;
-    assert_int_equal(device_create_with_accel(&d, fake_accel_get(f), &dev), SALVO_OK);
+    fake_accel *f = NULL;
+    salvo_device *dev = guarded_open(&g, &f, false);
     assert_int_equal(sem_init(&go, 0, 0), 0);
     assert_int_equal(sem_init(&done, 0, 0), 0);
     assert_int_equal(sem_init(&unlock_now, 0, 0), 0);
@@ -248,12 +261,7 @@ static void test_stream_destroy_lock_busy(void **state)
         assert_int_equal(s.live_streams, 1);
         salvo_stream_destroy(keep);
     }
-    salvo_device_destroy(dev);
-    assert_int_equal(g.double_frees, 0);
-    assert_int_equal(atomic_load(&g.live), 0);
-    assert_int_equal(fake_illegal_total(f), 0);
-    assert_int_equal(fake_live_total(f), 0);
-    fake_free(f);
+    guarded_close(&g, f, dev);
     sem_destroy(&go);
     sem_destroy(&done);
     sem_destroy(&unlock_now);
@@ -388,13 +396,8 @@ static void test_stream_in_capture_freed_at_capture_end(void **state)
 {
     (void)state;
     static guard_alloc g;
-    guard_init(&g);
-    fake_accel *f = fake_create();
-    assert_non_null(f);
-    f->blocking_waits = true;
-    salvo_device_desc d = {.allocator = &g.a};
-    salvo_device *dev = NULL;
-    assert_int_equal(device_create_with_accel(&d, fake_accel_get(f), &dev), SALVO_OK);
+    fake_accel *f = NULL;
+    salvo_device *dev = guarded_open(&g, &f, true);
     fake_set_complete(f, FAKE_COMPLETE_MANUAL);
     assert_int_equal(sem_init(&go, 0, 0), 0);
     assert_int_equal(sem_init(&done, 0, 0), 0);
@@ -456,12 +459,7 @@ static void test_stream_in_capture_freed_at_capture_end(void **state)
     salvo_buffer_destroy(buf);
     salvo_stream_destroy(origin);
     salvo_stream_destroy(waiter.st);
-    salvo_device_destroy(dev);
-    assert_int_equal(g.double_frees, 0);
-    assert_int_equal(atomic_load(&g.live), 0);
-    assert_int_equal(fake_illegal_total(f), 0);
-    assert_int_equal(fake_live_total(f), 0);
-    fake_free(f);
+    guarded_close(&g, f, dev);
     sem_destroy(&go);
     sem_destroy(&done);
     sem_destroy(&unlock_now);
