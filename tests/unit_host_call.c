@@ -262,6 +262,60 @@ static void refused_batch_keeps_its_waits(void **state)
     }
 }
 
+/* Regression: a cancel that could not record its batch again dropped the
+ * batch, its waits with it: an event of that batch then read complete
+ * though the host call its batch waited for had not run, and the stream's
+ * later work did not wait for the call either (found by model_random, seed
+ * 9962546 with --fake-queues 3). The dropped batch now stands in for its
+ * place, and its events say it failed. fn is held until the test has
+ * looked. */
+static void dropped_batch_keeps_its_waits(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    f->queue_count = 1;
+    f->transfer_queue = false;
+    salvo_device *dev = open_fake(f);
+    salvo_stream *st = NULL;
+    salvo_buffer *a = NULL, *b = NULL;
+    salvo_event *e = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &a), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    assert_int_equal(salvo_event_create(dev, &e), SALVO_OK);
+    assert_int_equal(sem_init(&hold_fn, 0, 0), 0);
+    atomic_store(&runs, 0);
+    uint64_t copied = fake_copy_bytes(f);
+    assert_int_equal(salvo_stream_host_call(st, held_until_posted, NULL), SALVO_OK);
+    /* The batch after the call (which waits for it): a copy, the event. */
+    assert_int_equal(salvo_copy(st, a, 0, b, 0, 4096), SALVO_OK);
+    assert_int_equal(salvo_event_record(e, st), SALVO_OK);
+    /* The cancel records the batch again: no command buffer can be reset. */
+    fake_set_result_from(f, "cmd_reset", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    salvo_status c = salvo_event_cancel(e);
+    assert_int_not_equal(c, SALVO_OK);
+    fake_clear_results(f);
+    assert_int_equal(salvo_event_query(e), SALVO_ERROR_BATCH_FAILED);
+    assert_int_equal(salvo_copy(st, a, 0, b, 0, 4096), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(st), SALVO_OK);
+    if (fake_copy_bytes(f) != copied)
+        fail_msg("work after the dropped batch ran before the host call returned");
+    assert_int_equal(salvo_stream_query(st), SALVO_NOT_READY);
+    assert_int_equal(atomic_load(&runs), 0);
+    sem_post(&hold_fn);
+    /* The drop is reported once, by the next synchronize. */
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_ERROR_BATCH_FAILED);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    assert_int_equal(atomic_load(&runs), 1);
+    assert_int_equal(fake_copy_bytes(f), copied + 4096); /* the second copy only */
+    sem_destroy(&hold_fn);
+    salvo_event_destroy(e);
+    salvo_buffer_destroy(a);
+    salvo_buffer_destroy(b);
+    salvo_stream_destroy(st);
+    close_and_check(f, dev);
+}
+
 /* Lost with calls pending: the next wait says so, every fn runs once (at
  * the latest in device destroy), a read's dst is left alone, nothing
  * leaks. */
@@ -614,6 +668,7 @@ int main(void)
         cmocka_unit_test(after_a_refused_batch),
         cmocka_unit_test(synchronize_after_refused_gate_batch),
         cmocka_unit_test(refused_batch_keeps_its_waits),
+        cmocka_unit_test(dropped_batch_keeps_its_waits),
         cmocka_unit_test(after_device_loss),
         cmocka_unit_test(after_a_waited_event),
         cmocka_unit_test(values_across_a_slot_wait),

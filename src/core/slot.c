@@ -496,8 +496,10 @@ salvo_status slot_submit(slot *s, const slot_env *env, bool hold)
 {
     if (s->state != SLOT_RECORDING)
         return refuse(s, env, "submit");
-    /* A direct batch's buffer is ended already; cmd stays begun. */
-    accel_result r = s->direct ? ACCEL_SUCCESS : VT(env)->cmd_end(SELF(env), env->dev, s->cmd);
+    /* A direct batch's buffer is ended already; cmd stays begun. A
+     * stand-in's is not used. */
+    accel_result r = s->direct || s->empty ? ACCEL_SUCCESS
+                                           : VT(env)->cmd_end(SELF(env), env->dev, s->cmd);
     const char *what = "could not be ended";
     if (r == ACCEL_SUCCESS) {
         if (!on_timeline(s))
@@ -511,6 +513,31 @@ salvo_status slot_submit(slot *s, const slot_env *env, bool hold)
         return SALVO_OK;
     }
     return send_failed(s, env, r, what, hold);
+}
+
+void slot_reopen_empty(slot *s, const slot_env *env, uint64_t serial, accel_sem_op signal,
+                       const slot_dep *waits, uint32_t wait_count)
+{
+    if (s->state == SLOT_RECORDING)
+        slot_discard(s, env);
+    if (s->state != SLOT_IDLE)
+        return;
+    s->serial = serial; /* first: the table files the batch under it */
+    slot_move(s, env, SLOT_RECORDING);
+    s->direct = NULL;
+    s->direct_dirty = false;
+    s->empty = true;
+    s->buffers_noted = false;
+    s->signal = signal;
+    s->wait_count = 0;
+    for (uint32_t i = 0; i < wait_count; i++)
+        slot_add_wait(s, env, &waits[i]); /* at most what a batch holds: fits */
+    s->host_read = NULL;
+    s->host_reads = 0;
+    s->to_host = false;
+    s->launches = 0;
+    s->name_count = 0;
+    s->names_dropped = 0;
 }
 
 salvo_status slot_discard(slot *s, const slot_env *env)

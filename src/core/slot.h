@@ -238,6 +238,14 @@ salvo_status slot_submit(slot *s, const slot_env *env, bool hold);
  * IDLE: the batch's refusal was reported already, and the caller reports
  * nothing more. */
 salvo_status slot_send_held(slot *s, const slot_env *env);
+/* IDLE or RECORDING -> RECORDING as a stand-in (empty: see slot_submit)
+ * for a batch whose work was dropped before it was submitted (a cancel
+ * that could not record it again): this serial, signal and waits, its
+ * command buffer unused (what was recorded is dropped). slot_submit then
+ * sends it with no command buffer; its own failure there goes unreported
+ * (the drop is the caller's to report). */
+void slot_reopen_empty(slot *s, const slot_env *env, uint64_t serial, accel_sem_op signal,
+                       const slot_dep *waits, uint32_t wait_count);
 /* RECORDING -> IDLE, dropping what was recorded (nothing was submitted). */
 salvo_status slot_discard(slot *s, const slot_env *env);
 /* Apply an observed fence result to an IN_FLIGHT slot:

@@ -550,14 +550,40 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset, const char
     return SALVO_OK;
 }
 
-/* After failure r (its message set) left st's open batch half recorded:
+/* What st's open batch is beyond its work (its slot, serial, signal and
+ * waits), kept before it is recorded again: a recording that fails may
+ * leave the slot idle. */
+typedef struct batch_place {
+    slot *s; /* NULL: no open batch */
+    uint64_t serial;
+    accel_sem_op signal;
+    uint32_t wait_count;
+    slot_dep waits[SLOT_MAX_WAITS];
+} batch_place;
+
+static void place_of(const stream_engine *st, batch_place *p) SALVO_REQUIRES(st->q->lock)
+{
+    p->s = st->open;
+    if (!p->s)
+        return;
+    p->serial = p->s->serial;
+    p->signal = p->s->signal;
+    p->wait_count = p->s->wait_count;
+    memcpy(p->waits, p->s->waits, p->wait_count * sizeof *p->waits);
+}
+
+/* After failure r (its message set) left st's open batch half recorded
+ * (or, a recording again having failed, idle: place says what it was):
  * record it again from its log, all of what it held before, and return r
  * with its message. Where even that cannot be done (a log that could not
  * be kept, a device lost, a recording refused again), the batch's
  * launches are dropped, and whoever waits for the stream next is told so
- * (with status dropped) as well as this caller. */
+ * (with status dropped) as well as this caller; the batch still holds its
+ * place in the stream's order (as a refused one: slot_submit), and its
+ * events say it failed. */
 static salvo_status mend_locked(stream_engine *st, salvo_status r, const char *what,
-                                salvo_status dropped) SALVO_REQUIRES(st->q->lock)
+                                salvo_status dropped, const batch_place *place)
+    SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     char msg[SALVO_ERROR_MAX], why[SALVO_ERROR_MAX];
@@ -571,9 +597,8 @@ static salvo_status mend_locked(stream_engine *st, salvo_status r, const char *w
         memcpy(why, salvo_last_error(), sizeof why); /* what refused it this time */
     }
     if (st->open) {
-        slot *s = st->open;
-        COUNTER_SUB(&q->n, launches_pending, s->launches);
-        slot_discard(s, &q->env);
+        COUNTER_SUB(&q->n, launches_pending, st->open->launches);
+        slot_discard(st->open, &q->env);
         st->open = NULL;
     }
     if (!queue_is_lost(q)) {
@@ -582,6 +607,13 @@ static salvo_status mend_locked(stream_engine *st, salvo_status r, const char *w
                                        "were dropped (%s)",
                                        what, why);
         stream_defer_locked(st, lost);
+        if (place->s && place->s->state == SLOT_IDLE) {
+            slot_reopen_empty(place->s, &q->env, place->serial, place->signal, place->waits,
+                              place->wait_count);
+            queue_note_refused_locked(q, place->serial, dropped);
+            st->open = place->s;
+            stream_submit_locked(st, false);
+        }
     }
     salvo_set_error(msg);
     return r;
@@ -647,13 +679,15 @@ salvo_status stream_withdraw_locked(stream_engine *st, size_t offset)
                         "cancel: this batch's log could not be kept (out of host memory)");
     if (offset <= st->log.start)
         return SALVO_OK; /* withdrawn already */
+    batch_place place;
+    place_of(st, &place);
     salvo_status r = rerecord_locked(st, offset, "cancel");
     if (r == SALVO_OK) {
         st->log.start = offset;
         return SALVO_OK;
     }
     /* A failed cancel withdraws nothing: record the whole batch again. */
-    return mend_locked(st, r, "cancel", SALVO_ERROR_BATCH_FAILED);
+    return mend_locked(st, r, "cancel", SALVO_ERROR_BATCH_FAILED, &place);
 }
 
 salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size,
@@ -919,7 +953,11 @@ salvo_status stream_graph_locked(stream_engine *st, engine_graph *g, uint64_t *s
                        g->label, accel_result_name(ar), names);
         /* The launches before it, should they be dropped, for the same
          * reason (a recording refused again). */
-        return partial ? mend_locked(st, r, "replay", r) : r;
+        if (!partial)
+            return r;
+        batch_place place;
+        place_of(st, &place);
+        return mend_locked(st, r, "replay", r, &place);
     }
     COUNTER_ADD(&q->n, launches_total, g->node_count);
     graph_note_replay_locked(g, st->number, s->serial);
