@@ -610,7 +610,7 @@ static salvo_status mend_locked(stream_engine *st, salvo_status r, const char *w
         if (place->s && place->s->state == SLOT_IDLE) {
             slot_reopen_empty(place->s, &q->env, place->serial, place->signal, place->waits,
                               place->wait_count);
-            queue_note_refused_locked(q, place->serial, dropped);
+            queue_note_refused_locked(st->q, place->serial, dropped);
             st->open = place->s;
             stream_submit_locked(st, false);
         }
