@@ -261,6 +261,27 @@ salvo_status slot_use_queue(slot *s, const slot_env *env, uint32_t queue)
     return SALVO_OK;
 }
 
+/* IDLE -> RECORDING as a fresh batch with this serial and signal: nothing
+ * recorded, waited for or noted yet (empty: a stand-in, see slot_submit). */
+static void open_batch(slot *s, const slot_env *env, uint64_t serial, accel_sem_op signal,
+                       bool empty)
+{
+    s->serial = serial; /* first: the table files the batch under it */
+    slot_move(s, env, SLOT_RECORDING);
+    s->direct = NULL;
+    s->direct_dirty = false;
+    s->empty = empty;
+    s->buffers_noted = false;
+    s->signal = signal;
+    s->wait_count = 0;
+    s->host_read = NULL;
+    s->host_reads = 0;
+    s->to_host = false;
+    s->launches = 0;
+    s->name_count = 0;
+    s->names_dropped = 0;
+}
+
 salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem_op signal)
 {
     if (s->state != SLOT_IDLE)
@@ -279,20 +300,7 @@ salvo_status slot_begin(slot *s, const slot_env *env, uint64_t serial, accel_sem
         return SALVO_FAIL(env->log, salvo_status_from_accel(r), "slot: begin failed (%s)",
                           accel_result_name(r));
     }
-    s->serial = serial; /* first: the table files the batch under it */
-    slot_move(s, env, SLOT_RECORDING);
-    s->direct = NULL;
-    s->direct_dirty = false;
-    s->empty = false;
-    s->buffers_noted = false;
-    s->signal = signal;
-    s->wait_count = 0;
-    s->host_read = NULL;
-    s->host_reads = 0;
-    s->to_host = false;
-    s->launches = 0;
-    s->name_count = 0;
-    s->names_dropped = 0;
+    open_batch(s, env, serial, signal, false);
     return SALVO_OK;
 }
 
@@ -522,22 +530,9 @@ void slot_reopen_empty(slot *s, const slot_env *env, uint64_t serial, accel_sem_
         slot_discard(s, env);
     if (s->state != SLOT_IDLE)
         return;
-    s->serial = serial; /* first: the table files the batch under it */
-    slot_move(s, env, SLOT_RECORDING);
-    s->direct = NULL;
-    s->direct_dirty = false;
-    s->empty = true;
-    s->buffers_noted = false;
-    s->signal = signal;
-    s->wait_count = 0;
+    open_batch(s, env, serial, signal, true);
     for (uint32_t i = 0; i < wait_count; i++)
         slot_add_wait(s, env, &waits[i]); /* at most what a batch holds: fits */
-    s->host_read = NULL;
-    s->host_reads = 0;
-    s->to_host = false;
-    s->launches = 0;
-    s->name_count = 0;
-    s->names_dropped = 0;
 }
 
 salvo_status slot_discard(slot *s, const slot_env *env)
