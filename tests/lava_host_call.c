@@ -454,34 +454,10 @@ static void bad_input(void **state)
     salvo_buffer_destroy(b);
 }
 
-/* The validation layer of Debian 12 (1.3.239), with synchronization
- * validation (which puts the layer under one coarse lock; the same comes
- * without it under VK_LAYER_FINE_GRAINED_LOCKING=0), sometimes waits 10 s
- * for its own record of the host-call worker's raise of a timeline
- * semaphore while this thread reads or waits for that value, then reports
- * UNASSIGNED-VkSemaphore-state-timeout, "most likely a validation bug" (as
- * tests/model/README.md notes for gates). It reports only after the
- * driver said the value was reached: a message about the layer, never
- * about the program. Filtered by its id, as the layer allows; every other
- * message still fails the suite. */
-static void filter_layer_timeouts(void)
-{
-    static const char id[] = "UNASSIGNED-VkSemaphore-state-timeout";
-    const char *have = getenv("VK_LAYER_MESSAGE_ID_FILTER");
-    if (have && strstr(have, id))
-        return;
-    char both[1024];
-    if (have && *have)
-        snprintf(both, sizeof both, "%s,%s", have, id);
-    else
-        snprintf(both, sizeof both, "%s", id);
-    setenv("VK_LAYER_MESSAGE_ID_FILTER", both, 1);
-}
-
 int main(void)
 {
     lava_require_device();
-    filter_layer_timeouts();
+    lava_filter_layer_timeouts();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(write_kernel_read, setup, lava_teardown),
         cmocka_unit_test_setup_teardown(many_small_writes, setup, lava_teardown),

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "support/lava.h"
 
 #include <setjmp.h>
@@ -238,6 +239,20 @@ void lava_expect_spanned(salvo_event *e0, salvo_event *e1, salvo_event *e2, bool
         fail_msg("e0..e1 %llu ns, shorter than half the spin it spans (%llu ns): e1's timestamp "
                  "came before %s",
                  (unsigned long long)spanned, (unsigned long long)alone, what);
+}
+
+void lava_filter_layer_timeouts(void)
+{
+    static const char id[] = "UNASSIGNED-VkSemaphore-state-timeout";
+    const char *have = getenv("VK_LAYER_MESSAGE_ID_FILTER");
+    if (have && strstr(have, id))
+        return;
+    char both[1024];
+    if (have && *have)
+        snprintf(both, sizeof both, "%s,%s", have, id);
+    else
+        snprintf(both, sizeof both, "%s", id);
+    setenv("VK_LAYER_MESSAGE_ID_FILTER", both, 1);
 }
 
 salvo_kernel *lava_add_kernel(salvo_device *dev)

@@ -99,6 +99,17 @@ uint32_t lava_spin_groups(salvo_device *dev, salvo_stream *st, salvo_kernel *k,
 void lava_expect_spanned(salvo_event *e0, salvo_event *e1, salvo_event *e2, bool timed,
                          const char *what);
 
+/* The validation layer of Debian 12 (1.3.239) sometimes waits 10 s for
+ * its own record of another thread's raise of a timeline semaphore (the
+ * host-call worker's, a gate's) while a thread reads or waits for that
+ * value, then reports UNASSIGNED-VkSemaphore-state-timeout, "most likely a
+ * validation bug" (as tests/model/README.md notes for gates), and only
+ * after the driver said the value was reached: a message about the layer,
+ * never about the program. Call from main() of a suite whose work waits
+ * on such a raise: that id is filtered (VK_LAYER_MESSAGE_ID_FILTER), every
+ * other message still fails the suite. */
+void lava_filter_layer_timeouts(void);
+
 /* The fixture most suites share: a device, the add kernel and a stream
  * with the default desc. */
 typedef struct lava_fixture {
