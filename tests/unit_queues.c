@@ -295,6 +295,87 @@ static void test_timeline_outlives_its_stream(void **state)
     close_env(&e);
 }
 
+/* The hook of test_wait_opens_after_owner_freed: at the first poll the
+ * device runs everything submitted so far, and another thread asks after
+ * the event, which sees the destroyed stream's work over and frees the
+ * stream, while the polling thread's wait goes on. */
+static salvo_event *asked_event;
+
+static void *query_event(void *user)
+{
+    (void)user;
+    salvo_status *r = malloc(sizeof *r);
+    *r = salvo_event_query(asked_event);
+    return r;
+}
+
+static salvo_status reader_status;
+
+static void complete_all_once(void *user)
+{
+    env *e = user;
+    e->f->timeline_value_hook = NULL;
+    e->f->fence_status_hook = NULL;
+    fake_complete_all(e->f);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, query_event, NULL), 0);
+    void *r = NULL;
+    pthread_join(t, &r);
+    reader_status = *(salvo_status *)r;
+    free(r);
+}
+
+/* An event wait opens the waiting stream's next batch, which may wait for
+ * a free slot; while it waits, the event's batch can end and its stream,
+ * destroyed, be freed, its timeline's release tagged below the serial of
+ * the batch then opened. That batch must not wait on the timeline: it
+ * would be gone before the batch is submitted, or while it is pending. */
+static void test_wait_opens_after_owner_freed(void **state)
+{
+    (void)state;
+    env e;
+    setenv("SALVO_SPIN_US", "1000", 1); /* waits poll the timeline: the hook runs */
+    open_env(&e, 2, FAKE_COMPLETE_MANUAL);
+    unsetenv("SALVO_SPIN_US");
+    two_streams_only(&e);
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    /* Every slot of stream 1's ring in flight: its next batch waits. */
+    for (int i = 0; i < STREAM_SLOTS; i++) {
+        assert_int_equal(launch(&e, 1, 1), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(e.st[1]), SALVO_OK);
+    }
+    uint64_t timelines = fake_live(e.f, FAKE_TIMELINE);
+    salvo_stream_destroy(e.st[0]); /* busy: freed once its batch is over */
+    e.st[0] = NULL;
+    assert_int_equal(fake_live(e.f, FAKE_TIMELINE), timelines);
+    e.f->hook_user = &e;
+    e.f->timeline_value_hook = complete_all_once;
+    e.f->fence_status_hook = complete_all_once;
+    reader_status = SALVO_ERROR_INVALID_STATE;
+    asked_event = ev;
+    assert_int_equal(salvo_stream_wait_event(e.st[1], ev), SALVO_OK);
+    assert_null(e.f->timeline_value_hook); /* the wait for a slot happened */
+    assert_int_equal(reader_status, SALVO_OK);
+    assert_int_equal(launch(&e, 1, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[1]), SALVO_OK);
+    if (fake_illegal_total(e.f))
+        fail_msg("illegal use of the fake: %s", fake_illegal_last(e.f));
+    assert_int_equal(fake_complete_all(e.f), 1); /* waits for nothing */
+    assert_int_equal(salvo_stream_synchronize(e.st[1]), SALVO_OK);
+    if (fake_illegal_total(e.f))
+        fail_msg("illegal use of the fake: %s", fake_illegal_last(e.f));
+    /* Stream 0 was freed, its timeline with it. */
+    assert_int_equal(fake_live(e.f, FAKE_TIMELINE), timelines - 1);
+    assert_int_equal(fake_dispatches_completed(e.f), 2 + STREAM_SLOTS);
+    salvo_event_destroy(ev);
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
+    close_env(&e);
+}
+
 /* A stream destroyed while busy is freed by the drain point that finds
  * its work over; its timeline's release, queued by that free, runs within
  * the same call: afterwards nothing is left pending that waits for
@@ -1444,6 +1525,7 @@ int main(void)
         cmocka_unit_test(test_no_false_ordering),
         cmocka_unit_test(test_event_wait_across_queues),
         cmocka_unit_test(test_timeline_outlives_its_stream),
+        cmocka_unit_test(test_wait_opens_after_owner_freed),
         cmocka_unit_test(test_busy_stream_freed_at_drain_point),
         cmocka_unit_test(test_cancelled_batch_still_signals),
         cmocka_unit_test(test_loss_abandons_every_queue),

@@ -165,6 +165,12 @@ salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
     salvo_status r = stream_open_locked(st);
     if (r != SALVO_OK)
         return r;
+    /* That wait lets go of the lock: meanwhile the batch waited for may
+     * have ended, and its stream, destroyed, been freed, with its
+     * timeline's release tagged below the serial just taken. Nothing to
+     * wait for then, and the timeline must not be named. */
+    if (w->serial && queue_batch_owner_locked(st->q, w->serial, NULL) != w->owner)
+        return SALVO_OK;
     return slot_add_wait(st->open, &st->q->env, w);
 }
 
