@@ -2698,9 +2698,9 @@ static void exec_sync(ctx *c, int sid, salvo_status st, bool lost_before, const 
         s->completed = s->seq;
         set_boundary(c, sid, s->seq);
         stream_confirmed(c, sid);
-        s->gated = s->replayed = false;
+        s->gated = s->replayed = s->opened = false;
         break;
-    case OUT_PTIMEOUT:
+    case OUT_PTIMEOUT: /* a batch an event opened may still be in flight */
         set_boundary(c, sid, s->seq);
         break;
     default:
@@ -3624,7 +3624,6 @@ static void exec_op(ctx *c, const op *o)
         int sid = slot_sid(c, (int)a[0]);
         if (sid < 0)
             return;
-        c->sid[sid].opened = false;
         if (c->sid[sid].cap) {
             expect_refused(c, "stream_synchronize of a capturing stream",
                            salvo_stream_synchronize(c->sh[a[0]]));
