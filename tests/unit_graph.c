@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -382,13 +383,19 @@ static void test_replay_ahead_failures(void **state)
 /* A recording that keeps failing: the replay that meets it fails, and
  * the launch before it in the batch, which cannot be recorded again
  * either, is dropped and reported to the stream's synchronize with the
- * same status, naming why; then the stream records again. */
-static void test_inline_node_failing_for_good(void **state)
+ * same status, naming why; then the stream records again. Traced: the
+ * dropped batch, which keeps its place with no command buffer begun, is
+ * not stamped at its submit (the fake calls that illegal), and the trace
+ * is still written. */
+static void inline_node_failing_for_good(bool traced)
 {
-    (void)state;
     env e;
     uint64_t sum = 0;
     open_env_with(&e, FAKE_COMPLETE_AUTO, true, &sum);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/salvo_unit_graph_%ld.json", (long)getpid());
+    if (traced)
+        assert_int_equal(salvo_trace_start(e.dev, path), SALVO_OK);
     salvo_graph *g = capture(&e, 300);
     const uint32_t push[2] = {256, 5};
     assert_int_equal(salvo_graph_set_push(g, 280, push, sizeof push), SALVO_OK);
@@ -399,6 +406,8 @@ static void test_inline_node_failing_for_good(void **state)
     fake_set_result_from(e.f, "cmd_dispatch", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
     assert_non_null(strstr(salvo_last_error(), "node 280, add"));
+    if (fake_illegal_total(e.f))
+        fail_msg("illegal use of the fake: %s", fake_illegal_last(e.f));
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
     assert_non_null(strstr(salvo_last_error(), "its launches were dropped"));
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
@@ -407,8 +416,27 @@ static void test_inline_node_failing_for_good(void **state)
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
     assert_int_equal(sum, ran + 299 + 5);
+    if (traced) {
+        assert_int_equal(salvo_trace_stop(e.dev), SALVO_OK);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        fclose(f);
+        remove(path);
+    }
     salvo_graph_destroy(g);
     close_env(&e);
+}
+
+static void test_inline_node_failing_for_good(void **state)
+{
+    (void)state;
+    inline_node_failing_for_good(false);
+}
+
+static void test_inline_node_failing_for_good_traced(void **state)
+{
+    (void)state;
+    inline_node_failing_for_good(true);
 }
 
 /* A replay whose batch the queue refuses is reported once, by the
@@ -674,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_small_graph_recorded_inline),
         cmocka_unit_test(test_replay_ahead_failures),
         cmocka_unit_test(test_inline_node_failing_for_good),
+        cmocka_unit_test(test_inline_node_failing_for_good_traced),
         cmocka_unit_test(test_failed_replay_names_graph),
         cmocka_unit_test(test_recording_failures),
         cmocka_unit_test(test_holds),

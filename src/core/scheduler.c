@@ -72,7 +72,10 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
         COUNTER_ADD(&q->n, barriers_emitted, 1);
     }
     uint32_t n = s->launches;
-    uint64_t t0 = trace_submit_begin(st->trace, slot_index(st, s), &q->env, s->cmd);
+    /* A batch that stands in empty (its work dropped) has no command
+     * buffer begun to stamp: not traced, as a refused one. */
+    uint64_t t0 =
+        s->empty ? 0 : trace_submit_begin(st->trace, slot_index(st, s), &q->env, s->cmd);
     queue_pump_locked(st->q);
     /* Sending held batches may have found the device lost (and abandoned
      * this one). */
@@ -87,7 +90,7 @@ salvo_status stream_submit_locked(stream_engine *st, bool report)
     if (gated)
         note_buffers(st, s);
     salvo_status r = slot_submit(s, &q->env, hold);
-    trace_submit_end(st->trace, slot_index(st, s), t0, r == SALVO_OK);
+    trace_submit_end(st->trace, slot_index(st, s), t0, r == SALVO_OK && !s->empty);
     /* Refused, it may stand in empty (slot_submit): in the stream's order
      * as a submitted batch, its failure reported all the same. */
     bool stand_in = r != SALVO_OK && s->empty && slot_submitted(s);
