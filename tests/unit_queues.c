@@ -305,11 +305,12 @@ static void *query_event(void *user)
 {
     (void)user;
     salvo_status *r = malloc(sizeof *r);
-    *r = salvo_event_query(asked_event);
+    if (r)
+        *r = salvo_event_query(asked_event);
     return r;
 }
 
-static salvo_status reader_status;
+static salvo_status query_status;
 
 static void complete_all_once(void *user)
 {
@@ -321,7 +322,8 @@ static void complete_all_once(void *user)
     assert_int_equal(pthread_create(&t, NULL, query_event, NULL), 0);
     void *r = NULL;
     pthread_join(t, &r);
-    reader_status = *(salvo_status *)r;
+    assert_non_null(r);
+    query_status = *(salvo_status *)r;
     free(r);
 }
 
@@ -355,11 +357,11 @@ static void test_wait_opens_after_owner_freed(void **state)
     e.f->hook_user = &e;
     e.f->timeline_value_hook = complete_all_once;
     e.f->fence_status_hook = complete_all_once;
-    reader_status = SALVO_ERROR_INVALID_STATE;
+    query_status = SALVO_ERROR_INVALID_STATE;
     asked_event = ev;
     assert_int_equal(salvo_stream_wait_event(e.st[1], ev), SALVO_OK);
     assert_null(e.f->timeline_value_hook); /* the wait for a slot happened */
-    assert_int_equal(reader_status, SALVO_OK);
+    assert_int_equal(query_status, SALVO_OK);
     assert_int_equal(launch(&e, 1, 1), SALVO_OK);
     assert_int_equal(salvo_stream_flush(e.st[1]), SALVO_OK);
     if (fake_illegal_total(e.f))
