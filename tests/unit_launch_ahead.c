@@ -349,11 +349,13 @@ static void test_failures(void **state)
 
 /* Batches submitted back to back without a wait: a recording goes with
  * its batch until that batch is done, none is begun again while pending
- * (the fake counts that as illegal), and a free one that holds the launch
- * is submitted again as it is. With the stream's three slots and three
- * recordings: launch 1 records into its batch, 2 and 3 into recordings
- * of their own (the first still pending); all complete; 4 and 5 submit
- * the first two again; 6 records the third. */
+ * (the fake counts that as illegal), a free one that holds the launch is
+ * submitted again as it is, and a second is made only once the first was
+ * submitted again. With the stream's three slots: launch 1 records into
+ * its batch, 2 into a recording of its own, 3 into its batch (that
+ * recording pending, not yet used again); all complete; 4 submits the
+ * recording again, 5 makes a second (the first was used again), 6 records
+ * into its batch (the second not yet used again). */
 static void test_in_flight(void **state)
 {
     (void)state;
@@ -371,9 +373,9 @@ static void test_in_flight(void **state)
             fake_complete_all(c.f);
         }
     }
-    assert_int_equal(recorded(&c) - d0, 4);
-    assert_int_equal(made_ahead(&c) - a0, 5);
-    assert_int_equal(fake_calls(c.f, "cmd_begin_resubmit") - resubmit0, 3);
+    assert_int_equal(recorded(&c) - d0, 5);
+    assert_int_equal(made_ahead(&c) - a0, 3);
+    assert_int_equal(fake_calls(c.f, "cmd_begin_resubmit") - resubmit0, 2);
     fake_complete_all(c.f);
     assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
     assert_int_equal(c.sum, 6);
@@ -437,6 +439,47 @@ static void test_indirect(void **state)
     finish(&c);
 }
 
+/* A graph captured anew, replayed once and waited for, then replayed three
+ * times back to back (as a program that captures a graph and runs it
+ * repeatedly does): the second replay makes one recording, and the third
+ * and fourth, that recording still pending and not yet used again, record
+ * into their batches rather than begin recordings of their own. Once all
+ * are done, the next three submit the recording again, make a second (the
+ * first having paid for itself) and record into the batch. */
+static void test_graph_back_to_back(void **state)
+{
+    (void)state;
+    ctx c;
+    start(&c, true, 64, FAKE_COMPLETE_MANUAL);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(c.st), SALVO_OK);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(add_at(&c, c.buf[0], 0, 1, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(c.st, &g), SALVO_OK);
+    salvo_stats s0, s1;
+    assert_int_equal(salvo_device_stats(c.dev, &s0), SALVO_OK);
+    uint64_t resubmit0 = fake_calls(c.f, "cmd_begin_resubmit");
+    assert_int_equal(salvo_graph_launch(g, c.st), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(c.st), SALVO_OK);
+    fake_complete_all(c.f);
+    assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(salvo_graph_launch(g, c.st), SALVO_OK);
+            assert_int_equal(salvo_stream_flush(c.st), SALVO_OK);
+        }
+        assert_int_equal(fake_pending(c.f), 3);
+        fake_complete_all(c.f);
+        assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+        assert_int_equal(salvo_device_stats(c.dev, &s1), SALVO_OK);
+        assert_int_equal(s1.replays_ahead - s0.replays_ahead, round == 0 ? 1 : 3);
+        assert_int_equal(fake_calls(c.f, "cmd_begin_resubmit") - resubmit0, round == 0 ? 1 : 2);
+    }
+    assert_int_equal(c.sum, 7 * 3);
+    salvo_graph_destroy(g);
+    finish(&c);
+}
+
 /* A kernel that binds an array of buffers takes a descriptor set from a
  * pool even where the device pushes descriptors: its launch is never
  * recorded ahead (such a recording has no pool), and in a graph it is no
@@ -490,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_work_after),
         cmocka_unit_test(test_failures),
         cmocka_unit_test(test_in_flight),
+        cmocka_unit_test(test_graph_back_to_back),
         cmocka_unit_test(test_where_made),
         cmocka_unit_test(test_arrays_take_sets),
         cmocka_unit_test(test_indirect),

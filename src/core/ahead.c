@@ -60,6 +60,14 @@ accel_cmd *ahead_take_locked(ahead_ring *r, queue *q, uint64_t serial, accel_bar
     }
     if (!take)
         return NULL;
+    bool reuse = take->fresh;
+    /* Another recording only once those that hold the parameters were
+     * each submitted again: until a recording has paid for itself, a
+     * command whose recording is in flight records into its batch. */
+    if (!reuse)
+        for (uint32_t i = 0; i < AHEAD_RING; i++)
+            if (r->at[i].fresh && !r->at[i].again)
+                return NULL;
     /* To record: not at the first use of new parameters. */
     if (!take->fresh && !r->settled) {
         r->settled = true;
@@ -74,6 +82,7 @@ accel_cmd *ahead_take_locked(ahead_ring *r, queue *q, uint64_t serial, accel_bar
         r->off = true;
         return NULL;
     }
+    take->again = reuse;
     take->serial = serial;
     return take->cmd;
 }

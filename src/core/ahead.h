@@ -14,7 +14,11 @@
  * batch is done. Parameters are recorded ahead at their second use, not
  * their first: the first records into its batch as any command does,
  * which costs less than a recording of its own, so a command whose
- * parameters change at every call costs what it did.
+ * parameters change at every call costs what it did. For the same reason
+ * a second recording of the same parameters (for a command made again
+ * while the first is in flight) is made only once the first was submitted
+ * again: a graph captured, waited for once and then replayed a few times
+ * back to back begins one recording, not one per replay.
  *
  * A launch is recorded ahead only where the recording holds everything
  * it needs: descriptors pushed (no set from a pool that the batch
@@ -49,6 +53,7 @@ typedef struct ahead_cmd {
     accel_cmd *cmd;
     uint64_t serial; /* the batch that last submitted it; 0: none yet */
     bool fresh;      /* holds the ring's parameters as they are now */
+    bool again;      /* fresh, and submitted more than once */
 } ahead_cmd;
 
 typedef struct ahead_ring {
