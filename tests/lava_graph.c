@@ -508,8 +508,8 @@ static void test_replay_ahead(void **state)
         assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
     }
     expect(a, 5);
-    /* All but the first of these parameters. */
-    assert_int_equal(replays_ahead(f) - ahead, 4);
+    /* Every one: recorded ahead at the end of the capture. */
+    assert_int_equal(replays_ahead(f) - ahead, 5);
     push2 p = {N, 10};
     assert_int_equal(salvo_graph_set_push(g, 0, &p, sizeof p), SALVO_OK);
     for (int i = 0; i < 2; i++) {
@@ -517,12 +517,13 @@ static void test_replay_ahead(void **state)
         assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
         expect(a, 15 + 10 * (uint32_t)i);
     }
-    assert_int_equal(replays_ahead(f) - ahead, 5);
+    /* After an update, all but the first of the new parameters. */
+    assert_int_equal(replays_ahead(f) - ahead, 6);
     /* Work after it in the batch: b = a, as the replay left it. */
     assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
     copy_add(f, f->st, a, b, 0);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    assert_int_equal(replays_ahead(f) - ahead, 6);
+    assert_int_equal(replays_ahead(f) - ahead, 7);
     expect(a, 35);
     expect(b, 35);
     /* A timed event after it: its timestamp follows the replay. The graph
@@ -545,7 +546,7 @@ static void test_replay_ahead(void **state)
     add(f, f->st, a, 10);
     lava_spin(f->st, sk, s, sg);
     assert_int_equal(salvo_stream_end_capture(f->st, &gt), SALVO_OK);
-    assert_int_equal(salvo_graph_launch(gt, f->st), SALVO_OK); /* the first: not ahead */
+    assert_int_equal(salvo_graph_launch(gt, f->st), SALVO_OK); /* made ahead */
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
     expect(a, 45);
     salvo_event *e0 = NULL, *e1 = NULL, *e2 = NULL;
@@ -578,7 +579,7 @@ static void test_replay_ahead(void **state)
         assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
         expect(h, 7 * (uint32_t)(i + 1));
     }
-    assert_int_equal(replays_ahead(f) - before, 2);
+    assert_int_equal(replays_ahead(f) - before, 3);
     salvo_graph_destroy(g);
     salvo_graph_destroy(gh);
     salvo_buffer_destroy(a);

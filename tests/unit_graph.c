@@ -251,39 +251,46 @@ static uint64_t replays_ahead(salvo_device *dev)
 
 /* Where every node may be inline, a graph of GRAPH_INLINE_NODES nodes or
  * fewer makes no recording to execute: a replay records its nodes into
- * its batch, in order. Past the first replay of its parameters, a replay
- * into a bare batch is the batch: a command buffer of its own, recorded
- * ahead once (again after an update) and submitted as it is, recording
- * nothing. Where work follows it in the batch, it is recorded into the
- * batch after all. One node more and the graph is recorded once to be
- * executed, as before. */
+ * its batch, in order. A replay into a bare batch is the batch: a command
+ * buffer of its own, recorded ahead (AHEAD_RING of them at the end of the
+ * capture; after an update, by the second replay of the new parameters)
+ * and submitted as it is, recording nothing. Where work follows it in the
+ * batch, it is recorded into the batch after all. One node more and the
+ * graph is recorded once to be executed, as before. */
 static void test_small_graph_recorded_inline(void **state)
 {
     (void)state;
     env e;
     uint64_t sum = 0;
     open_env_with(&e, FAKE_COMPLETE_AUTO, true, &sum);
+    uint64_t begun0 = fake_calls(e.f, "cmd_begin_resubmit"), d0 = fake_calls(e.f, "cmd_dispatch");
     salvo_graph *g = capture(&e, GRAPH_INLINE_NODES);
     assert_int_equal(fake_calls(e.f, "cmd_create_reusable"), 0);
     assert_int_equal(fake_calls(e.f, "cmd_begin_reusable"), 0);
-    uint64_t d0 = fake_calls(e.f, "cmd_dispatch"), barriers0 = fake_calls(e.f, "cmd_barrier");
-    uint64_t ahead0 = replays_ahead(e.dev), begun0 = fake_calls(e.f, "cmd_begin_resubmit");
+    /* The capture's end made the replay's recordings. */
+    assert_int_equal(fake_calls(e.f, "cmd_begin_resubmit") - begun0, AHEAD_RING);
+    assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, AHEAD_RING * GRAPH_INLINE_NODES);
+    begun0 = fake_calls(e.f, "cmd_begin_resubmit");
+    d0 = fake_calls(e.f, "cmd_dispatch");
+    uint64_t barriers0 = fake_calls(e.f, "cmd_barrier"), ahead0 = replays_ahead(e.dev);
     for (int r = 0; r < 2; r++)
         assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
-    /* The first replay of these parameters, and one in a batch that holds
-     * more: both recorded into the batch, node by node. */
+    /* The first replay made ahead, then recorded into its batch as the
+     * second followed it there: both recorded into the batch, node by
+     * node. */
     assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, 2 * GRAPH_INLINE_NODES);
     assert_int_equal(fake_calls(e.f, "cmd_begin_resubmit"), begun0);
-    assert_int_equal(replays_ahead(e.dev), ahead0);
+    assert_int_equal(replays_ahead(e.dev) - ahead0, 1);
     /* Nodes on buffers 0, 1, 0, 1: a barrier between each level of the
      * graph at least (the lead and between replays may add some). */
     assert_true(fake_calls(e.f, "cmd_barrier") - barriers0 >= 2 * (GRAPH_INLINE_NODES - 2));
     assert_int_equal(sum, 2 * GRAPH_INLINE_NODES);
-    /* Replays each alone in its batch: recorded ahead once, then nothing
-     * recorded; once every slot's own command buffer was left begun by
-     * such a batch, not even a begin. */
+    /* Replays each alone in its batch: nothing recorded; once every
+     * slot's own command buffer was left begun by such a batch, not even
+     * a begin. */
     d0 = fake_calls(e.f, "cmd_dispatch");
+    ahead0++;
     uint64_t begins = 0, submits = fake_calls(e.f, "submit");
     for (int r = 0; r < 2 * STREAM_SLOTS; r++) {
         if (r == STREAM_SLOTS)
@@ -291,8 +298,8 @@ static void test_small_graph_recorded_inline(void **state)
         assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
         assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
     }
-    assert_int_equal(fake_calls(e.f, "cmd_dispatch") - d0, GRAPH_INLINE_NODES);
-    assert_int_equal(fake_calls(e.f, "cmd_begin_resubmit") - begun0, 1);
+    assert_int_equal(fake_calls(e.f, "cmd_dispatch"), d0);
+    assert_int_equal(fake_calls(e.f, "cmd_begin_resubmit"), begun0);
     assert_int_equal(fake_calls(e.f, "submit") - submits, 2 * STREAM_SLOTS);
     assert_int_equal(fake_calls(e.f, "cmd_begin"), begins);
     assert_int_equal(replays_ahead(e.dev) - ahead0, 2 * STREAM_SLOTS);
@@ -572,13 +579,16 @@ static void test_destroy_member_lock_busy(void **state)
     assert_int_equal(fake_live(e.f, FAKE_CMD), cmds - STREAM_SLOTS);
     salvo_graph *g = NULL;
     uint64_t reusable = fake_calls(e.f, "cmd_create_reusable");
+    uint64_t made = fake_calls(e.f, "cmd_create");
     assert_int_equal(salvo_stream_end_capture(e.st[0], &g), SALVO_OK);
     /* The capture over, the kept one is freed too (the graph's own
-     * command buffers, recorded now, aside). */
+     * command buffers, recorded now, aside: its parts, and its replay's
+     * recordings made ahead). */
     assert_int_equal(fake_live(e.f, FAKE_FENCE), fences - 2 * STREAM_SLOTS);
+    assert_int_equal(fake_calls(e.f, "cmd_create") - made, AHEAD_RING);
     assert_int_equal(fake_live(e.f, FAKE_CMD),
                      cmds - 2 * STREAM_SLOTS +
-                         (fake_calls(e.f, "cmd_create_reusable") - reusable));
+                         (fake_calls(e.f, "cmd_create_reusable") - reusable) + AHEAD_RING);
     assert_int_equal(salvo_graph_node_count(g), 3);
     assert_int_equal(salvo_graph_launch(g, e.st[0]), SALVO_OK);
     assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);

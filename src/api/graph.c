@@ -327,6 +327,8 @@ salvo_status salvo_stream_end_capture(salvo_stream *st, salvo_graph **out)
     capture_close_locked(gr);
     queue_advance_locked(&dev->q); /* streams destroyed while in it may have gone */
     r = device_is_lost(dev) ? device_lost_error(dev) : graph_compile_locked(&gr->g);
+    if (r == SALVO_OK)
+        r = graph_make_ahead_locked(&gr->g, STREAM_BATCH_LEAD);
     if (r != SALVO_OK) {
         graph_release(&gr->res.release, false); /* never executed */
         queue_advance_locked(&dev->q);      /* what its holds kept */

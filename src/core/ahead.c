@@ -16,9 +16,10 @@ void ahead_forget(ahead_ring *r)
 }
 
 /* Record d as c's batch: lead, c, the barrier to the host where needed.
- * A failure leaves d reset, not fresh. Dispatches recorded here push
- * their descriptors (the callers see to it): no pool. */
-static bool record(queue *q, ahead_cmd *d, accel_barrier lead, const command *c, bool to_host)
+ * A failure (returned) leaves d reset, not fresh. Dispatches recorded
+ * here push their descriptors (the callers see to it): no pool. */
+static accel_result record(queue *q, ahead_cmd *d, accel_barrier lead, const command *c,
+                           bool to_host)
 {
     accel_result ar = VT(q)->cmd_begin_resubmit(SELF(q), q->adev, d->cmd);
     if (ar == ACCEL_SUCCESS) {
@@ -36,7 +37,7 @@ static bool record(queue *q, ahead_cmd *d, accel_barrier lead, const command *c,
     d->fresh = ar == ACCEL_SUCCESS;
     if (!d->fresh)
         VT(q)->cmd_reset(SELF(q), q->adev, d->cmd);
-    return d->fresh;
+    return ar;
 }
 
 accel_cmd *ahead_take_locked(ahead_ring *r, queue *q, uint64_t serial, accel_barrier lead,
@@ -78,13 +79,38 @@ accel_cmd *ahead_take_locked(ahead_ring *r, queue *q, uint64_t serial, accel_bar
         r->off = true;
         return NULL;
     }
-    if (!take->fresh && !record(q, take, lead, c, to_host)) {
+    if (!take->fresh && record(q, take, lead, c, to_host) != ACCEL_SUCCESS) {
         r->off = true;
         return NULL;
     }
     take->again = reuse;
     take->serial = serial;
     return take->cmd;
+}
+
+accel_result ahead_make_locked(ahead_ring *r, queue *q, accel_barrier lead, const command *c,
+                               bool to_host)
+{
+    if (r->off || !VT(q)->cmd_begin_resubmit)
+        return ACCEL_SUCCESS;
+    for (uint32_t i = 0; i < AHEAD_RING; i++) {
+        ahead_cmd *d = &r->at[i];
+        if (d->fresh || (d->serial && !queue_batch_done_locked(q, d->serial)))
+            continue;
+        accel_result ar = ACCEL_SUCCESS;
+        if (!d->cmd)
+            ar = VT(q)->cmd_create(SELF(q), q->adev, 0, &d->cmd);
+        if (ar != ACCEL_SUCCESS) {
+            d->cmd = NULL;
+            return ar;
+        }
+        ar = record(q, d, lead, c, to_host);
+        if (ar != ACCEL_SUCCESS)
+            return ar;
+        d->again = true; /* made to be used again: no need to prove it */
+    }
+    r->settled = true;
+    return ACCEL_SUCCESS;
 }
 
 void ahead_fini(ahead_ring *r, queue *q)

@@ -79,6 +79,15 @@ void ahead_forget(ahead_ring *r);
 accel_cmd *ahead_take_locked(ahead_ring *r, queue *q, uint64_t serial, accel_barrier lead,
                              const command *c, bool to_host) SALVO_REQUIRES(q->lock);
 
+/* Make the ring's recordings of c now, before its first use (for a
+ * command made to be made again: a graph's replay), each free and
+ * holding the parameters; the parameters count as settled. Where one
+ * cannot be made, none more is tried here and the failure is returned:
+ * the caller reports the device lost; any other failure is for a use to
+ * meet again (it records as ahead_take_locked does, and reports there). */
+accel_result ahead_make_locked(ahead_ring *r, queue *q, accel_barrier lead, const command *c,
+                               bool to_host) SALVO_REQUIRES(q->lock);
+
 /* Free the ring's recordings (their batches done or abandoned). */
 void ahead_fini(ahead_ring *r, queue *q);
 

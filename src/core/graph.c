@@ -596,6 +596,23 @@ accel_cmd *graph_direct_locked(engine_graph *g, accel_barrier lead, uint64_t ser
     return ahead_take_locked(&g->ahead, g->q, serial, lead, &c, g->to_host);
 }
 
+salvo_status graph_make_ahead_locked(engine_graph *g, accel_barrier lead)
+{
+    if (g->node_count == 0 || g->payload_stale)
+        return SALVO_OK;
+    command c = graph_replay_command(g);
+    accel_result ar = ahead_make_locked(&g->ahead, g->q, lead, &c, g->to_host);
+    if (ar != ACCEL_ERROR_DEVICE_LOST)
+        return SALVO_OK;
+    queue_mark_lost_locked(g->q);
+    char names[256];
+    graph_failure_names(g, names, sizeof names);
+    return QUEUE_FAIL(g->q, SALVO_ERROR_DEVICE_LOST,
+                      "end of capture of %s: the device was lost while its replay was recorded "
+                      "(VK_ERROR_DEVICE_LOST); %s",
+                      g->label, names);
+}
+
 command graph_replay_command(const engine_graph *g)
 {
     return (command){.kind = COMMAND_GRAPH,
@@ -695,6 +712,8 @@ salvo_status graph_compile_locked(engine_graph *g)
     }
     g->payload_stale = true;
     r = record_stale_locked(g);
+    if (r == SALVO_OK)
+        r = build_payload_locked(g);
     if (r != SALVO_OK)
         return r;
     g->compiled = true;

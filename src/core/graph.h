@@ -35,7 +35,8 @@
  * A replay into a stream's batch that holds nothing else yet is made
  * ahead instead (graph_direct_locked, core/ahead.h): the batch is
  * submitted as a command buffer of the graph's own that holds the replay,
- * recorded by the second replay of a payload (the first, and a graph
+ * made at the end of the capture (graph_make_ahead_locked), and after an
+ * update by the second replay of the new payload (the first, and a graph
  * updated before every replay, records into the batch, which costs less
  * than a recording of its own). Work recorded after it in the batch
  * records the replay into the batch first (stream_undirect_locked), from
@@ -210,6 +211,13 @@ void graph_failure_names(const engine_graph *g, char *buf, size_t size);
  * recording failed: the replay is then recorded into the batch, which
  * reports what fails). */
 accel_cmd *graph_direct_locked(engine_graph *g, accel_barrier lead, uint64_t serial)
+    SALVO_REQUIRES(g->q->lock);
+/* After graph_compile_locked: the replay's recordings made ahead now
+ * (ahead_make_locked, each with this lead barrier), so that the first
+ * replays cost a submit each. Fails only where the device was lost
+ * meanwhile (marked so and reported, naming the graph's kernels); other
+ * failures leave the replays to record as they would have. */
+salvo_status graph_make_ahead_locked(engine_graph *g, accel_barrier lead)
     SALVO_REQUIRES(g->q->lock);
 /* Note the replay on stream `stream` in its batch `serial`. */
 void graph_note_replay_locked(engine_graph *g, uint32_t stream, uint64_t serial)
