@@ -489,6 +489,60 @@ static void test_graph_back_to_back(void **state)
     finish(&c);
 }
 
+/* The end of a capture records the replay ahead: where that fails for
+ * want of memory, the capture still ends with its graph, whose replays
+ * record into their batches and run; where the device is lost meanwhile,
+ * the end of the capture fails with the loss, naming the graph's kernels,
+ * and the device is lost from then on. Nothing leaks either way. */
+static salvo_status capture_three(ctx *c, salvo_graph **g)
+{
+    assert_int_equal(salvo_stream_begin_capture(c->st), SALVO_OK);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(add_at(c, c->buf[0], 0, 1, 1), SALVO_OK);
+    return salvo_stream_end_capture(c->st, g);
+}
+
+static void test_graph_made_ahead_fails(void **state)
+{
+    (void)state;
+    ctx c;
+    start(&c, true, 64, FAKE_COMPLETE_AUTO);
+    salvo_graph *g = NULL;
+    fake_set_result(c.f, "cmd_begin_resubmit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_int_equal(capture_three(&c, &g), SALVO_OK);
+    assert_non_null(g);
+    fake_clear_results(c.f);
+    salvo_stats s0, s1;
+    assert_int_equal(salvo_device_stats(c.dev, &s0), SALVO_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(salvo_graph_launch(g, c.st), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+    }
+    assert_int_equal(salvo_device_stats(c.dev, &s1), SALVO_OK);
+    /* The first recorded into its batch (its parameters' first use), the
+     * second made a recording, the third submitted it again. */
+    assert_int_equal(s1.replays_ahead - s0.replays_ahead, 2);
+    assert_int_equal(c.sum, 9);
+    salvo_graph_destroy(g);
+    finish(&c);
+
+    start(&c, true, 64, FAKE_COMPLETE_AUTO);
+    g = NULL;
+    fake_set_result(c.f, "cmd_end", 1, ACCEL_ERROR_DEVICE_LOST);
+    uint64_t ends = fake_calls(c.f, "cmd_end");
+    assert_int_equal(salvo_stream_begin_capture(c.st), SALVO_OK);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(add_at(&c, c.buf[0], 0, 1, 1), SALVO_OK);
+    assert_int_equal(fake_calls(c.f, "cmd_end"), ends); /* nothing ended while capturing */
+    assert_int_equal(salvo_stream_end_capture(c.st, &g), SALVO_ERROR_DEVICE_LOST);
+    assert_null(g);
+    assert_non_null(strstr(salvo_last_error(), "end of capture of graph"));
+    assert_non_null(strstr(salvo_last_error(), "kernels: add"));
+    assert_true(salvo_device_is_lost(c.dev));
+    assert_int_equal(add_at(&c, c.buf[0], 0, 1, 1), SALVO_ERROR_DEVICE_LOST);
+    finish(&c);
+}
+
 /* A kernel that binds an array of buffers takes a descriptor set from a
  * pool even where the device pushes descriptors: its launch is never
  * recorded ahead (such a recording has no pool), and in a graph it is no
@@ -543,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_failures),
         cmocka_unit_test(test_in_flight),
         cmocka_unit_test(test_graph_back_to_back),
+        cmocka_unit_test(test_graph_made_ahead_fails),
         cmocka_unit_test(test_where_made),
         cmocka_unit_test(test_arrays_take_sets),
         cmocka_unit_test(test_indirect),
