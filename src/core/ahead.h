@@ -53,7 +53,7 @@ typedef struct ahead_cmd {
     accel_cmd *cmd;
     uint64_t serial; /* the batch that last submitted it; 0: none yet */
     bool fresh;      /* holds the ring's parameters as they are now */
-    bool again;      /* fresh, and submitted more than once */
+    bool again;      /* fresh, and submitted more than once (or made to be) */
 } ahead_cmd;
 
 typedef struct ahead_ring {
