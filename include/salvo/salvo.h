@@ -1459,7 +1459,9 @@ SALVO_API salvo_status salvo_stream_begin_capture(salvo_stream *stream);
  * computed once here (a node waits only for the earlier nodes whose
  * writes it reads or whose reads and writes it overwrites; nodes that
  * are independent, those of separate branches among them, run side by
- * side), and the graph's command buffers are recorded once. Nodes of
+ * side), and the graph's command buffers are recorded once: its parts,
+ * and a few recordings of a whole replay that its first replays into an
+ * idle stream submit as they are (salvo_stats.replays_ahead). Nodes of
  * branches the program left unordered (no event between them) that
  * conflict (one writes what the other reads or writes) run in capture
  * order, the order their calls returned: a replay never races them, as
