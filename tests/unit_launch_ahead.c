@@ -502,6 +502,20 @@ static salvo_status capture_three(ctx *c, salvo_graph **g)
     return salvo_stream_end_capture(c->st, g);
 }
 
+/* n replays of g on c's stream, each synchronized: how many were made
+ * ahead (salvo_stats.replays_ahead). */
+static uint64_t replays_synchronized(ctx *c, salvo_graph *g, int n)
+{
+    salvo_stats s0, s1;
+    assert_int_equal(salvo_device_stats(c->dev, &s0), SALVO_OK);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(salvo_graph_launch(g, c->st), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(c->st), SALVO_OK);
+    }
+    assert_int_equal(salvo_device_stats(c->dev, &s1), SALVO_OK);
+    return s1.replays_ahead - s0.replays_ahead;
+}
+
 static void test_graph_made_ahead_fails(void **state)
 {
     (void)state;
@@ -512,16 +526,9 @@ static void test_graph_made_ahead_fails(void **state)
     assert_int_equal(capture_three(&c, &g), SALVO_OK);
     assert_non_null(g);
     fake_clear_results(c.f);
-    salvo_stats s0, s1;
-    assert_int_equal(salvo_device_stats(c.dev, &s0), SALVO_OK);
-    for (int i = 0; i < 3; i++) {
-        assert_int_equal(salvo_graph_launch(g, c.st), SALVO_OK);
-        assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
-    }
-    assert_int_equal(salvo_device_stats(c.dev, &s1), SALVO_OK);
     /* The first recorded into its batch (its parameters' first use), the
      * second made a recording, the third submitted it again. */
-    assert_int_equal(s1.replays_ahead - s0.replays_ahead, 2);
+    assert_int_equal(replays_synchronized(&c, g, 3), 2);
     assert_int_equal(c.sum, 9);
     salvo_graph_destroy(g);
     finish(&c);
@@ -570,14 +577,7 @@ static void test_arrays_take_sets(void **state)
     assert_int_equal(salvo_stream_begin_capture(c.st), SALVO_OK);
     assert_int_equal(salvo_launch(c.st, k, groups, b, 4, NULL, 0), SALVO_OK);
     assert_int_equal(salvo_stream_end_capture(c.st, &g), SALVO_OK);
-    salvo_stats s0, s1;
-    assert_int_equal(salvo_device_stats(c.dev, &s0), SALVO_OK);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(salvo_graph_launch(g, c.st), SALVO_OK);
-        assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
-    }
-    assert_int_equal(salvo_device_stats(c.dev, &s1), SALVO_OK);
-    assert_int_equal(s1.replays_ahead - s0.replays_ahead, 4);
+    assert_int_equal(replays_synchronized(&c, g, 4), 4);
     assert_int_equal(fake_dispatches_completed(c.f) - ran, 8);
     salvo_graph_destroy(g);
     salvo_kernel_destroy(k);
