@@ -22,6 +22,16 @@
  *   raw-bind-salvo  the same, barrier and fresh
  *   empty         launch + flush + synchronize of the empty kernel (no
  *                 bindings, no push constants)
+ *   gate          as salvo-bench's gate latency: a stream waits on a host
+ *                 gate, then the launch (add) and an event, flushed; 200 us
+ *                 later the gate is raised and the event queried until
+ *                 complete, timed from the raise
+ *   gate-empty    the same with the empty kernel
+ *   gate-stream   the same (add), the stream queried instead of an event
+ *   raw-gate      raw_floor.h's trip of the empty kernel waiting on a gate
+ *                 the host signals 200 us after the submit, timed from the
+ *                 signal
+ *   raw-gate-bind the same, the add kernel bound as salvo's launch
  *   replay-idle   launch of a 10,000-node dependent graph, device idle
  *                 (each replay synchronized before the next)
  *   replay-busy   the same, three launches back to back, then synchronize
@@ -77,6 +87,9 @@ typedef enum scenario {
     ROUNDTRIP,
     REPEAT,
     EMPTY,
+    GATE,
+    GATE_EMPTY,
+    GATE_STREAM,
     GRAPH1,
     REPLAY_IDLE,
     REPLAY_BUSY,
@@ -90,6 +103,8 @@ typedef enum scenario {
     RAW_WAITED,
     RAW_BOUND,
     RAW_BOUND_SALVO,
+    RAW_GATED,
+    RAW_GATED_BOUND,
     SCENARIOS
 } scenario;
 
@@ -100,6 +115,9 @@ static const struct {
     [ROUNDTRIP] = {"roundtrip", 0},
     [REPEAT] = {"repeat", 0},
     [EMPTY] = {"empty", 0},
+    [GATE] = {"gate", 0},
+    [GATE_EMPTY] = {"gate-empty", 0},
+    [GATE_STREAM] = {"gate-stream", 0},
     [GRAPH1] = {"graph1", 0},
     [REPLAY_IDLE] = {"replay-idle", 0},
     [REPLAY_BUSY] = {"replay-busy", 0},
@@ -113,6 +131,8 @@ static const struct {
     [RAW_WAITED] = {"raw-waited", RAW_FRESH | RAW_WAIT},
     [RAW_BOUND] = {"raw-bind", RAW_BIND},
     [RAW_BOUND_SALVO] = {"raw-bind-salvo", RAW_BIND | RAW_BARRIER | RAW_FRESH},
+    [RAW_GATED] = {"raw-gate", RAW_GATE},
+    [RAW_GATED_BOUND] = {"raw-gate-bind", RAW_GATE | RAW_BIND},
 };
 
 static void usage(FILE *to)
@@ -129,6 +149,9 @@ typedef struct probe {
     salvo_kernel *add, *empty;
     salvo_buffer *buf;
     salvo_graph *graph;
+    salvo_gate *gate;
+    salvo_event *event;
+    uint64_t gate_value;
     raw_floor floor;
 } probe;
 
@@ -162,6 +185,29 @@ static double op(probe *p, scenario s, int i)
         CHECK(salvo_stream_flush(p->st));
         CHECK(salvo_stream_synchronize(p->st));
         return now_s() - t0;
+    case GATE:
+    case GATE_EMPTY:
+    case GATE_STREAM: {
+        uint64_t v = ++p->gate_value;
+        CHECK(salvo_stream_wait_gate(p->st, p->gate, v));
+        if (s == GATE_EMPTY)
+            CHECK(salvo_launch(p->st, p->empty, groups, NULL, 0, NULL, 0));
+        else
+            CHECK(salvo_launch(p->st, p->add, groups, &bd, 1, push, sizeof push));
+        if (s != GATE_STREAM)
+            CHECK(salvo_event_record(p->event, p->st));
+        CHECK(salvo_stream_flush(p->st));
+        struct timespec pause = {0, 200 * 1000}; /* the device reaches the wait */
+        nanosleep(&pause, NULL);
+        t0 = now_s();
+        CHECK(salvo_gate_raise(p->gate, v));
+        salvo_status q;
+        while ((q = s == GATE_STREAM ? salvo_stream_query(p->st) : salvo_event_query(p->event)) ==
+               SALVO_NOT_READY) {
+        }
+        CHECK(q);
+        return now_s() - t0;
+    }
     case GRAPH1:
         CHECK(salvo_graph_launch(p->graph, p->st));
         CHECK(salvo_stream_synchronize(p->st));
@@ -221,6 +267,13 @@ int main(int argc, char **argv)
     CHECK(salvo_kernel_create(p.dev, &ed, &p.empty));
     CHECK(salvo_buffer_create(p.dev, 256, SALVO_DOMAIN_DEVICE, &p.buf));
     CHECK(salvo_stream_create(p.dev, NULL, &p.st));
+    if (s >= GATE && s <= GATE_STREAM) {
+        if (salvo_gate_create(p.dev, &p.gate) != SALVO_OK) {
+            fprintf(stderr, "latency-probe: no timeline semaphores for a gate\n");
+            return 77;
+        }
+        CHECK(salvo_event_create(p.dev, &p.event));
+    }
     if (raw && !raw_floor_open(&p.floor, p.dev, scenarios[s].raw_variant, p.buf, 0 /* p.st's */)) {
         fprintf(stderr, "latency-probe: no Vulkan 1.2 device for the raw floor\n");
         return 77;
@@ -251,6 +304,8 @@ int main(int argc, char **argv)
                (unsigned long long)stats.launches_ahead, ops + 20);
     fflush(stdout);
     raw_floor_close(&p.floor);
+    salvo_event_destroy(p.event);
+    salvo_gate_destroy(p.gate);
     salvo_graph_destroy(p.graph);
     salvo_stream_destroy(p.st);
     salvo_buffer_destroy(p.buf);

@@ -33,7 +33,11 @@ enum {
     /* The add kernel (64 invocations), its buffer pushed as a descriptor
      * and its two words of push constants pushed before the dispatch: a
      * launch of salvo's, recorded by hand. */
-    RAW_BIND = 8
+    RAW_BIND = 8,
+    /* The submit waits on a gate (a second timeline) that the host
+     * signals 200 us later; the trip is timed from the signal (salvo-bench's
+     * "gate latency"). */
+    RAW_GATE = 16
 };
 
 typedef struct raw_floor {
@@ -42,6 +46,7 @@ typedef struct raw_floor {
     VkQueue queue;
     PFN_vkQueueSubmit submit;
     PFN_vkGetSemaphoreCounterValue value;
+    PFN_vkSignalSemaphore signal;
     PFN_vkDestroySemaphore destroy_semaphore;
     PFN_vkDestroyCommandPool destroy_pool;
     PFN_vkDestroyPipeline destroy_pipeline;
@@ -63,7 +68,8 @@ typedef struct raw_floor {
     VkCommandPool pool;
     VkCommandBuffer cb;
     VkSemaphore timeline;
-    uint64_t signalled;
+    VkSemaphore gate; /* RAW_GATE's */
+    uint64_t signalled, gate_value;
     double submit_s; /* the time spent in vkQueueSubmit, all trips */
 } raw_floor;
 
@@ -144,6 +150,7 @@ static bool raw_floor_open(raw_floor *f, salvo_device *dev, unsigned variant, sa
     PFN_vkGetDeviceQueue get_queue = RAW_FN(PFN_vkGetDeviceQueue, "vkGetDeviceQueue");
     f->submit = RAW_FN(PFN_vkQueueSubmit, "vkQueueSubmit");
     f->value = RAW_FN(PFN_vkGetSemaphoreCounterValue, "vkGetSemaphoreCounterValue");
+    f->signal = RAW_FN(PFN_vkSignalSemaphore, "vkSignalSemaphore");
     f->destroy_semaphore = RAW_FN(PFN_vkDestroySemaphore, "vkDestroySemaphore");
     f->destroy_pool = RAW_FN(PFN_vkDestroyCommandPool, "vkDestroyCommandPool");
     f->destroy_pipeline = RAW_FN(PFN_vkDestroyPipeline, "vkDestroyPipeline");
@@ -154,7 +161,8 @@ static bool raw_floor_open(raw_floor *f, salvo_device *dev, unsigned variant, sa
         !f->begin || !f->bind || !f->dispatch || !f->barrier || !f->end || !create_semaphore || !f->submit || !f->value ||
         !f->destroy_semaphore || !f->destroy_pool || !f->destroy_pipeline || !f->destroy_layout ||
         !f->destroy_module || !f->push_constants || !f->destroy_set_layout ||
-        !create_set_layout || !get_queue || ((variant & RAW_BIND) && !f->push_descriptors))
+        !create_set_layout || !get_queue || ((variant & RAW_BIND) && !f->push_descriptors) ||
+        ((variant & RAW_GATE) && !f->signal))
         return false;
     f->device = h.device;
     f->queue = h.queue;
@@ -207,7 +215,9 @@ static bool raw_floor_open(raw_floor *f, salvo_device *dev, unsigned variant, sa
         ok = create_pipelines(f->device, VK_NULL_HANDLE, 1, &cpi, NULL, &f->pipeline) ==
                  VK_SUCCESS &&
              create_pool(f->device, &pci, NULL, &f->pool) == VK_SUCCESS &&
-             create_semaphore(f->device, &sci, NULL, &f->timeline) == VK_SUCCESS;
+             create_semaphore(f->device, &sci, NULL, &f->timeline) == VK_SUCCESS &&
+             (!(variant & RAW_GATE) ||
+              create_semaphore(f->device, &sci, NULL, &f->gate) == VK_SUCCESS);
     }
     if (ok) {
         VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -234,11 +244,12 @@ static double raw_floor_trip(raw_floor *f)
                        .pCommandBuffers = &f->cb,
                        .signalSemaphoreCount = 1,
                        .pSignalSemaphores = &f->timeline};
-    if (f->variant & RAW_WAIT) {
+    uint64_t gate_at = f->gate_value + 1;
+    if (f->variant & (RAW_WAIT | RAW_GATE)) {
         tsi.waitSemaphoreValueCount = 1;
-        tsi.pWaitSemaphoreValues = &before;
+        tsi.pWaitSemaphoreValues = f->variant & RAW_GATE ? &gate_at : &before;
         si.waitSemaphoreCount = 1;
-        si.pWaitSemaphores = &f->timeline;
+        si.pWaitSemaphores = f->variant & RAW_GATE ? &f->gate : &f->timeline;
         si.pWaitDstStageMask = &wait_stage;
     }
     double t0 = now_s();
@@ -247,6 +258,15 @@ static double raw_floor_trip(raw_floor *f)
     double s0 = now_s();
     ok = ok && f->submit(f->queue, 1, &si, VK_NULL_HANDLE) == VK_SUCCESS;
     f->submit_s += now_s() - s0;
+    if (ok && (f->variant & RAW_GATE)) {
+        struct timespec pause = {0, 200 * 1000}; /* the device reaches the wait */
+        nanosleep(&pause, NULL);
+        VkSemaphoreSignalInfo sig = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                     .semaphore = f->gate,
+                                     .value = ++f->gate_value};
+        t0 = now_s();
+        ok = f->signal(f->device, &sig) == VK_SUCCESS;
+    }
     uint64_t v = 0;
     while (ok && v < want)
         ok = f->value(f->device, f->timeline, &v) == VK_SUCCESS;
@@ -266,6 +286,8 @@ static void raw_floor_close(raw_floor *f)
         f->destroy_pool(f->device, f->pool, NULL);
     if (f->timeline)
         f->destroy_semaphore(f->device, f->timeline, NULL);
+    if (f->gate)
+        f->destroy_semaphore(f->device, f->gate, NULL);
     if (f->pipeline)
         f->destroy_pipeline(f->device, f->pipeline, NULL);
     if (f->layout)
