@@ -180,6 +180,48 @@ static void test_queries_reset_on_host(void **state)
     close_env(&e);
 }
 
+/* A point's time is read from its query when it is asked for, not when
+ * its batch is seen complete (on the way of the query or wait that saw
+ * it): a record, a synchronize and a query read nothing; an elapsed reads
+ * each point once; a point recorded again, or destroyed, before its time
+ * was asked for frees its query unread, so records without elapsed never
+ * need a second pool. */
+static void test_read_when_asked(void **state)
+{
+    (void)state;
+    env e = {0};
+    open_env(&e);
+    salvo_event *a = event_new(e.dev), *b = event_new(e.dev);
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+    assert_int_equal(salvo_event_synchronize(b), SALVO_OK);
+    assert_int_equal(salvo_event_query(a), SALVO_OK);
+    assert_int_equal(salvo_stream_query(e.st), SALVO_OK);
+    assert_int_equal(fake_calls(e.f, "querypool_results"), 0);
+    assert_int_equal(elapsed_ok(a, b), FAKE_DISPATCH_TICKS + 1);
+    assert_int_equal(fake_calls(e.f, "querypool_results"), 2);
+    assert_int_equal(elapsed_ok(a, b), FAKE_DISPATCH_TICKS + 1);
+    assert_int_equal(fake_calls(e.f, "querypool_results"), 2);
+    for (int i = 0; i < 3 * TIMING_CHUNK; i++) {
+        assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+        launch_ok(e.st, e.k, e.buf);
+        assert_int_equal(salvo_event_record(b, e.st), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    }
+    assert_int_equal(fake_calls(e.f, "querypool_results"), 2);
+    assert_int_equal(fake_calls(e.f, "querypool_create"), 1);
+    assert_int_equal(elapsed_ok(a, b), FAKE_DISPATCH_TICKS + 1);
+    assert_int_equal(fake_calls(e.f, "querypool_results"), 4);
+    /* Destroyed with their time unread. */
+    assert_int_equal(salvo_event_record(a, e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    salvo_event_destroy(a);
+    salvo_event_destroy(b);
+    assert_int_equal(fake_calls(e.f, "querypool_results"), 4);
+    close_env(&e);
+}
+
 /* NOT_READY until both are complete; the open batch is submitted by the
  * look, so polling ends. */
 static void test_elapsed_not_ready(void **state)
@@ -471,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_many_pending),    cmocka_unit_test(test_stream_query),
         cmocka_unit_test(test_lost),
         cmocka_unit_test(test_queries_reset_on_host),
+        cmocka_unit_test(test_read_when_asked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,12 @@
-/* Event timestamps: marks written into batches, read when a batch
- * completes. See timing.h. */
+/* Event timestamps: marks written into batches, read once their batch
+ * completed and their time is asked for. See timing.h. */
 #include "core/timing.h"
 
 #include "core/queue.h"
 
 typedef struct timing_mark {
-    struct timing_mark *next; /* in the table's pending or free list */
+    struct timing_mark *next; /* in the table's pending, ran or free list */
+    struct timing_mark *prev; /* in the ran list: the one before (NULL: first) */
     timing_point *owner;      /* NULL: let go (recorded again, or released) */
     uint64_t serial;          /* the batch it is written in, while pending */
     accel_querypool *pool;
@@ -26,6 +27,8 @@ struct timing_table {
     timing_mark *free;
     /* Marks written into batches not seen complete yet, newest first. */
     timing_mark *pending;
+    /* Marks of completed batches whose points have not read them yet. */
+    timing_mark *ran;
 };
 
 salvo_status timing_reserve_locked(queue *q)
@@ -62,11 +65,31 @@ salvo_status timing_reserve_locked(queue *q)
     return SALVO_OK;
 }
 
-static void let_go(timing_point *p)
+static void ran_unlink(timing_table *t, timing_mark *m)
 {
-    if (p->mark)
-        p->mark->owner = NULL;
+    if (m->prev)
+        m->prev->next = m->next;
+    else
+        t->ran = m->next;
+    if (m->next)
+        m->next->prev = m->prev;
+    m->prev = NULL;
+}
+
+/* p lets go of its mark: one still pending stays so until its batch is
+ * over (then freed unread); one of a completed batch is free now. */
+static void let_go(timing_table *t, timing_point *p)
+{
+    timing_mark *m = p->mark;
     p->mark = NULL;
+    if (!m)
+        return;
+    m->owner = NULL;
+    if (p->state == TIMING_RAN) {
+        ran_unlink(t, m);
+        m->next = t->free;
+        t->free = m;
+    }
 }
 
 /* Write m's timestamp into s's batch. Its query is reset first: from the
@@ -91,7 +114,7 @@ timing_mark *timing_write_locked(queue *q, timing_point *p, slot *s)
      * again further on (by the batch: it was written there already). */
     bool fresh = !m || m->serial != s->serial;
     if (fresh) {
-        let_go(p);
+        let_go(t, p);
         m = t->free;
         t->free = m->next;
         m->owner = p;
@@ -119,16 +142,14 @@ void timing_rewrite_same_locked(queue *q, timing_mark *m, const timing_mark *as)
 
 void timing_point_lose_locked(queue *q, timing_point *p, salvo_status why)
 {
-    (void)q;
-    let_go(p);
+    let_go(q->timing, p);
     p->state = TIMING_LOST;
     p->lost = why;
 }
 
 void timing_point_release_locked(queue *q, timing_point *p)
 {
-    (void)q;
-    let_go(p);
+    let_go(q->timing, p);
 }
 
 static void unlink_free(timing_table *t, timing_mark **pm)
@@ -142,6 +163,25 @@ static void unlink_free(timing_table *t, timing_mark **pm)
     t->free = m;
 }
 
+/* p's time read from its mark m (or from the mark m takes its time from):
+ * READY, or LOST where the driver gives none. */
+static void read_mark(queue *q, timing_point *p, const timing_mark *m)
+{
+    uint64_t ticks = 0;
+    const timing_mark *src = m->same ? m->same : m;
+    accel_result ar =
+        q->acc->vt->querypool_results(q->acc->self, q->adev, src->pool, src->query, 1, &ticks);
+    if (ar == ACCEL_SUCCESS) {
+        p->state = TIMING_READY;
+        p->ticks = ticks;
+    } else {
+        /* Not written though its batch completed: a driver's fault. */
+        p->state = TIMING_LOST;
+        p->lost = queue_noted(q, ar == ACCEL_NOT_READY ? SALVO_ERROR_UNKNOWN
+                                                       : salvo_status_from_accel(ar));
+    }
+}
+
 void timing_batch_done_locked(queue *q, uint64_t serial, bool ran)
 {
     timing_table *t = q->timing;
@@ -150,22 +190,21 @@ void timing_batch_done_locked(queue *q, uint64_t serial, bool ran)
     for (timing_mark **pm = &t->pending; *pm;) {
         timing_mark *m = *pm;
         timing_point *p = m->owner;
-        if (m->serial == serial && ran) {
-            if (p) {
-                uint64_t ticks = 0;
-                const timing_mark *src = m->same ? m->same : m;
-                accel_result ar = q->acc->vt->querypool_results(q->acc->self, q->adev, src->pool,
-                                                                src->query, 1, &ticks);
-                if (ar == ACCEL_SUCCESS) {
-                    p->state = TIMING_READY;
-                    p->ticks = ticks;
-                } else {
-                    /* Not written though its batch completed: a driver's fault. */
-                    p->state = TIMING_LOST;
-                    p->lost = queue_noted(q, ar == ACCEL_NOT_READY ? SALVO_ERROR_UNKNOWN
-                                                                   : salvo_status_from_accel(ar));
-                }
-            }
+        if (m->serial == serial && ran && p && !m->same) {
+            /* Read when its time is asked for (timing_point_settle_locked),
+             * not here, on the way of whoever saw the batch complete. */
+            *pm = m->next;
+            p->state = TIMING_RAN;
+            m->prev = NULL;
+            m->next = t->ran;
+            if (t->ran)
+                t->ran->prev = m;
+            t->ran = m;
+        } else if (m->serial == serial && ran) {
+            /* One that takes another's time reads it now: that one may
+             * be freed and written again before this is asked for. */
+            if (p)
+                read_mark(q, p, m);
             unlink_free(t, pm);
         } else if (queue_batch_done_locked(q, m->serial)) {
             /* Over without completing (refused, dropped): it never ran. */
@@ -185,6 +224,16 @@ void timing_point_settle_locked(queue *q, timing_point *p)
     /* Serial 0 is no batch's: only marks of batches over are looked at. */
     if (p->state == TIMING_PENDING && p->mark && queue_batch_done_locked(q, p->mark->serial))
         timing_batch_done_locked(q, 0, true);
+    if (p->state == TIMING_RAN) {
+        timing_mark *m = p->mark;
+        read_mark(q, p, m);
+        timing_table *t = q->timing;
+        ran_unlink(t, m);
+        m->owner = NULL;
+        p->mark = NULL;
+        m->next = t->free;
+        t->free = m;
+    }
 }
 
 void timing_free_locked(queue *q)
@@ -195,6 +244,8 @@ void timing_free_locked(queue *q)
     for (timing_mark *m = t->pending; m; m = m->next)
         if (m->owner)
             m->owner->mark = NULL;
+    for (timing_mark *m = t->ran; m; m = m->next)
+        m->owner->mark = NULL;
     while (t->chunks) {
         timing_chunk *c = t->chunks;
         t->chunks = c->next;

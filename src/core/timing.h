@@ -7,16 +7,19 @@
  * work submitted before it on its queue is complete) in the command
  * buffer of the batch that holds the point. When that batch completes
  * successfully (timing_batch_done_locked, called by the queue right where
- * a slot is seen complete) the mark's ticks are read into its point and
- * the mark is free for another record. A batch that never ran (refused,
+ * a slot is seen complete) the point has run; the mark's ticks are read
+ * into it when its time is first asked for (timing_point_settle_locked),
+ * not on the way of whatever saw the batch complete (a query or a wait
+ * whose latency is its caller's), and the mark is then free for another
+ * record, as it is when the point lets go of it unread. A batch that never ran (refused,
  * dropped, abandoned) leaves its marks unread, and their points say the
  * time is lost, and why. A batch whose commands are recorded again (an
  * event cancel) writes its marks again (timing_rewrite_locked, from the
  * batch log's mark entries): those of withdrawn work at its start, as
  * one write whose time they all take (no time passes between them).
  *
- *   point:  NONE --record--> PENDING --its batch completed--> READY
- *                              |  \--batch did not run--> LOST
+ *   point:  NONE --record--> PENDING --its batch completed--> RAN --read--> READY
+ *                              |  \--batch did not run--> LOST        \--no time--> LOST
  *           any --record again--> PENDING (the old mark is let go: still
  *                                 pending on its batch, then freed unread)
  *
@@ -45,6 +48,7 @@ enum { TIMING_CHUNK = 64 };
 typedef enum timing_state {
     TIMING_NONE = 0, /* never recorded with timestamps */
     TIMING_PENDING,  /* written into a batch that has not completed */
+    TIMING_RAN,      /* its batch completed: the time is in the mark, unread */
     TIMING_READY,    /* ticks hold the time of the latest record */
     TIMING_LOST      /* the latest record has no time: see lost */
 } timing_state;
@@ -52,7 +56,7 @@ typedef enum timing_state {
 /* What an event keeps [lock]. Zeroed: NONE. */
 typedef struct timing_point {
     timing_state state;
-    struct timing_mark *mark; /* PENDING: the write in flight */
+    struct timing_mark *mark; /* PENDING: the write in flight; RAN: the write to read */
     uint64_t ticks;           /* READY: masked to the valid bits */
     salvo_status lost;        /* LOST: why (a negative status, or SALVO_CANCELLED) */
 } timing_point;
@@ -85,7 +89,9 @@ void timing_point_release_locked(struct queue *q, timing_point *p) SALVO_REQUIRE
  * here too, and lost. */
 void timing_batch_done_locked(struct queue *q, uint64_t serial, bool ran)
     SALVO_REQUIRES(q->lock);
-/* A PENDING point whose batch is over without completing: lost. */
+/* Before a point's state is looked at: a PENDING point whose batch is
+ * over without completing is lost; a RAN one's time is read (READY, or
+ * LOST where the driver has none) and its mark freed. */
 void timing_point_settle_locked(struct queue *q, timing_point *p) SALVO_REQUIRES(q->lock);
 /* Device destroy: free the pools and the marks. */
 void timing_free_locked(struct queue *q) SALVO_REQUIRES(q->lock);
