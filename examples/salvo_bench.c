@@ -785,8 +785,17 @@ static void bench_gate(bench *b, const opts *o)
     uint32_t push[2] = {64, 1};
     uint32_t groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = buf};
-    double *t = malloc(sizeof *t * (size_t)iters);
+    double *t = malloc(sizeof *t * (size_t)iters * 2), *tr = t + iters;
+    /* The floor, in turn with salvo's trips: the same launch (add, its
+     * buffer and constants pushed) recorded once, its submit waiting on a
+     * timeline the host signals 200 us later, timed from the signal to
+     * the dispatch's timeline read complete; on a buffer of its own. */
+    raw_floor floor;
+    salvo_buffer *raw_buf = NULL;
+    CHECK(salvo_buffer_create(b->dev, 256, SALVO_DOMAIN_DEVICE, &raw_buf));
+    bool raw = raw_floor_open(&floor, b->dev, RAW_GATE | RAW_BIND, raw_buf, stream_queue(b));
     for (int i = 0; i < iters; i++) {
+        tr[i] = raw ? raw_floor_trip(&floor) : 0;
         CHECK(salvo_stream_wait_gate(st, g, (uint64_t)i + 1));
         CHECK(salvo_launch(st, b->add, groups, &bd, 1, push, sizeof push));
         CHECK(salvo_event_record(ev, st));
@@ -806,6 +815,16 @@ static void bench_gate(bench *b, const opts *o)
     double m = median(t, iters);
     printf("gate latency (raise -> launch seen complete): %.1f us median\n", m * 1e6);
     metric(b, "gate_latency_median_us", m * 1e6, "us");
+    if (raw) {
+        double f = median(tr, iters);
+        printf("raw gate floor beside it (same process and queue; the same launch pre-recorded, "
+               "waiting on a timeline the host signals): %.1f us median; gate / floor %.2f\n",
+               f * 1e6, m / f);
+        metric(b, "raw_floor_gate_us", f * 1e6, "us");
+        metric(b, "gate_over_raw_floor", m / f, "ratio");
+    }
+    raw_floor_close(&floor);
+    salvo_buffer_destroy(raw_buf);
     free(t);
     salvo_event_destroy(ev);
     salvo_stream_destroy(st);

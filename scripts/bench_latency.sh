@@ -1,10 +1,11 @@
 #!/bin/bash
 # The README latency table's run (carry .gl and .devrun; .devrun/after holds this tree's
-# latency-probe, salvo-bench and vk-fence-floor, .devrun/before an earlier build's latency-probe).
+# latency-probe, salvo-bench, vk-fence-floor and vk-bind-floor, .devrun/before an earlier build's
+# latency-probe).
 # First latency-probe, each latency alone in a process, this build and the earlier one in turn,
 # with the raw-Vulkan trips of examples/raw_floor.h (two rounds); then salvo-bench (HEAD), CUDA
-# (examples/cuda_graphs.cu built here) and the raw-Vulkan floor (on the queue family salvo's
-# streams use) in turn, up to three rounds within BUDGET seconds. Everything pinned to CPU 3.
+# (examples/cuda_graphs.cu built here), the raw-Vulkan floor (on the queue family salvo's
+# streams use) and the raw binding floor (vk-bind-floor) in turn, up to three rounds within BUDGET seconds. Everything pinned to CPU 3.
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 nvidia-smi -L > $OUT/env.txt 2>&1; nproc >> $OUT/env.txt
@@ -12,7 +13,7 @@ NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 $NVCC -O2 -o /tmp/cuda-graphs examples/cuda_graphs.cu > $OUT/nvcc.txt 2>&1 || echo "nvcc failed" >> $OUT/env.txt
 start=$SECONDS
 for i in 1 2; do
-  for s in roundtrip repeat graph1 update-idle replay-busy replay-idle; do
+  for s in roundtrip repeat graph1 gate update-idle replay-busy replay-idle; do
     for w in after before; do
       [ -x .devrun/$w/latency-probe ] || continue
       .devrun/$w/latency-probe --help | grep -qw $s || continue
@@ -21,7 +22,7 @@ for i in 1 2; do
       taskset -c 3 timeout 30 .devrun/$w/latency-probe $s $n >> $OUT/probe.txt 2>&1
     done
   done
-  for s in empty raw raw-bind raw-bind-salvo; do
+  for s in empty raw raw-bind raw-bind-salvo raw-gate-bind; do
     echo -n "after " >> $OUT/probe.txt
     taskset -c 3 timeout 30 .devrun/after/latency-probe $s >> $OUT/probe.txt 2>&1
   done
@@ -37,6 +38,8 @@ for i in 1 2 3; do
     echo "=== floor run $i" >> $OUT/floor.txt
     FLOOR_COMPUTE_ONLY=1 taskset -c 3 timeout 60 .devrun/after/vk-fence-floor >> $OUT/floor.txt 2>&1
   fi
+  echo "=== bind floor run $i" >> $OUT/floor.txt
+  [ -x .devrun/after/vk-bind-floor ] && taskset -c 3 timeout 60 .devrun/after/vk-bind-floor >> $OUT/floor.txt 2>&1
   echo "t=$((SECONDS-start))" >> $OUT/bench.txt
 done
 echo "total $((SECONDS-start)) s" >> $OUT/bench.txt
