@@ -6,7 +6,8 @@
  *
  *   latency-probe SCENARIO [OPS]
  *
- * SCENARIO (OPS operations each, default 2000; graph ones 300):
+ * SCENARIO (OPS operations each, default 2000; graph ones 300,
+ *          independent 30):
  *   roundtrip     launch + flush + synchronize, the launch's push value
  *                 alternating (1, 2, 1, ...): recorded at every trip
  *   repeat        the same, the same launch every time (as the raw
@@ -22,6 +23,10 @@
  *   raw-bind-salvo  the same, barrier and fresh
  *   empty         launch + flush + synchronize of the empty kernel (no
  *                 bindings, no push constants)
+ *   independent   10,000 launches of add at the default batch size, each
+ *                 on a 256-byte slice of its own (salvo-bench's
+ *                 independent launches), then a synchronize: the time
+ *                 per launch of the launch calls (their submits included)
  *   gate          as salvo-bench's gate latency: a stream waits on a host
  *                 gate, then the launch (add) and an event, flushed; 200 us
  *                 later the gate is raised and the event queried until
@@ -77,6 +82,8 @@ static double now_s(void)
         }                                                                                         \
     } while (0)
 
+enum { INDEPENDENT_LAUNCHES = 10000 };
+
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -87,6 +94,7 @@ typedef enum scenario {
     ROUNDTRIP,
     REPEAT,
     EMPTY,
+    INDEPENDENT,
     GATE,
     GATE_EMPTY,
     GATE_STREAM,
@@ -115,6 +123,7 @@ static const struct {
     [ROUNDTRIP] = {"roundtrip", 0},
     [REPEAT] = {"repeat", 0},
     [EMPTY] = {"empty", 0},
+    [INDEPENDENT] = {"independent", 0},
     [GATE] = {"gate", 0},
     [GATE_EMPTY] = {"gate-empty", 0},
     [GATE_STREAM] = {"gate-stream", 0},
@@ -151,6 +160,7 @@ typedef struct probe {
     salvo_graph *graph;
     salvo_gate *gate;
     salvo_event *event;
+    uint64_t align; /* bytes between independent launches' slices */
     uint64_t gate_value;
     raw_floor floor;
 } probe;
@@ -185,6 +195,14 @@ static double op(probe *p, scenario s, int i)
         CHECK(salvo_stream_flush(p->st));
         CHECK(salvo_stream_synchronize(p->st));
         return now_s() - t0;
+    case INDEPENDENT:
+        for (uint32_t k = 0; k < INDEPENDENT_LAUNCHES; k++) {
+            bd.offset = (uint64_t)k * p->align;
+            CHECK(salvo_launch(p->st, p->add, groups, &bd, 1, push, sizeof push));
+        }
+        t = (now_s() - t0) / INDEPENDENT_LAUNCHES;
+        CHECK(salvo_stream_synchronize(p->st));
+        return t;
     case GATE:
     case GATE_EMPTY:
     case GATE_STREAM: {
@@ -253,7 +271,10 @@ int main(int argc, char **argv)
         return 2;
     }
     bool raw = s >= RAW, graph = s >= GRAPH1 && !raw;
-    int ops = argc == 3 ? atoi(argv[2]) : graph && s != GRAPH1 ? 300 : 2000;
+    int ops = argc == 3                 ? atoi(argv[2])
+              : s == INDEPENDENT        ? 30
+              : graph && s != GRAPH1    ? 300
+                                        : 2000;
     if (ops < 1)
         ops = 1;
     probe p = {0};
@@ -265,7 +286,13 @@ int main(int argc, char **argv)
     CHECK(salvo_kernel_create(p.dev, &kd, &p.add));
     salvo_kernel_desc ed = {.spirv = empty_spv, .spirv_size = sizeof empty_spv, .name = "empty"};
     CHECK(salvo_kernel_create(p.dev, &ed, &p.empty));
-    CHECK(salvo_buffer_create(p.dev, 256, SALVO_DOMAIN_DEVICE, &p.buf));
+    salvo_device_info info;
+    CHECK(salvo_device_info_get(p.dev, &info));
+    p.align = 256;
+    while (p.align % info.min_storage_buffer_offset_alignment)
+        p.align += 256;
+    uint64_t bytes = s == INDEPENDENT ? INDEPENDENT_LAUNCHES * p.align + 256 : 256;
+    CHECK(salvo_buffer_create(p.dev, bytes, SALVO_DOMAIN_DEVICE, &p.buf));
     CHECK(salvo_stream_create(p.dev, NULL, &p.st));
     if (s >= GATE && s <= GATE_STREAM) {
         if (salvo_gate_create(p.dev, &p.gate) != SALVO_OK) {
@@ -281,7 +308,7 @@ int main(int argc, char **argv)
     if (graph)
         p.graph = capture(&p, s == GRAPH1 ? 1 : 10000);
     double *t = malloc(sizeof *t * (size_t)ops);
-    for (int i = 0; i < 20; i++) /* warm-up */
+    for (int i = 0; i < (s == INDEPENDENT ? 3 : 20); i++) /* warm-up */
         op(&p, (scenario)s, i);
     accel_vk_driver_clock_reset();
     p.floor.submit_s = 0;
