@@ -35,7 +35,9 @@
  *     8 submitted, then waited for, per round: what each records plus its
  *     submit, for each way a replay can be made: 40, 80 or 20 secondaries
  *     executed by a primary recorded per replay, 40 primaries in one
- *     submit, one primary of the whole graph, and the 40 secondaries with
+ *     submit, one primary of the whole graph, the 20 secondaries executed
+ *     by a primary recorded once per replay in flight and submitted again
+ *     each round (as salvo's replays recorded ahead), and the 40 secondaries with
  *     one updated dispatch recorded inline between the 20th and the 21st
  *     (what an update recorded into the replay's primary adds);
  *   - the graph's first command buffer, a secondary or a primary, recorded
@@ -522,6 +524,7 @@ typedef enum replay_way {
     EXECUTE_UPDATE, /* EXECUTE_40 with one updated dispatch recorded inline after the 20th */
     PRIMARIES_POOLS,  /* PRIMARIES_40, each from a command pool of its own */
     PRIMARIES_SIGNAL, /* PRIMARIES_40, the submit signalling a timeline semaphore */
+    EXECUTE_20_MADE,  /* EXECUTE_20's primary recorded once per replay in flight, resubmitted */
     WAY_COUNT
 } replay_way;
 
@@ -533,6 +536,7 @@ enum {
 typedef struct replay_set {
     VkCommandBuffer sec40[40], sec80[80], sec20[20], pri40[40], whole;
     VkCommandBuffer outer[IN_FLIGHT]; /* one per replay in flight */
+    VkCommandBuffer made[IN_FLIGHT];  /* EXECUTE_20_MADE's, recorded once */
     VkCommandPool own_pool[40];
     VkCommandBuffer own40[40]; /* own40[i] from own_pool[i] */
     VkSemaphore timeline;      /* PRIMARIES_SIGNAL's */
@@ -540,9 +544,10 @@ typedef struct replay_set {
 
 /* One replay's host work: what it records, then its submit; the fence
  * (or none) is signalled when it completes. */
-static void replay_once(const gpu *g, const replay_set *s, replay_way w, VkCommandBuffer outer,
+static void replay_once(const gpu *g, const replay_set *s, replay_way w, int in_flight,
                         VkFence fence)
 {
+    VkCommandBuffer outer = w == EXECUTE_20_MADE ? s->made[in_flight] : s->outer[in_flight];
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                        .commandBufferCount = 1,
                        .pCommandBuffers = &outer};
@@ -581,6 +586,8 @@ static void replay_once(const gpu *g, const replay_set *s, replay_way w, VkComma
         si.commandBufferCount = 40;
         si.pCommandBuffers = s->pri40;
         break;
+    case EXECUTE_20_MADE:
+        break;
     case WAY_COUNT:
         abort();
     }
@@ -614,6 +621,7 @@ static void replay_busy(gpu *g)
     allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 40, s.pri40);
     allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1, &s.whole);
     allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, IN_FLIGHT, s.outer);
+    allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, IN_FLIGHT, s.made);
     for (int c = 0; c < 40; c++) {
         s.own_pool[c] = replay_pool(g);
         allocate(g, s.own_pool[c], VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1, &s.own40[c]);
@@ -633,6 +641,14 @@ static void replay_busy(gpu *g)
             record_once(g, s.sec20[c], true, dispatches / 20);
     }
     record_once(g, s.whole, false, dispatches);
+    /* As a replay recorded ahead is made: begun for resubmits (no
+     * flags), the secondaries executed, ended; submitted again each round. */
+    for (int i = 0; i < IN_FLIGHT; i++) {
+        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        CHECK(vkBeginCommandBuffer(s.made[i], &bi));
+        vkCmdExecuteCommands(s.made[i], 20, s.sec20);
+        CHECK(vkEndCommandBuffer(s.made[i]));
+    }
 
     static double busy[WAY_COUNT][MAX_ROUNDS * (IN_FLIGHT - 1)], idle[WAY_COUNT][MAX_ROUNDS];
     for (int r = -1; r < rounds; r++) /* round -1 warms up */
@@ -640,7 +656,7 @@ static void replay_busy(gpu *g)
             for (int i = 0; i < IN_FLIGHT; i++) {
                 VkFence fence = i == IN_FLIGHT - 1 ? g->fence : VK_NULL_HANDLE;
                 double t0 = now_us();
-                replay_once(g, &s, (replay_way)w, s.outer[i], fence);
+                replay_once(g, &s, (replay_way)w, i, fence);
                 double t = now_us() - t0;
                 if (r < 0)
                     continue;
@@ -672,6 +688,8 @@ static void replay_busy(gpu *g)
     snprintf(label[ONE_PRIMARY], sizeof label[0], "one primary of %d, one submit", dispatches);
     snprintf(label[PRIMARIES_POOLS], sizeof label[0], "40 primaries, each from a pool of its own");
     snprintf(label[PRIMARIES_SIGNAL], sizeof label[0], "40 primaries, the submit signals a timeline");
+    snprintf(label[EXECUTE_20_MADE], sizeof label[0],
+             "20 secondaries, a primary recorded once executes them");
     snprintf(label[EXECUTE_UPDATE], sizeof label[0],
              "update: 20 of the 40 secondaries, 1 inline, 20 more");
     printf("\n%d dispatches (a barrier before each) replayed %d at a time back to back, then"
