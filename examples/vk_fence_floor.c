@@ -37,7 +37,10 @@
  *     executed by a primary recorded per replay, 40 primaries in one
  *     submit, one primary of the whole graph, the 20 secondaries executed
  *     by a primary recorded once per replay in flight and submitted again
- *     each round (as salvo's replays recorded ahead), and the 40 secondaries with
+ *     each round (as salvo's replays recorded ahead), the same with the
+ *     add kernel in the secondaries, its buffer pushed or a descriptor set
+ *     bound before each dispatch (where the device pushes descriptors: as
+ *     salvo's graph of add launches records it), and the 40 secondaries with
  *     one updated dispatch recorded inline between the 20th and the 21st
  *     (what an update recorded into the replay's primary adds);
  *   - the graph's first command buffer, a secondary or a primary, recorded
@@ -54,6 +57,7 @@
 
 #include <volk.h>
 
+#include "add.spv.h"
 #include "empty.spv.h"
 
 enum {
@@ -105,6 +109,8 @@ typedef struct gpu {
     VkPipelineLayout layout;
     VkPipeline pipeline;
     VkCommandPool pool;
+    VkPhysicalDevice pd;
+    bool push_descriptors; /* VK_KHR_push_descriptor enabled */
 } gpu;
 
 /* The first discrete GPU, else the first device; one compute queue. */
@@ -167,10 +173,23 @@ static int gpu_open(gpu *g)
                                    .pQueuePriorities = &priority};
     VkPhysicalDeviceVulkan12Features v12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .timelineSemaphore = VK_TRUE};
+    /* Push descriptors where the device has them (the replays whose
+     * dispatches bind a buffer as salvo's launches do). */
+    const char *push_ext = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    uint32_t ext_count = 0;
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &ext_count, NULL);
+    VkExtensionProperties *exts = calloc(ext_count ? ext_count : 1, sizeof *exts);
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &ext_count, exts);
+    for (uint32_t i = 0; exts && i < ext_count; i++)
+        g->push_descriptors |= strcmp(exts[i].extensionName, push_ext) == 0;
+    free(exts);
+    g->pd = pd;
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                               .pNext = &v12,
                               .queueCreateInfoCount = 1,
-                              .pQueueCreateInfos = &qci};
+                              .pQueueCreateInfos = &qci,
+                              .enabledExtensionCount = g->push_descriptors ? 1 : 0,
+                              .ppEnabledExtensionNames = &push_ext};
     CHECK(vkCreateDevice(pd, &dci, NULL, &g->device));
     volkLoadDevice(g->device);
     vkGetDeviceQueue(g->device, family, 0, &g->queue);
@@ -374,6 +393,142 @@ static void record_dispatches(const gpu *g, VkCommandBuffer cb, int count)
     }
 }
 
+/* The add kernel (data[i] += value) as salvo's launches bind it, for
+ * replays whose dispatches bind a buffer: pushed before each dispatch
+ * (push), or a descriptor set written once and bound before each (set),
+ * the push constants pushed either way. */
+typedef struct bound_kernel {
+    VkShaderModule module;
+    VkDescriptorSetLayout set_layouts[2]; /* [0] push, [1] set */
+    VkPipelineLayout layouts[2];
+    VkPipeline pipelines[2];
+    VkDescriptorPool dpool;
+    VkDescriptorSet set;
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+} bound_kernel;
+
+/* false where the device has no push descriptors (bk left empty). */
+static bool bound_open(const gpu *g, bound_kernel *bk)
+{
+    memset(bk, 0, sizeof *bk);
+    if (!g->push_descriptors)
+        return false;
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .size = 256,
+                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT};
+    CHECK(vkCreateBuffer(g->device, &bci, NULL, &bk->buffer));
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(g->device, bk->buffer, &req);
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(g->pd, &mp);
+    uint32_t type = 0;
+    while (type < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << type)))
+        type++;
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .allocationSize = req.size,
+                                .memoryTypeIndex = type};
+    CHECK(vkAllocateMemory(g->device, &mai, NULL, &bk->memory));
+    CHECK(vkBindBufferMemory(g->device, bk->buffer, bk->memory, 0));
+    VkShaderModuleCreateInfo smi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                    .codeSize = sizeof add_spv,
+                                    .pCode = add_spv};
+    CHECK(vkCreateShaderModule(g->device, &smi, NULL, &bk->module));
+    const uint32_t local = 64;
+    VkSpecializationMapEntry me = {.constantID = 0, .offset = 0, .size = sizeof local};
+    VkSpecializationInfo spec = {.mapEntryCount = 1,
+                                 .pMapEntries = &me,
+                                 .dataSize = sizeof local,
+                                 .pData = &local};
+    VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = 8};
+    for (int l = 0; l < 2; l++) {
+        VkDescriptorSetLayoutBinding lb = {.binding = 0,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           .descriptorCount = 1,
+                                           .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+        VkDescriptorSetLayoutCreateInfo sli = {
+            .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+            .flags = l == 0 ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
+            .bindingCount = 1,
+            .pBindings = &lb};
+        CHECK(vkCreateDescriptorSetLayout(g->device, &sli, NULL, &bk->set_layouts[l]));
+        VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                          .setLayoutCount = 1,
+                                          .pSetLayouts = &bk->set_layouts[l],
+                                          .pushConstantRangeCount = 1,
+                                          .pPushConstantRanges = &range};
+        CHECK(vkCreatePipelineLayout(g->device, &pli, NULL, &bk->layouts[l]));
+        VkComputePipelineCreateInfo cpi = {
+            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                      .module = bk->module,
+                      .pName = "main",
+                      .pSpecializationInfo = &spec},
+            .layout = bk->layouts[l]};
+        CHECK(vkCreateComputePipelines(g->device, VK_NULL_HANDLE, 1, &cpi, NULL,
+                                       &bk->pipelines[l]));
+    }
+    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1};
+    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                      .maxSets = 1,
+                                      .poolSizeCount = 1,
+                                      .pPoolSizes = &size};
+    CHECK(vkCreateDescriptorPool(g->device, &dpi, NULL, &bk->dpool));
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = bk->dpool,
+                                      .descriptorSetCount = 1,
+                                      .pSetLayouts = &bk->set_layouts[1]};
+    CHECK(vkAllocateDescriptorSets(g->device, &ai, &bk->set));
+    VkDescriptorBufferInfo info = {bk->buffer, 0, 256};
+    VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                              .dstSet = bk->set,
+                              .descriptorCount = 1,
+                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                              .pBufferInfo = &info};
+    vkUpdateDescriptorSets(g->device, 1, &w, 0, NULL);
+    return true;
+}
+
+static void bound_close(const gpu *g, bound_kernel *bk)
+{
+    for (int l = 0; l < 2; l++) {
+        vkDestroyPipeline(g->device, bk->pipelines[l], NULL);
+        vkDestroyPipelineLayout(g->device, bk->layouts[l], NULL);
+        vkDestroyDescriptorSetLayout(g->device, bk->set_layouts[l], NULL);
+    }
+    vkDestroyDescriptorPool(g->device, bk->dpool, NULL);
+    vkDestroyShaderModule(g->device, bk->module, NULL);
+    vkDestroyBuffer(g->device, bk->buffer, NULL);
+    vkFreeMemory(g->device, bk->memory, NULL);
+}
+
+/* count dispatches of the add kernel, a barrier before each, its buffer
+ * pushed (l = 0) or its set bound (l = 1) before each. */
+static void record_bound(const bound_kernel *bk, VkCommandBuffer cb, int l, int count)
+{
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bk->pipelines[l]);
+    const uint32_t push[2] = {64, 1};
+    VkDescriptorBufferInfo info = {bk->buffer, 0, 256};
+    VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                              .descriptorCount = 1,
+                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                              .pBufferInfo = &info};
+    for (int i = 0; i < count; i++) {
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &replay_barrier, 0, NULL,
+                             0, NULL);
+        if (l == 0)
+            vkCmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bk->layouts[0], 0, 1,
+                                      &w);
+        else
+            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bk->layouts[1], 0, 1,
+                                    &bk->set, 0, NULL);
+        vkCmdPushConstants(cb, bk->layouts[l], VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+        vkCmdDispatch(cb, 1, 1, 1);
+    }
+}
+
 /* Begins cb to be recorded once and then pending in several submits at
  * a time, as a graph's command buffers are. */
 static void begin_simultaneous(VkCommandBuffer cb, bool secondary)
@@ -525,6 +680,8 @@ typedef enum replay_way {
     PRIMARIES_POOLS,  /* PRIMARIES_40, each from a command pool of its own */
     PRIMARIES_SIGNAL, /* PRIMARIES_40, the submit signalling a timeline semaphore */
     EXECUTE_20_MADE,  /* EXECUTE_20's primary recorded once per replay in flight, resubmitted */
+    MADE_PUSH,        /* EXECUTE_20_MADE, the add kernel's buffer pushed per dispatch */
+    MADE_SET,         /* EXECUTE_20_MADE, the add kernel's set bound per dispatch */
     WAY_COUNT
 } replay_way;
 
@@ -537,6 +694,8 @@ typedef struct replay_set {
     VkCommandBuffer sec40[40], sec80[80], sec20[20], pri40[40], whole;
     VkCommandBuffer outer[IN_FLIGHT]; /* one per replay in flight */
     VkCommandBuffer made[IN_FLIGHT];  /* EXECUTE_20_MADE's, recorded once */
+    VkCommandBuffer bound_sec[2][20], bound_made[2][IN_FLIGHT]; /* MADE_PUSH's, MADE_SET's */
+    bool bound;                                                  /* those recorded */
     VkCommandPool own_pool[40];
     VkCommandBuffer own40[40]; /* own40[i] from own_pool[i] */
     VkSemaphore timeline;      /* PRIMARIES_SIGNAL's */
@@ -547,7 +706,10 @@ typedef struct replay_set {
 static void replay_once(const gpu *g, const replay_set *s, replay_way w, int in_flight,
                         VkFence fence)
 {
-    VkCommandBuffer outer = w == EXECUTE_20_MADE ? s->made[in_flight] : s->outer[in_flight];
+    VkCommandBuffer outer = w == EXECUTE_20_MADE ? s->made[in_flight]
+                            : w == MADE_PUSH     ? s->bound_made[0][in_flight]
+                            : w == MADE_SET      ? s->bound_made[1][in_flight]
+                                                 : s->outer[in_flight];
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                        .commandBufferCount = 1,
                        .pCommandBuffers = &outer};
@@ -587,6 +749,8 @@ static void replay_once(const gpu *g, const replay_set *s, replay_way w, int in_
         si.pCommandBuffers = s->pri40;
         break;
     case EXECUTE_20_MADE:
+    case MADE_PUSH:
+    case MADE_SET:
         break;
     case WAY_COUNT:
         abort();
@@ -641,6 +805,17 @@ static void replay_busy(gpu *g)
             record_once(g, s.sec20[c], true, dispatches / 20);
     }
     record_once(g, s.whole, false, dispatches);
+    bound_kernel bk;
+    s.bound = bound_open(g, &bk);
+    for (int l = 0; s.bound && l < 2; l++) {
+        allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_SECONDARY, 20, s.bound_sec[l]);
+        allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, IN_FLIGHT, s.bound_made[l]);
+        for (int c = 0; c < 20; c++) {
+            begin_simultaneous(s.bound_sec[l][c], true);
+            record_bound(&bk, s.bound_sec[l][c], l, dispatches / 20);
+            CHECK(vkEndCommandBuffer(s.bound_sec[l][c]));
+        }
+    }
     /* As a replay recorded ahead is made: begun for resubmits (no
      * flags), the secondaries executed, ended; submitted again each round. */
     for (int i = 0; i < IN_FLIGHT; i++) {
@@ -648,11 +823,18 @@ static void replay_busy(gpu *g)
         CHECK(vkBeginCommandBuffer(s.made[i], &bi));
         vkCmdExecuteCommands(s.made[i], 20, s.sec20);
         CHECK(vkEndCommandBuffer(s.made[i]));
+        for (int l = 0; s.bound && l < 2; l++) {
+            CHECK(vkBeginCommandBuffer(s.bound_made[l][i], &bi));
+            vkCmdExecuteCommands(s.bound_made[l][i], 20, s.bound_sec[l]);
+            CHECK(vkEndCommandBuffer(s.bound_made[l][i]));
+        }
     }
 
     static double busy[WAY_COUNT][MAX_ROUNDS * (IN_FLIGHT - 1)], idle[WAY_COUNT][MAX_ROUNDS];
     for (int r = -1; r < rounds; r++) /* round -1 warms up */
         for (int w = 0; w < WAY_COUNT; w++) {
+            if ((w == MADE_PUSH || w == MADE_SET) && !s.bound)
+                continue;
             for (int i = 0; i < IN_FLIGHT; i++) {
                 VkFence fence = i == IN_FLIGHT - 1 ? g->fence : VK_NULL_HANDLE;
                 double t0 = now_us();
@@ -671,6 +853,8 @@ static void replay_busy(gpu *g)
             CHECK(vkResetFences(g->device, 1, &g->fence));
         }
     vkDestroyCommandPool(g->device, pool, NULL);
+    if (s.bound)
+        bound_close(g, &bk);
     for (int c = 0; c < 40; c++)
         vkDestroyCommandPool(g->device, s.own_pool[c], NULL);
     vkDestroySemaphore(g->device, s.timeline, NULL);
@@ -690,6 +874,8 @@ static void replay_busy(gpu *g)
     snprintf(label[PRIMARIES_SIGNAL], sizeof label[0], "40 primaries, the submit signals a timeline");
     snprintf(label[EXECUTE_20_MADE], sizeof label[0],
              "20 secondaries, a primary recorded once executes them");
+    snprintf(label[MADE_PUSH], sizeof label[0], "the same, add's buffer pushed per dispatch");
+    snprintf(label[MADE_SET], sizeof label[0], "the same, add's set bound per dispatch");
     snprintf(label[EXECUTE_UPDATE], sizeof label[0],
              "update: 20 of the 40 secondaries, 1 inline, 20 more");
     printf("\n%d dispatches (a barrier before each) replayed %d at a time back to back, then"
@@ -699,6 +885,8 @@ static void replay_busy(gpu *g)
     printf("(first 3: the 1st to 3rd of each round together, as salvo-bench times a replay)\n");
     printf("%-55s %9s %7s %9s %8s\n", "replay made as", "GPU busy", "p90", "GPU idle", "first 3");
     for (int w = 0; w < WAY_COUNT; w++) {
+        if ((w == MADE_PUSH || w == MADE_SET) && !s.bound)
+            continue;
         /* Before the quantiles, which sort. */
         static double first3[MAX_ROUNDS * 3];
         size_t k = 0;
