@@ -76,20 +76,25 @@ static void ran_unlink(timing_table *t, timing_mark *m)
     m->prev = NULL;
 }
 
+/* m, of the ran list, free for another record. */
+static void free_ran(timing_table *t, timing_mark *m)
+{
+    ran_unlink(t, m);
+    m->owner = NULL;
+    m->next = t->free;
+    t->free = m;
+}
+
 /* p lets go of its mark: one still pending stays so until its batch is
  * over (then freed unread); one of a completed batch is free now. */
 static void let_go(timing_table *t, timing_point *p)
 {
     timing_mark *m = p->mark;
     p->mark = NULL;
-    if (!m)
-        return;
-    m->owner = NULL;
-    if (p->state == TIMING_RAN) {
-        ran_unlink(t, m);
-        m->next = t->free;
-        t->free = m;
-    }
+    if (m && p->state == TIMING_RAN)
+        free_ran(t, m);
+    else if (m)
+        m->owner = NULL;
 }
 
 /* Write m's timestamp into s's batch. Its query is reset first: from the
@@ -226,13 +231,9 @@ void timing_point_settle_locked(queue *q, timing_point *p)
         timing_batch_done_locked(q, 0, true);
     if (p->state == TIMING_RAN) {
         timing_mark *m = p->mark;
-        read_mark(q, p, m);
-        timing_table *t = q->timing;
-        ran_unlink(t, m);
-        m->owner = NULL;
         p->mark = NULL;
-        m->next = t->free;
-        t->free = m;
+        read_mark(q, p, m);
+        free_ran(q->timing, m);
     }
 }
 

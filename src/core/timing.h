@@ -11,12 +11,13 @@
  * into it when its time is first asked for (timing_point_settle_locked),
  * not on the way of whatever saw the batch complete (a query or a wait
  * whose latency is its caller's), and the mark is then free for another
- * record, as it is when the point lets go of it unread. A batch that never ran (refused,
- * dropped, abandoned) leaves its marks unread, and their points say the
- * time is lost, and why. A batch whose commands are recorded again (an
- * event cancel) writes its marks again (timing_rewrite_locked, from the
- * batch log's mark entries): those of withdrawn work at its start, as
- * one write whose time they all take (no time passes between them).
+ * record, as it is when the point lets go of it unread. A batch that
+ * never ran (refused, dropped, abandoned) leaves its marks unread, and
+ * their points say the time is lost, and why. A batch whose commands are
+ * recorded again (an event cancel) writes its marks again
+ * (timing_rewrite_locked, from the batch log's mark entries): those of
+ * withdrawn work at its start, as one write whose time they all take (no
+ * time passes between them).
  *
  *   point:  NONE --record--> PENDING --its batch completed--> RAN --read--> READY
  *                              |  \--batch did not run--> LOST        \--no time--> LOST
