@@ -16,7 +16,10 @@
  * run (cmd_dispatch: 300) are sampled: n = 1, 2, 3, every (c / 30)-th, c/2
  * and c/2 + 1 (for cmd_dispatch the last launch before the event and the
  * first after it), c - 1, c and c + 1, c being their calls in a clean run.
- * Every other operation is swept at every n. The fake sweep covers every n
+ * Every other operation is swept at every n, on while the fault still
+ * fires; a polled one (fence_status, timeline_value: called until the
+ * device is done, so more often in a slower run) up to c + 1, since how
+ * far past c a run reaches depends on the machine. The fake sweep covers every n
  * of everything. A second sweep stages every explicit transfer through the
  * device (SALVO_DEVICE_FORCE_STAGING), over the operations a transfer
  * makes, failing each call once. Both take about a minute on two idle
