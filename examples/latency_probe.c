@@ -40,6 +40,8 @@
  *   replay-idle   launch of a 10,000-node dependent graph, device idle
  *                 (each replay synchronized before the next)
  *   replay-busy   the same, three launches back to back, then synchronize
+ *   replay-busy-empty  the same, the graph's nodes the empty kernel (no
+ *                 bindings, no push constants)
  *   update-idle   set one node's push constants + launch, device idle
  *   update-busy   the same, three back to back, then synchronize
  * Prints the median host time of what each operation times (see above;
@@ -101,6 +103,7 @@ typedef enum scenario {
     GRAPH1,
     REPLAY_IDLE,
     REPLAY_BUSY,
+    REPLAY_EMPTY,
     UPDATE_IDLE,
     UPDATE_BUSY,
     RAW, /* this and those after it: raw_floor.h's trips */
@@ -130,6 +133,7 @@ static const struct {
     [GRAPH1] = {"graph1", 0},
     [REPLAY_IDLE] = {"replay-idle", 0},
     [REPLAY_BUSY] = {"replay-busy", 0},
+    [REPLAY_EMPTY] = {"replay-busy-empty", 0},
     [UPDATE_IDLE] = {"update-idle", 0},
     [UPDATE_BUSY] = {"update-busy", 0},
     [RAW] = {"raw", 0},
@@ -166,13 +170,14 @@ typedef struct probe {
 } probe;
 
 /* n launches of add (64 elements, +1) on one slice, captured. */
-static salvo_graph *capture(probe *p, uint32_t n)
+static salvo_graph *capture(probe *p, uint32_t n, bool empty)
 {
     uint32_t push[2] = {64, 1}, groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = p->buf, .size = 256};
     CHECK(salvo_stream_begin_capture(p->st));
     for (uint32_t i = 0; i < n; i++)
-        CHECK(salvo_launch(p->st, p->add, groups, &bd, 1, push, sizeof push));
+        CHECK(empty ? salvo_launch(p->st, p->empty, groups, NULL, 0, NULL, 0)
+                    : salvo_launch(p->st, p->add, groups, &bd, 1, push, sizeof push));
     salvo_graph *g = NULL;
     CHECK(salvo_stream_end_capture(p->st, &g));
     return g;
@@ -239,6 +244,7 @@ static double op(probe *p, scenario s, int i)
         CHECK(salvo_stream_synchronize(p->st));
         return t;
     case REPLAY_BUSY:
+    case REPLAY_EMPTY:
     case UPDATE_BUSY:
         /* The third of three back to back: the device busy with two. */
         for (int k = 0; k < 3; k++) {
@@ -306,7 +312,7 @@ int main(int argc, char **argv)
         return 77;
     }
     if (graph)
-        p.graph = capture(&p, s == GRAPH1 ? 1 : 10000);
+        p.graph = capture(&p, s == GRAPH1 ? 1 : 10000, s == REPLAY_EMPTY);
     double *t = malloc(sizeof *t * (size_t)ops);
     for (int i = 0; i < (s == INDEPENDENT ? 3 : 20); i++) /* warm-up */
         op(&p, (scenario)s, i);

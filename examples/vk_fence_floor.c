@@ -504,16 +504,23 @@ static void bound_close(const gpu *g, bound_kernel *bk)
 }
 
 /* count dispatches of the add kernel, a barrier before each, its buffer
- * pushed (l = 0) or its set bound (l = 1) before each. */
+ * pushed (l = 0) or its set bound (l = 1) before each, or pushed once at
+ * the start with its push constants (l = 2: as salvo records a chunk whose
+ * nodes bind the same range, skipping what is bound already). */
 static void record_bound(const bound_kernel *bk, VkCommandBuffer cb, int l, int count)
 {
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bk->pipelines[l]);
+    int k = l == 2 ? 0 : l; /* l = 2 pushes as l = 0 does */
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bk->pipelines[k]);
     const uint32_t push[2] = {64, 1};
     VkDescriptorBufferInfo info = {bk->buffer, 0, 256};
     VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                               .descriptorCount = 1,
                               .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                               .pBufferInfo = &info};
+    if (l == 2) {
+        vkCmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bk->layouts[0], 0, 1, &w);
+        vkCmdPushConstants(cb, bk->layouts[0], VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+    }
     for (int i = 0; i < count; i++) {
         vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &replay_barrier, 0, NULL,
@@ -521,10 +528,12 @@ static void record_bound(const bound_kernel *bk, VkCommandBuffer cb, int l, int 
         if (l == 0)
             vkCmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bk->layouts[0], 0, 1,
                                       &w);
-        else
+        else if (l == 1)
             vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bk->layouts[1], 0, 1,
                                     &bk->set, 0, NULL);
-        vkCmdPushConstants(cb, bk->layouts[l], VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+        if (l != 2)
+            vkCmdPushConstants(cb, bk->layouts[k], VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push,
+                               push);
         vkCmdDispatch(cb, 1, 1, 1);
     }
 }
@@ -682,6 +691,7 @@ typedef enum replay_way {
     EXECUTE_20_MADE,  /* EXECUTE_20's primary recorded once per replay in flight, resubmitted */
     MADE_PUSH,        /* EXECUTE_20_MADE, the add kernel's buffer pushed per dispatch */
     MADE_SET,         /* EXECUTE_20_MADE, the add kernel's set bound per dispatch */
+    MADE_PUSH_ONCE,   /* EXECUTE_20_MADE, add's buffer pushed once per secondary */
     WAY_COUNT
 } replay_way;
 
@@ -694,7 +704,7 @@ typedef struct replay_set {
     VkCommandBuffer sec40[40], sec80[80], sec20[20], pri40[40], whole;
     VkCommandBuffer outer[IN_FLIGHT]; /* one per replay in flight */
     VkCommandBuffer made[IN_FLIGHT];  /* EXECUTE_20_MADE's, recorded once */
-    VkCommandBuffer bound_sec[2][20], bound_made[2][IN_FLIGHT]; /* MADE_PUSH's, MADE_SET's */
+    VkCommandBuffer bound_sec[3][20], bound_made[3][IN_FLIGHT]; /* MADE_PUSH's to MADE_PUSH_ONCE's */
     bool bound;                                                  /* those recorded */
     VkCommandPool own_pool[40];
     VkCommandBuffer own40[40]; /* own40[i] from own_pool[i] */
@@ -709,6 +719,7 @@ static void replay_once(const gpu *g, const replay_set *s, replay_way w, int in_
     VkCommandBuffer outer = w == EXECUTE_20_MADE ? s->made[in_flight]
                             : w == MADE_PUSH     ? s->bound_made[0][in_flight]
                             : w == MADE_SET      ? s->bound_made[1][in_flight]
+                            : w == MADE_PUSH_ONCE ? s->bound_made[2][in_flight]
                                                  : s->outer[in_flight];
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                        .commandBufferCount = 1,
@@ -751,6 +762,7 @@ static void replay_once(const gpu *g, const replay_set *s, replay_way w, int in_
     case EXECUTE_20_MADE:
     case MADE_PUSH:
     case MADE_SET:
+    case MADE_PUSH_ONCE:
         break;
     case WAY_COUNT:
         abort();
@@ -807,7 +819,7 @@ static void replay_busy(gpu *g)
     record_once(g, s.whole, false, dispatches);
     bound_kernel bk;
     s.bound = bound_open(g, &bk);
-    for (int l = 0; s.bound && l < 2; l++) {
+    for (int l = 0; s.bound && l < 3; l++) {
         allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_SECONDARY, 20, s.bound_sec[l]);
         allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, IN_FLIGHT, s.bound_made[l]);
         for (int c = 0; c < 20; c++) {
@@ -823,7 +835,7 @@ static void replay_busy(gpu *g)
         CHECK(vkBeginCommandBuffer(s.made[i], &bi));
         vkCmdExecuteCommands(s.made[i], 20, s.sec20);
         CHECK(vkEndCommandBuffer(s.made[i]));
-        for (int l = 0; s.bound && l < 2; l++) {
+        for (int l = 0; s.bound && l < 3; l++) {
             CHECK(vkBeginCommandBuffer(s.bound_made[l][i], &bi));
             vkCmdExecuteCommands(s.bound_made[l][i], 20, s.bound_sec[l]);
             CHECK(vkEndCommandBuffer(s.bound_made[l][i]));
@@ -833,7 +845,7 @@ static void replay_busy(gpu *g)
     static double busy[WAY_COUNT][MAX_ROUNDS * (IN_FLIGHT - 1)], idle[WAY_COUNT][MAX_ROUNDS];
     for (int r = -1; r < rounds; r++) /* round -1 warms up */
         for (int w = 0; w < WAY_COUNT; w++) {
-            if ((w == MADE_PUSH || w == MADE_SET) && !s.bound)
+            if (w >= MADE_PUSH && !s.bound)
                 continue;
             for (int i = 0; i < IN_FLIGHT; i++) {
                 VkFence fence = i == IN_FLIGHT - 1 ? g->fence : VK_NULL_HANDLE;
@@ -876,6 +888,7 @@ static void replay_busy(gpu *g)
              "20 secondaries, a primary recorded once executes them");
     snprintf(label[MADE_PUSH], sizeof label[0], "the same, add's buffer pushed per dispatch");
     snprintf(label[MADE_SET], sizeof label[0], "the same, add's set bound per dispatch");
+    snprintf(label[MADE_PUSH_ONCE], sizeof label[0], "the same, add's buffer pushed once (salvo)");
     snprintf(label[EXECUTE_UPDATE], sizeof label[0],
              "update: 20 of the 40 secondaries, 1 inline, 20 more");
     printf("\n%d dispatches (a barrier before each) replayed %d at a time back to back, then"
@@ -885,7 +898,7 @@ static void replay_busy(gpu *g)
     printf("(first 3: the 1st to 3rd of each round together, as salvo-bench times a replay)\n");
     printf("%-55s %9s %7s %9s %8s\n", "replay made as", "GPU busy", "p90", "GPU idle", "first 3");
     for (int w = 0; w < WAY_COUNT; w++) {
-        if ((w == MADE_PUSH || w == MADE_SET) && !s.bound)
+        if (w >= MADE_PUSH && !s.bound)
             continue;
         /* Before the quantiles, which sort. */
         static double first3[MAX_ROUNDS * 3];

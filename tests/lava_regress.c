@@ -511,7 +511,7 @@ static void test_loss_where_unchecked_is_absorbed(void **state)
     fx_close(&f, true);
 }
 
-/* A failure kept for stream 0 (the look at its fence runs out of host
+/* A failure kept for stream 0 (the look at its timeline runs out of host
  * memory), then the device lost by stream 1's submit: from then on the
  * loss is what every synchronization point returns, the device's and each
  * stream's, whichever comes first; the older failure is named in the
@@ -523,7 +523,7 @@ static void test_loss_wins_over_kept_failure(void **state)
     for (int device_first = 0; device_first < 2; device_first++) {
         fx f;
         fx_open(&f, (fx_opts){.batch_size = 64,
-                              .fault = "fence_status:1:oom_host,submit:2:device_lost"});
+                              .fault = "timeline_value:1:oom_host,submit:2:device_lost"});
         assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
         assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
         assert_int_equal(add(&f, 1, 1, 1), SALVO_OK);
@@ -616,9 +616,10 @@ static void test_event_of_refused_batch(void **state)
     }
 }
 
-/* Every fence wait times out (a driver that keeps refusing them), with no
- * fence timeout of the device's: the host-call thread still sees the
- * batch before its call over (by looking at the fence), runs the call,
+/* Every wait on a stream's timeline times out (a driver that keeps
+ * refusing them), with no fence timeout of the device's: the host-call
+ * thread still sees the batch before its call over (by looking at the
+ * timeline's value), runs the call,
  * and an event after the call completes. A thread that only waited would
  * hang here (the watchdog names the test). */
 static void test_host_call_when_waits_time_out(void **state)
@@ -626,7 +627,7 @@ static void test_host_call_when_waits_time_out(void **state)
     (void)state;
     NAME_TEST();
     fx f;
-    fx_open(&f, (fx_opts){.batch_size = 16, .fault = "fence_wait:1:timeout:always"});
+    fx_open(&f, (fx_opts){.batch_size = 16, .fault = "timeline_wait:1:timeout:always"});
     salvo_event *ev = NULL;
     assert_int_equal(salvo_event_create(f.dev, &ev), SALVO_OK);
     _Atomic int calls = 0;
@@ -635,7 +636,7 @@ static void test_host_call_when_waits_time_out(void **state)
     assert_int_equal(salvo_event_record(ev, f.st[0]), SALVO_OK);
     /* Its own wait times out too (SALVO_TIMEOUT: the work goes on), once
      * the call has run and let the event's batch go; a query then looks
-     * at the fences. */
+     * at the timelines. */
     assert_int_equal(salvo_event_synchronize(ev), SALVO_TIMEOUT);
     salvo_status r;
     while ((r = salvo_event_query(ev)) == SALVO_NOT_READY)

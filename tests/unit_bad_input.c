@@ -1015,7 +1015,7 @@ static int clear_salvo_env(void **state)
 static void lose_device_1(fx *x)
 {
     MUST(launch_add(x->a.st, x->a.add, x->a.dbuf));
-    fake_set_result(x->a.f, "fence_wait", 1, ACCEL_ERROR_DEVICE_LOST);
+    fake_set_result(x->a.f, "timeline_wait", 1, ACCEL_ERROR_DEVICE_LOST);
     salvo_status r = salvo_stream_synchronize(x->a.st);
     if (r != SALVO_ERROR_DEVICE_LOST)
         fail_msg("synchronize at the scripted loss returned %s (%s)", salvo_status_string(r),

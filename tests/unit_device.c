@@ -299,10 +299,58 @@ static void test_batch_one_waits_at_every_launch(void **state)
         assert_int_equal(s.launches_pending, 0);
         assert_int_equal(s.batches_submitted, i);
         assert_int_equal(fake_calls(e.f, "submit"), i);
-        assert_int_equal(fake_calls(e.f, "fence_wait"), i);
+        /* The device has timeline semaphores: the stream's timeline is
+         * what is waited on, and no fence is used. */
+        assert_int_equal(fake_calls(e.f, "timeline_wait"), i);
+        assert_int_equal(fake_calls(e.f, "fence_wait"), 0);
         assert_int_equal(fake_dispatches_completed(e.f), i);
     }
     close_env(&e);
+}
+
+/* A stream on a device of one queue still waits on a timeline where the
+ * device has timeline semaphores (its batches signal one, with no fence),
+ * and on fences only where it has none. */
+static void test_one_queue_waits_on_timeline(void **state)
+{
+    (void)state;
+    for (int timelines = 0; timelines < 2; timelines++) {
+        env e = {0};
+        e.f = fake_create();
+        assert_non_null(e.f);
+        e.f->timeline_semaphores = timelines;
+        e.f->device_types[0] = SALVO_DEVICE_TYPE_DISCRETE; /* a GPU: waits poll first */
+        open_env(&e, NULL);
+        for (int i = 0; i < 3; i++)
+            launch_ok(&e);
+        assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+        assert_int_equal(fake_dispatches_completed(e.f), 3);
+        uint64_t on_fence = fake_calls(e.f, "fence_wait") + fake_calls(e.f, "fence_status") +
+                            fake_calls(e.f, "fence_reset");
+        uint64_t on_timeline =
+            fake_calls(e.f, "timeline_wait") + fake_calls(e.f, "timeline_value");
+        if (timelines) {
+            assert_int_equal(fake_calls(e.f, "timeline_create"), 1); /* the stream's */
+            assert_int_equal(on_fence, 0);
+            assert_true(on_timeline > 0);
+        } else {
+            assert_int_equal(fake_calls(e.f, "timeline_create"), 0);
+            assert_true(on_fence > 0);
+            assert_int_equal(on_timeline, 0);
+        }
+        /* The same through an event and a query. */
+        salvo_event *ev = NULL;
+        assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+        launch_ok(&e);
+        assert_int_equal(salvo_event_record(ev, e.st), SALVO_OK);
+        assert_int_equal(salvo_event_synchronize(ev), SALVO_OK);
+        assert_int_equal(salvo_stream_query(e.st), SALVO_OK);
+        assert_int_equal(fake_dispatches_completed(e.f), 4);
+        if (timelines)
+            assert_int_equal(fake_calls(e.f, "fence_wait") + fake_calls(e.f, "fence_status"), 0);
+        salvo_event_destroy(ev);
+        close_env(&e);
+    }
 }
 
 static void test_pending_zero_after_synchronize(void **state)
@@ -798,7 +846,7 @@ static void test_wait_failure_found_by_device_synchronize(void **state)
     launch_ok(&e); /* stream A's batch is the oldest: waited for first */
     assert_int_equal(launch_on(b, bumper, e.buf), SALVO_OK);
 
-    fake_set_result(e.f, "fence_wait", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    fake_set_result(e.f, "timeline_wait", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
     assert_int_equal(salvo_device_synchronize(e.dev), SALVO_ERROR_OUT_OF_HOST_MEMORY);
     expect_error_contains("adder");
     expect_error_lacks("bumper");
@@ -833,7 +881,7 @@ static void test_stream_synchronize_reports_oldest_first(void **state)
     fake_complete_all(e.f);
     /* Every batch failed its wait once: the one reported must be the
      * first one launched. */
-    fake_set_result(e.f, "fence_wait", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    fake_set_result(e.f, "timeline_wait", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
     assert_int_equal(salvo_stream_synchronize(e.st), SALVO_ERROR_OUT_OF_HOST_MEMORY);
     expect_error_contains("first");
     assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
@@ -858,7 +906,7 @@ static void test_device_loss_is_sticky_and_destroy_works(void **state)
     salvo_buffer_destroy(doomed); /* held by the open batch */
     assert_int_equal(stats(e.dev).releases_pending, 1);
 
-    fake_set_result(e.f, "fence_wait", 1, ACCEL_ERROR_DEVICE_LOST);
+    fake_set_result(e.f, "timeline_wait", 1, ACCEL_ERROR_DEVICE_LOST);
     assert_int_equal(salvo_stream_synchronize(e.st), SALVO_ERROR_DEVICE_LOST);
     expect_error_contains("adder");
     assert_true(salvo_device_is_lost(e.dev));
@@ -1441,6 +1489,7 @@ int main(void)
         cmocka_unit_test(test_batch_from_environment),
         cmocka_unit_test(test_batch_from_environment_out_of_range),
         cmocka_unit_test(test_batch_one_waits_at_every_launch),
+        cmocka_unit_test(test_one_queue_waits_on_timeline),
         cmocka_unit_test(test_pending_zero_after_synchronize),
         cmocka_unit_test(test_pool_full_submits_early),
         cmocka_unit_test(test_mismatched_launch_rejected),

@@ -45,6 +45,9 @@ typedef struct fake_backend {
      * on queues of their own and B's wait for the event is a timeline
      * wait. */
     uint32_t queues;
+    /* A device without timeline semaphores: streams know their batches
+     * done by fences (with them, by their timelines). */
+    bool fences;
 } fake_backend;
 
 static salvo_status fake_open(void *user, const salvo_device_desc *desc,
@@ -60,6 +63,8 @@ static salvo_status fake_open(void *user, const salvo_device_desc *desc,
         fb->f->device_types[0] = SALVO_DEVICE_TYPE_DISCRETE;
         fb->f->device_not_mappable = true;
     }
+    if (fb->fences)
+        fb->f->timeline_semaphores = false;
     if (fb->queues) {
         fb->f->queue_count = fb->queues;
         fb->f->transfer_queue = true; /* and a copy queue */
@@ -147,7 +152,10 @@ static int clear_salvo_env(void **state)
 static sweep_backend fake_sweep_backend(fake_backend *fb)
 {
     return (sweep_backend){
-        .name = fb->queues > 1 ? "fake on 2 queues and a copy queue" : fb->gpu ? "fake as a GPU" : "fake",
+        .name = fb->queues > 1 ? "fake on 2 queues and a copy queue"
+                : fb->fences   ? (fb->gpu ? "fake as a GPU, fences" : "fake, fences")
+                : fb->gpu      ? "fake as a GPU"
+                               : "fake",
         .cfg = {.open = fake_open,
                 .user = fb,
                 .before_destroy = fake_before_destroy,
@@ -204,11 +212,13 @@ static void test_scenario_clean(void **state)
 
 /* SALVO_SWEEP_ONE=op:n:result[:always] runs that one case, log echoed,
  * instead of the sweep (SALVO_SWEEP_NOPROBE=1: without the probes;
- * SALVO_SWEEP_GPU=1: on the fake as a GPU). */
-static bool run_one(sweep_backend *b, bool gpu)
+ * SALVO_SWEEP_GPU=1: on the fake as a GPU; SALVO_SWEEP_FENCES=1: without
+ * timeline semaphores). */
+static bool run_one(sweep_backend *b, bool gpu, bool fences)
 {
     const char *one = getenv("SALVO_SWEEP_ONE");
-    if (!one || gpu != (getenv("SALVO_SWEEP_GPU") != NULL))
+    if (!one || gpu != (getenv("SALVO_SWEEP_GPU") != NULL) ||
+        fences != (getenv("SALVO_SWEEP_FENCES") != NULL))
         return false;
     scenario_fault f;
     if (!scenario_fault_parse(one, &f))
@@ -234,13 +244,13 @@ static bool run_one(sweep_backend *b, bool gpu)
     return true;
 }
 
-static void sweep(bool gpu, uint32_t queues)
+static void sweep(bool gpu, uint32_t queues, bool fences)
 {
-    fake_backend fb = {.gpu = gpu, .queues = queues};
+    fake_backend fb = {.gpu = gpu, .queues = queues, .fences = fences};
     sweep_calls calls = {0};
     fb.calls = &calls;
     sweep_backend b = fake_sweep_backend(&fb);
-    if (run_one(&b, gpu))
+    if (run_one(&b, gpu, fences))
         return;
     scenario_fault none = {.op = "none"};
     scenario_result r;
@@ -263,7 +273,7 @@ static void sweep(bool gpu, uint32_t queues)
 static void test_fault_sweep(void **state)
 {
     (void)state;
-    sweep(false, 1);
+    sweep(false, 1, false);
 }
 
 /* The fake with two queues: streams on queues of their own, the event
@@ -272,7 +282,7 @@ static void test_fault_sweep(void **state)
 static void test_fault_sweep_queues(void **state)
 {
     (void)state;
-    sweep(false, 2);
+    sweep(false, 2, false);
 }
 
 /* The fake as a discrete GPU: staged transfers (their buffer, command
@@ -281,7 +291,16 @@ static void test_fault_sweep_queues(void **state)
 static void test_fault_sweep_gpu(void **state)
 {
     (void)state;
-    sweep(true, 1);
+    sweep(true, 1, false);
+}
+
+/* A device without timeline semaphores (one queue, no copy queue): every
+ * wait of a stream is on a batch's fence; as a GPU, so that waits poll
+ * the fence (fence_status) before they block. */
+static void test_fault_sweep_fences(void **state)
+{
+    (void)state;
+    sweep(true, 1, true);
 }
 
 /* Two faults at once, for the paths a single one cannot reach: what the
@@ -291,7 +310,7 @@ static void test_combined_faults(void **state)
 {
     (void)state;
     static const struct {
-        bool gpu;
+        bool gpu, fences;
         const char *spec;
         accel_result result;
         unsigned flags;
@@ -299,24 +318,33 @@ static void test_combined_faults(void **state)
     } cases[] = {
         /* A staged write whose wait keeps timing out (past its retries)
          * waits for the queue instead; that finds the device lost. */
-        {true, "fence_wait:1:timeout:always,queue_wait_idle:1:device_lost",
+        {true, false, "fence_wait:1:timeout:always,queue_wait_idle:1:device_lost",
          ACCEL_ERROR_DEVICE_LOST, 0, "buffer_write DEVICE"},
         /* Waits that never finish, and polls that never see the end:
          * device destroy falls back on the queue, which is lost (or out of
          * memory): the work is abandoned, and still nothing leaks. */
-        {false,
+        {false, true,
          "fence_wait:1:timeout:always,fence_status:1:not_ready:always,"
          "queue_wait_idle:1:device_lost",
          ACCEL_TIMEOUT, FAULT_ALWAYS, NULL},
-        {false,
+        {false, true,
          "fence_wait:1:oom_host:always,fence_status:1:oom_host:always,"
+         "queue_wait_idle:1:oom_host:always",
+         ACCEL_ERROR_OUT_OF_HOST_MEMORY, FAULT_ALWAYS, NULL},
+        /* The same where streams wait on their timelines. */
+        {false, false,
+         "timeline_wait:1:timeout:always,timeline_value:1:not_ready:always,"
+         "queue_wait_idle:1:device_lost",
+         ACCEL_TIMEOUT, FAULT_ALWAYS, NULL},
+        {false, false,
+         "timeline_wait:1:oom_host:always,timeline_value:1:oom_host:always,"
          "queue_wait_idle:1:oom_host:always",
          ACCEL_ERROR_OUT_OF_HOST_MEMORY, FAULT_ALWAYS, NULL},
     };
     uint64_t failed = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int probe = 0; probe < 2; probe++) {
-            fake_backend fb = {.gpu = cases[i].gpu};
+            fake_backend fb = {.gpu = cases[i].gpu, .fences = cases[i].fences};
             sweep_backend b = fake_sweep_backend(&fb);
             b.cfg.probe = probe;
             scenario_fault f = {.op = "combined", .n = 1, .result = cases[i].result,
@@ -389,7 +417,7 @@ static void test_wait_failure_reported_once(void **state)
         accel acc;
         fault_accel *h = NULL;
         assert_true(accel_fault_wrap(&ca.a, fake_accel_get(f), &acc, &h));
-        assert_true(accel_fault_add(h, "fence_wait", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY, 0));
+        assert_true(accel_fault_add(h, "timeline_wait", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY, 0));
         salvo_device_desc desc = {.allocator = &ca.a};
         salvo_device *dev = NULL;
         assert_int_equal(device_create_with_accel(&desc, acc, &dev), SALVO_OK);
@@ -448,6 +476,7 @@ int main(void)
         cmocka_unit_test_setup(test_fault_sweep, clear_salvo_env),
         cmocka_unit_test_setup(test_fault_sweep_gpu, clear_salvo_env),
         cmocka_unit_test_setup(test_fault_sweep_queues, clear_salvo_env),
+        cmocka_unit_test_setup(test_fault_sweep_fences, clear_salvo_env),
         cmocka_unit_test_setup(test_combined_faults, clear_salvo_env),
         cmocka_unit_test_setup(test_wait_failure_reported_once, clear_salvo_env),
     };

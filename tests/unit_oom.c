@@ -85,6 +85,7 @@ typedef struct fake_backend {
     fake_accel *f;   /* this run's */
     bool timestamps; /* the fake writes GPU timestamps (for traces) */
     uint32_t queues; /* hardware queues offered (0: the fake's one) */
+    bool fences;     /* no timeline semaphores: streams wait on fences */
 } fake_backend;
 
 static salvo_status fake_open(void *user, const salvo_device_desc *desc,
@@ -96,6 +97,8 @@ static salvo_status fake_open(void *user, const salvo_device_desc *desc,
     if (!fb->f)
         fail_msg("the fake itself is out of memory");
     fb->f->timestamps = fb->timestamps;
+    if (fb->fences)
+        fb->f->timeline_semaphores = false;
     if (fb->queues) {
         fb->f->queue_count = fb->queues;
         fb->f->transfer_queue = true; /* and a copy queue */
@@ -165,15 +168,19 @@ static void test_oom_sweep(void **state)
     assert_true(t.calls >= 8);
 }
 
-/* On two queues: each stream's timeline holder is allocated too
- * (stream_engine_init, with more than one hardware queue or a copy
- * queue), one per stream: the scenario makes two streams, so a clean run
- * makes exactly two allocations more than on one queue (measured here). */
+/* Where the device has timeline semaphores, each stream's timeline
+ * holder is allocated too (stream_engine_init), one per stream, on one
+ * queue as on several: the scenario makes two streams, so a clean run
+ * makes exactly two allocations more than on a device without them
+ * (measured here), and that device's sweep is clean too. */
 static void test_oom_sweep_queues(void **state)
 {
     (void)state;
+    fake_backend fenced = {.fences = true};
+    oom_totals base = sweep_fake(&fenced, "fake without timelines", false);
     fake_backend one = {0};
-    oom_totals base = sweep_fake(&one, "fake", false);
+    oom_totals t1 = sweep_fake(&one, "fake", false);
+    assert_int_equal(t1.clean_allocs, base.clean_allocs + 2);
     fake_backend fb = {.queues = 2};
     oom_totals t = sweep_fake(&fb, "fake on 2 queues and a copy queue", false);
     assert_int_equal(t.clean_allocs, base.clean_allocs + 2);

@@ -293,6 +293,7 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
         q->adev = dev->adev;
         q->host_import = dev->caps.info.host_import;
         q->push_descriptors = dev->caps.push_descriptors_used;
+        q->timelines = dev->caps.info.timeline_semaphores;
         /* Streams on queues of their own order each other through timeline
          * semaphores; $SALVO_QUEUES caps how many are used. */
         uint64_t cap = setting_uint(dev, "SALVO_QUEUES", 1, UINT32_MAX, 0, " (no cap)");

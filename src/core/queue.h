@@ -191,6 +191,10 @@ typedef struct queue {
     /* Dispatches push their descriptors: recording one takes nothing from
      * a pool, so it cannot run out (set at open, read-only after). */
     bool push_descriptors;
+    /* The device has timeline semaphores: every stream signals one of its
+     * own, and its batches are known done by it (no fence); set at open,
+     * read-only after. */
+    bool timelines;
     uint64_t host_import_alignment;
     accel_buffer *staging;
     accel_buffer_info staging_info;

@@ -713,7 +713,7 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
     uint32_t per_set = POOL_BINDINGS_PER_SET;
     if (sets * per_set < SALVO_MAX_BINDINGS)
         per_set = (SALVO_MAX_BINDINGS + sets - 1) / sets;
-    if (q->hw_queues > 1 || q->copy_queue != NO_COPY_QUEUE) {
+    if (q->timelines) {
         st->timeline = salvo_mem_calloc(q->alloc, 1, sizeof *st->timeline);
         if (!st->timeline)
             return QUEUE_FAIL(q, SALVO_ERROR_OUT_OF_HOST_MEMORY,

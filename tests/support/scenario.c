@@ -499,7 +499,8 @@ static bool names_work(const char *msg)
         return true;
     const char *list = strstr(msg, "kernels: ");
     return list && (strstr(list, "add") || strstr(list, "(copy)") || strstr(list, "(fill)") ||
-                    strstr(list, "(host call)") || strstr(list, "(image copy)") ||
+                    strstr(list, "(host call)") || strstr(list, "(event)") ||
+                    strstr(list, "(image copy)") ||
                     strstr(list, "(image to image)"));
 }
 
