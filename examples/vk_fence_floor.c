@@ -704,7 +704,7 @@ typedef struct replay_set {
     VkCommandBuffer sec40[40], sec80[80], sec20[20], pri40[40], whole;
     VkCommandBuffer outer[IN_FLIGHT]; /* one per replay in flight */
     VkCommandBuffer made[IN_FLIGHT];  /* EXECUTE_20_MADE's, recorded once */
-    VkCommandBuffer bound_sec[3][20], bound_made[3][IN_FLIGHT]; /* MADE_PUSH's to MADE_PUSH_ONCE's */
+    VkCommandBuffer bound_sec[3][20], bound_made[3][IN_FLIGHT]; /* MADE_PUSH's to _ONCE's */
     bool bound;                                                  /* those recorded */
     VkCommandPool own_pool[40];
     VkCommandBuffer own40[40]; /* own40[i] from own_pool[i] */

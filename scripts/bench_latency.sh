@@ -13,7 +13,7 @@ NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 $NVCC -O2 -o /tmp/cuda-graphs examples/cuda_graphs.cu > $OUT/nvcc.txt 2>&1 || echo "nvcc failed" >> $OUT/env.txt
 start=$SECONDS
 for i in 1 2; do
-  for s in roundtrip repeat graph1 gate update-idle replay-busy replay-idle; do
+  for s in roundtrip repeat graph1 gate update-idle replay-busy replay-idle independent; do
     for w in after before; do
       [ -x .devrun/$w/latency-probe ] || continue
       .devrun/$w/latency-probe --help | grep -qw $s || continue
@@ -22,7 +22,7 @@ for i in 1 2; do
       taskset -c 3 timeout 30 .devrun/$w/latency-probe $s $n >> $OUT/probe.txt 2>&1
     done
   done
-  for s in empty raw raw-bind raw-bind-salvo raw-gate-bind; do
+  for s in empty replay-busy-empty raw raw-bind raw-bind-salvo raw-gate-bind; do
     echo -n "after " >> $OUT/probe.txt
     taskset -c 3 timeout 30 .devrun/after/latency-probe $s >> $OUT/probe.txt 2>&1
   done

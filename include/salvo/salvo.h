@@ -369,6 +369,9 @@ typedef struct salvo_device_info {
     uint64_t min_uniform_buffer_offset_alignment;
     uint32_t subgroup_size;
     /* capabilities */
+    /* Timeline semaphores: with them, each stream's batches signal a
+     * timeline of the stream's own, and waits for its work are on that
+     * (on one queue as on several); without them, on fences. */
     bool timeline_semaphores;
     bool host_import;
     uint64_t host_import_alignment; /* 0 when host_import is false */
@@ -402,7 +405,7 @@ typedef struct salvo_device_info {
      * warning, with the value taken instead. */
     uint32_t validation;        /* 0 off, 1 the validation layer, 2 also synchronization validation */
     bool spirv_validate;        /* salvo_kernel_create runs SPIRV-Tools' validator */
-    uint32_t spin_us;           /* a wait polls its fence this long before blocking */
+    uint32_t spin_us;           /* a wait polls this long before it blocks */
     /* A wait polls until its work is done (or the fence timeout ends
      * it, as any wait), as long as fewer threads poll at once than the
      * process has CPUs: those its creating thread may run on, fewer where
