@@ -456,7 +456,8 @@ static struct {
 static void in_gate_poll(void *user)
 {
     (void)user;
-    if (!poll_hook.armed || !pthread_equal(pthread_self(), poll_hook.thread))
+    /* The host-call thread polls timelines too: it never reads armed. */
+    if (!pthread_equal(pthread_self(), poll_hook.thread) || !poll_hook.armed)
         return;
     /* Only where the poll let go of the device lock. */
     if (!salvo_mutex_trylock(&poll_hook.dev->q.lock))

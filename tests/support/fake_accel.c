@@ -1136,8 +1136,9 @@ static accel_result f_buffer_create(void *self, accel_device *dev, const accel_b
 static void f_buffer_destroy(void *self, accel_device *dev, accel_buffer *buf)
 {
     fake_accel *f = FAKE(self);
-    if (f->buffer_destroy_hook && buf)
-        f->buffer_destroy_hook(f->hook_user);
+    fake_hook destroy_hook = f->buffer_destroy_hook;
+    if (destroy_hook && buf)
+        destroy_hook(f->hook_user);
     fake_state *s = STATE(self);
     pthread_mutex_lock(&s->lock);
     ENTER_VOID(s, buffer_destroy);
@@ -1959,8 +1960,9 @@ static accel_result f_fence_status(void *self, accel_device *dev, accel_fence *f
 {
     fake_accel *f = FAKE(self);
     fake_state *s = f->state;
-    if (f->fence_status_hook)
-        f->fence_status_hook(f->hook_user);
+    fake_hook status_hook = f->fence_status_hook;
+    if (status_hook)
+        status_hook(f->hook_user);
     pthread_mutex_lock(&s->lock);
     ENTER(s, fence_status);
     fake_fence *fe = check(s, fence, FAKE_FENCE, check_dev(s, dev, "fence_status"),
@@ -2203,8 +2205,9 @@ static accel_result f_timeline_value(void *self, accel_device *dev, accel_timeli
 {
     fake_accel *f = FAKE(self);
     fake_state *s = f->state;
-    if (f->timeline_value_hook)
-        f->timeline_value_hook(f->hook_user);
+    fake_hook value_hook = f->timeline_value_hook;
+    if (value_hook)
+        value_hook(f->hook_user);
     pthread_mutex_lock(&s->lock);
     ENTER(s, timeline_value);
     fake_tl *tl = check(s, timeline, FAKE_TIMELINE, check_dev(s, dev, "timeline_value"),

@@ -65,6 +65,7 @@
 #ifndef SALVO_TESTS_FAKE_ACCEL_H
 #define SALVO_TESTS_FAKE_ACCEL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -130,6 +131,9 @@ typedef struct fake_dispatch {
     fake_dispatch_res res[SALVO_MAX_BINDINGS];
 } fake_dispatch;
 
+/* A test's hook into one of the fake's calls (fake_accel below). */
+typedef void (*fake_hook)(void *user);
+
 typedef struct fake_accel {
     /* Configuration. fake_create sets the defaults shown; change them
      * before the library opens a device (enumerate and device_open read
@@ -152,16 +156,19 @@ typedef struct fake_accel {
     /* 0 = unlimited; else bytes of live non-imported buffers and images */
     uint64_t device_memory_limit;
     fake_complete_mode complete; /* FAKE_COMPLETE_AUTO */
+    /* The hooks below are atomic: a test sets and clears them while
+     * salvo's threads (the host-call thread, a reaper) call the fake, and
+     * each call reads its hook once. hook_user is set before the hook. */
     /* NULL; else called (without the fake's lock) at the start of every
      * timeline_value, so a test can act while a caller polls a timeline. */
-    void (*timeline_value_hook)(void *user);
+    _Atomic(fake_hook) timeline_value_hook;
     /* NULL; else called likewise at the start of every fence_status. */
-    void (*fence_status_hook)(void *user);
+    _Atomic(fake_hook) fence_status_hook;
     void *hook_user;
     /* NULL; else called (without the fake's lock) at the start of every
      * buffer_destroy: salvo runs it inside a release, under its own lock,
      * so a test can act while a release is half done. */
-    void (*buffer_destroy_hook)(void *user);
+    _Atomic(fake_hook) buffer_destroy_hook;
     /* 1: hardware queues offered (at most ACCEL_MAX_QUEUES). Each runs its
      * submissions in order; queues run independently of each other. */
     uint32_t queue_count;
