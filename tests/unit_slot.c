@@ -76,7 +76,7 @@ static int setup(void **state)
     fx->sink = (salvo_log_sink){on_log, fx};
     fx->env = (slot_env){&fx->acc, fx->dev, &fx->sink, &fx->table};
     assert_int_equal(slot_table_reserve(&fx->table, NULL, 8), SALVO_OK);
-    assert_int_equal(slot_init(&fx->s, &fx->env, 4, 8), SALVO_OK);
+    assert_int_equal(slot_init(&fx->s, &fx->env, 4, 8, true), SALVO_OK);
     *state = fx;
     return 0;
 }
@@ -205,7 +205,7 @@ static void test_init_failure_leaves_nothing(void **state)
         slot t;
         memset(&t, 0xA5, sizeof t);
         fake_set_result(fx->f, ops[i], 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
-        assert_int_equal(slot_init(&t, &fx->env, 4, 8), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+        assert_int_equal(slot_init(&t, &fx->env, 4, 8, true), SALVO_ERROR_OUT_OF_HOST_MEMORY);
         slot zero;
         memset(&zero, 0, sizeof zero);
         assert_memory_equal(&t, &zero, sizeof t);
@@ -972,7 +972,7 @@ static void test_table_many_batches_out_of_order(void **state)
     slot_env env = fx->env;
     env.table = &t;
     for (int i = 0; i < N; i++) {
-        assert_int_equal(slot_init(&s[i], &env, 4, 8), SALVO_OK);
+        assert_int_equal(slot_init(&s[i], &env, 4, 8, true), SALVO_OK);
         /* Room before the batch begins, as a stream's creation makes it. */
         assert_int_equal(slot_table_reserve(&t, NULL, (uint32_t)i + 1), SALVO_OK);
         /* Serials with gaps and a shared low part: they collide. */

@@ -201,11 +201,12 @@ static accel_result reset_cmd(slot *s, const slot_env *env)
     return r;
 }
 
-salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t bindings_per_set)
+salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t bindings_per_set,
+                       bool fenced)
 {
     memset(s, 0, sizeof *s);
     accel_result r = VT(env)->cmd_create(SELF(env), env->dev, 0, &s->cmd);
-    if (r == ACCEL_SUCCESS)
+    if (r == ACCEL_SUCCESS && fenced)
         r = VT(env)->fence_create(SELF(env), env->dev, &s->fence);
     if (r == ACCEL_SUCCESS)
         r = VT(env)->descpool_create(SELF(env), env->dev, max_sets, bindings_per_set, &s->pool);

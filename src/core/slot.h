@@ -183,8 +183,11 @@ void slot_table_free(slot_table *t, const salvo_allocator *alloc);
 slot *slot_table_find(const slot_table *t, uint64_t serial);
 
 /* Create the slot's handles; IDLE on success. On failure nothing is left
- * allocated and the slot is zeroed. */
-salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t bindings_per_set);
+ * allocated and the slot is zeroed. fenced: it gets a fence, to be known
+ * done by; a slot of a stream that signals a timeline (every batch of it
+ * does, known done by the value) has none. */
+salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t bindings_per_set,
+                       bool fenced);
 /* Release the handles. The slot must not be RECORDING or IN_FLIGHT unless
  * the device is lost (then it is ABANDONED). */
 void slot_destroy(slot *s, const slot_env *env);

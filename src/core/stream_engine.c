@@ -729,7 +729,8 @@ salvo_status stream_engine_init(stream_engine *st, queue *q, uint32_t batch_size
         }
     }
     for (int i = 0; i < STREAM_SLOTS; i++) {
-        salvo_status r = queue_noted(q, slot_init(&st->slots[i], &q->env, sets, per_set));
+        salvo_status r = queue_noted(
+            q, slot_init(&st->slots[i], &q->env, sets, per_set, st->timeline == NULL));
         if (r != SALVO_OK) {
             for (int j = 0; j < i; j++)
                 slot_destroy(&st->slots[j], &q->env);
