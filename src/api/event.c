@@ -172,17 +172,17 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
         ev->stream = &st->e;
         ev->log_offset = 0;
     }
-    if (r == SALVO_OK && ev->capture_id)
+    if (r == SALVO_OK && ev->capture_id) {
         timing_point_lose_locked(&dev->q, &ev->time, SALVO_ERROR_INVALID_STATE);
-    else if (r == SALVO_OK && timed) {
+    } else if (r == SALVO_OK && timed) {
         /* A batch that holds only the event's timestamp so far is named
          * after it: a failure of that batch names what it held. */
         if (st->e.open->name_count == 0)
             slot_note_name(st->e.open, "(event)");
         batch_log_append_mark(&st->e.log, timing_write_locked(&dev->q, &ev->time, st->e.open));
-    }
-    else if (r == SALVO_OK && timestamps)
+    } else if (r == SALVO_OK && timestamps) {
         timing_point_lose_locked(&dev->q, &ev->time, why);
+    }
     salvo_mutex_unlock(&dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
