@@ -696,8 +696,8 @@ typedef enum replay_way {
 } replay_way;
 
 enum {
-    IN_FLIGHT = 8, /* replays submitted back to back, then waited for */
-    MAX_ROUNDS = 10
+    IN_FLIGHT = 8,  /* replays submitted back to back, then waited for */
+    MAX_ROUNDS = 16 /* even rounds end in a blocking wait, odd ones in a polled one */
 };
 
 typedef struct replay_set {
@@ -785,7 +785,10 @@ static void replay_once(const gpu *g, const replay_set *s, replay_way w, int in_
  * without waiting, timing each, then waits for the last. The first of a
  * round finds the device idle and is kept apart; the rest find it busy
  * with the replays before them. Rounds go through every way in turn, so
- * a drift in the machine's speed falls on all of them alike. */
+ * a drift in the machine's speed falls on all of them alike. A round ends
+ * in a blocking wait (vkWaitForFences) or, every other round, in one that
+ * polls the fence to its end, as salvo's waits do on a GPU: the idle
+ * replay after each is kept apart. */
 static void replay_busy(gpu *g)
 {
     const int dispatches = replay_dispatches(g), rounds = g->cpu ? 2 : MAX_ROUNDS;
@@ -843,7 +846,9 @@ static void replay_busy(gpu *g)
     }
 
     static double busy[WAY_COUNT][MAX_ROUNDS * (IN_FLIGHT - 1)], idle[WAY_COUNT][MAX_ROUNDS];
-    for (int r = -1; r < rounds; r++) /* round -1 warms up */
+    /* Round r's first replay follows round r - 1's wait: polled where r - 1
+     * is odd (round -1, which warms up, included). */
+    for (int r = -1; r < rounds; r++)
         for (int w = 0; w < WAY_COUNT; w++) {
             if (w >= MADE_PUSH && !s.bound)
                 continue;
@@ -861,7 +866,14 @@ static void replay_busy(gpu *g)
             }
             /* The fence's signal follows every earlier submit to the queue,
              * so the round's primaries are free to be begun again. */
-            CHECK(vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, UINT64_MAX));
+            if (r & 1) {
+                VkResult fr;
+                while ((fr = vkGetFenceStatus(g->device, g->fence)) == VK_NOT_READY) {
+                }
+                CHECK(fr);
+            } else {
+                CHECK(vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, UINT64_MAX));
+            }
             CHECK(vkResetFences(g->device, 1, &g->fence));
         }
     vkDestroyCommandPool(g->device, pool, NULL);
@@ -893,10 +905,13 @@ static void replay_busy(gpu *g)
              "update: 20 of the 40 secondaries, 1 inline, 20 more");
     printf("\n%d dispatches (a barrier before each) replayed %d at a time back to back, then"
            " waited for;\nhost us per replay (what it records + its submit): GPU busy (the 2nd to"
-           " %dth of a round),\nmedians of %zu, and p90; GPU idle (the 1st), medians of %d\n",
-           dispatches, IN_FLIGHT, IN_FLIGHT, n_busy, rounds);
+           " %dth of a round),\nmedians of %zu, and p90; GPU idle (the 1st), medians of %d after"
+           " a blocking wait\n(vkWaitForFences) and of %d after a wait that polled the fence"
+           " (idle, polled)\n",
+           dispatches, IN_FLIGHT, IN_FLIGHT, n_busy, rounds / 2, (rounds + 1) / 2);
     printf("(first 3: the 1st to 3rd of each round together, as salvo-bench times a replay)\n");
-    printf("%-55s %9s %7s %9s %8s\n", "replay made as", "GPU busy", "p90", "GPU idle", "first 3");
+    printf("%-55s %9s %7s %9s %8s %8s\n", "replay made as", "GPU busy", "p90", "GPU idle",
+           "idle, polled", "first 3");
     for (int w = 0; w < WAY_COUNT; w++) {
         if (w >= MADE_PUSH && !s.bound)
             continue;
@@ -908,9 +923,19 @@ static void replay_busy(gpu *g)
             first3[k++] = busy[w][r * (IN_FLIGHT - 1)];
             first3[k++] = busy[w][r * (IN_FLIGHT - 1) + 1];
         }
+        /* Round r's idle replay followed a polled wait where r - 1 is odd. */
+        static double after_block[MAX_ROUNDS], after_poll[MAX_ROUNDS];
+        size_t nb = 0, np = 0;
+        for (int r = 0; r < rounds; r++) {
+            if ((r - 1) & 1)
+                after_poll[np++] = idle[w][r];
+            else
+                after_block[nb++] = idle[w][r];
+        }
         double p90 = quantile(busy[w], n_busy, 0.9);
-        printf("%-55s %9.1f %7.1f %9.1f %8.1f\n", label[w], quantile(busy[w], n_busy, 0.5), p90,
-               quantile(idle[w], (size_t)rounds, 0.5), quantile(first3, k, 0.5));
+        printf("%-55s %9.1f %7.1f %9.1f %12.1f %8.1f\n", label[w],
+               quantile(busy[w], n_busy, 0.5), p90, quantile(after_block, nb, 0.5),
+               np ? quantile(after_poll, np, 0.5) : 0.0, quantile(first3, k, 0.5));
     }
 }
 
