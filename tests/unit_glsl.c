@@ -302,6 +302,128 @@ static void output_comes_from_the_allocator(void **state)
     expect_contains(reason, "out of host memory");
 }
 
+/* The memory-model built-ins with semantics that are not constant: glslang
+ * 12 dereferences NULL on them (its memorySemanticsCheck folds each
+ * without looking), so glsl_compile must refuse them first, naming the
+ * call; semantics that are constant, however written, still compile. */
+static const char SEMANTICS_HEAD[] =
+    "#version 450\n"
+    "#pragma use_vulkan_memory_model\n"
+    "#extension GL_KHR_memory_scope_semantics : require\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(constant_id = 0) const int SPEC = 0;\n"
+    "const int SEM = gl_SemanticsRelaxed;\n"
+    "const int ARR[2] = int[](0, 0);\n"
+    "#define RELAXED (gl_SemanticsRelaxed)\n"
+    "layout(std430, binding = 0) coherent buffer Out { uint count; uint sum; };\n"
+    "layout(binding = 1, r32ui) uniform uimage2D img;\n"
+    "shared uint sh;\n";
+
+static salvo_status compile_semantics(const char *body, uint32_t **w, size_t *n)
+{
+    char src[2048];
+    snprintf(src, sizeof src,
+             "%s"
+             "void main()\n"
+             "{\n"
+             "    int s = int(count);\n"
+             "    %s;\n"
+             "}\n",
+             SEMANTICS_HEAD, body);
+    return compile(NULL, src, "sem", w, n);
+}
+
+static void memory_semantics_must_be_constant(void **state)
+{
+    (void)state;
+    /* What the fuzzer found (fuzz_glsl, from tests/compat/memory_model.comp). */
+    static const char found[] =
+        "#version 450\n"
+        "#pragma use_vulkan_memory_model\n"
+        "#extension GL_KHR_memory_scope_semantics : require\n"
+        "layout(local_size_x = 64) in;\n"
+        "layout(std430, binding = 0) coherent buffer Out { uint count; uint sum; uint d[]; };\n"
+        "void main()\n"
+        "{\n"
+        "    uint i = gl_GlobalInvocationID.x;\n"
+        "    atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed "
+        "= 0) uniform texture2DArray tex;\n"
+        "layout(binding = 1) uniform sampler smp;\n"
+        "layout(push_constant) uniform P csBuffer,\n"
+        "                gl_SemanticsRelease);\n"
+        "}\n";
+    uint32_t *w = NULL;
+    size_t n = 0;
+    assert_int_equal(compile(NULL, found, "found", &w, &n), SALVO_ERROR_INVALID_ARGUMENT);
+    expect_contains(reason, "'found': GLSL does not compile: argument 5 of atomicAdd");
+    expect_contains(reason, "not a constant expression");
+
+    static const struct {
+        const char *body, *says;
+    } refused[] = {
+        {"atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, s)",
+         "argument 5 of atomicAdd"},
+        {"atomicAdd(count, 1u, gl_ScopeDevice, s, 0)", "argument 4 of atomicAdd"},
+        {"atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, SPEC)",
+         "argument 5 of atomicAdd"},
+        {"atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, (1, 0))",
+         "argument 5 of atomicAdd"},
+        {"atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, "
+         "gl_SemanticsRelaxed <<= 1)",
+         "argument 5 of atomicAdd"},
+        {"atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, "
+         "atomicAdd(sum, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, 0))",
+         "argument 5 of atomicAdd"},
+        {"int SEM = s; atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, SEM)",
+         "argument 5 of atomicAdd"},
+        {"atomicLoad(count, gl_ScopeDevice, gl_StorageSemanticsBuffer, s)",
+         "argument 4 of atomicLoad"},
+        {"atomicStore(count, 1u, gl_ScopeDevice, s, gl_SemanticsRelease)",
+         "argument 4 of atomicStore"},
+        {"atomicCompSwap(count, 0u, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, 0, "
+         "gl_StorageSemanticsBuffer, s)",
+         "argument 8 of atomicCompSwap"},
+        {"imageAtomicAdd(img, ivec2(0), 1u, gl_ScopeDevice, gl_StorageSemanticsImage, s)",
+         "argument 6 of imageAtomicAdd"},
+        {"memoryBarrier(gl_ScopeDevice, gl_StorageSemanticsBuffer, s)",
+         "argument 3 of memoryBarrier"},
+        {"controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsShared, s)",
+         "argument 4 of controlBarrier"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        assert_int_equal(compile_semantics(refused[i].body, &w, &n), SALVO_ERROR_INVALID_ARGUMENT);
+        expect_contains(reason, refused[i].says);
+    }
+
+    static const char *const compiled[] = {
+        "atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed)",
+        "atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, SEM)",
+        "atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, RELAXED)",
+        "atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, ARR[1])",
+        "atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, ARR.length() - 2)",
+        "atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, max(0, SEM))",
+        "atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, ivec2(0, 0).x)",
+        "atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, SEM == 0 ? 0 : 0)",
+        "atomicAdd(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, int(0u) | SEM)",
+        "atomicAdd(count, 1u, s == 0 ? gl_ScopeDevice : gl_ScopeWorkgroup, "
+        "gl_StorageSemanticsBuffer, 0)",
+        "atomicAdd(count, 1u)",
+        "atomicStore(count, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, "
+        "gl_SemanticsRelease | gl_SemanticsMakeAvailable)",
+        "atomicCompSwap(count, 0u, 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, "
+        "gl_SemanticsAcquire, gl_StorageSemanticsBuffer, gl_SemanticsAcquire)",
+        "imageAtomicAdd(img, ivec2(0), 1u, gl_ScopeDevice, gl_StorageSemanticsImage, 0)",
+        "controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsShared, "
+        "gl_SemanticsAcquireRelease)",
+    };
+    for (size_t i = 0; i < sizeof compiled / sizeof *compiled; i++) {
+        salvo_status st = compile_semantics(compiled[i], &w, &n);
+        if (st != SALVO_OK)
+            fail_msg("%s: %s", compiled[i], reason);
+        free(w);
+    }
+}
+
 /* glslang on several threads at once, each through the once-only init. */
 enum { THREADS = 4, ROUNDS = 8 };
 
@@ -355,6 +477,7 @@ int main(void)
         cmocka_unit_test(add_matches_prebuilt),
         cmocka_unit_test(no_version_line_reads_as_450),
         cmocka_unit_test(compile_errors_carry_the_log),
+        cmocka_unit_test(memory_semantics_must_be_constant),
         cmocka_unit_test(versions_are_refused_quietly),
         cmocka_unit_test(arguments_are_checked),
         cmocka_unit_test(reason_buffer_is_respected),

@@ -209,6 +209,267 @@ static void put_log(char *reason, size_t reason_size, const char *name, const ch
     reason[at] = '\0';
 }
 
+
+/*
+ * Memory semantics glslang reads as constants. glslang 12 checks the
+ * storage-class and memory semantics arguments of the memory-model
+ * built-ins (atomicAdd(mem, data, scope, storage, semantics) and the other
+ * atomic*, imageAtomic*, controlBarrier, memoryBarrier) by reading each as
+ * a folded constant without looking first: one that is not (a variable, a
+ * specialization constant, an assignment, a comma expression) makes it
+ * dereference NULL, and the process dies. GL_KHR_memory_scope_semantics
+ * asks for constant expressions there, so such a source is wrong anyway:
+ * salvo refuses it before glslang parses, reading the preprocessed text.
+ * Constant here means built of literals, the gl_Semantics*,
+ * gl_StorageSemantics* and gl_Scope* constants, operators, constructors
+ * and a few built-ins glslang folds (min, max, abs, clamp), fields and
+ * .length(), and names declared const (not constant_id) whose initializers
+ * are constant alike and that nothing declares or assigns otherwise.
+ */
+typedef struct token {
+    const char *s;
+    size_t n; /* 0 at the end */
+} token;
+
+static bool ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The token at *p (blanks and preprocessor lines skipped), *p moved past it. */
+static token next_token(const char **p)
+{
+    const char *s = *p;
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+            s++;
+        if (*s != '#')
+            break;
+        while (*s && *s != '\n')
+            s++;
+    }
+    token t = {s, 0};
+    if (!*s) {
+        *p = s;
+        return t;
+    }
+    bool word = ident_char(*s) || (*s == '.' && s[1] >= '0' && s[1] <= '9');
+    do
+        t.n++;
+    while (word && (ident_char(s[t.n]) || (s[t.n] == '.' && s[0] >= '0' && s[0] <= '9')));
+    *p = s + t.n;
+    return t;
+}
+
+static bool is(token t, const char *text)
+{
+    return t.n == strlen(text) && memcmp(t.s, text, t.n) == 0;
+}
+
+static bool is_ident(token t)
+{
+    return t.n && ident_char(t.s[0]) && !(t.s[0] >= '0' && t.s[0] <= '9');
+}
+
+static bool same(token a, token b)
+{
+    return a.n == b.n && memcmp(a.s, b.s, a.n) == 0;
+}
+
+static bool starts(token t, const char *prefix)
+{
+    return t.n >= strlen(prefix) && memcmp(t.s, prefix, strlen(prefix)) == 0;
+}
+
+/* An '=' token that assigns (=, +=, <<=, ...), not one of ==, !=, <=, >=. */
+static bool assigns(token t, const char *code)
+{
+    if (!is(t, "=") || t.s[1] == '=')
+        return false;
+    char before = t.s > code ? t.s[-1] : ' ';
+    if (before == '=' || before == '!')
+        return false;
+    if (before == '<' || before == '>')
+        return t.s - 1 > code && t.s[-2] == before; /* <<=, >>= */
+    return true;
+}
+
+static bool name_constant(const char *code, token name, int depth, int *budget);
+
+/* Whether [from, to) of code is a constant expression as above. Names are
+ * looked up (each a pass over code) at most *budget times in all: past
+ * that, as past 8 names deep, an expression is taken as not constant. */
+static bool expr_constant(const char *code, const char *from, const char *to, int depth,
+                          int *budget)
+{
+    static const char *const known_names[] = {"int",   "uint",  "bool",  "ivec2", "ivec3",
+                                              "ivec4", "uvec2", "uvec3", "uvec4", "min",
+                                              "max",   "abs",   "clamp", "true",  "false"};
+    /* Whether each open parenthesis (up to 32 deep) follows a name: a call,
+     * where commas part arguments, not the comma operator. */
+    bool call[32] = {false};
+    int open = 0;
+    token prev = {"", 0};
+    const char *p = from;
+    for (token t = next_token(&p); t.n && t.s < to; prev = t, t = next_token(&p)) {
+        const char *q = p;
+        token after = next_token(&q);
+        bool field = is(prev, ".");
+        if (is_ident(t) && !field) {
+            bool known = starts(t, "gl_Semantics") || starts(t, "gl_StorageSemantics") ||
+                         starts(t, "gl_Scope");
+            for (size_t i = 0; i < sizeof known_names / sizeof *known_names && !known; i++)
+                known = is(t, known_names[i]);
+            if (!known && !is(after, "("))
+                known = name_constant(code, t, depth + 1, budget);
+            if (!known)
+                return false;
+        } else if (is(t, "(")) {
+            if (open >= 32)
+                return false;
+            call[open++] = is_ident(prev) || is(prev, "]"); /* f(...), int[](...) */
+        } else if (is(t, ")")) {
+            open -= open > 0;
+        } else if (is(t, ",") && (open == 0 || !call[open - 1])) {
+            return false;
+        } else if (assigns(t, code) || ((is(t, "+") || is(t, "-")) && t.s[1] == t.s[0])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether name is a constant: declared const (not constant_id) with a
+ * constant initializer, and never declared or assigned otherwise. */
+static bool name_constant(const char *code, token name, int depth, int *budget)
+{
+    if (depth > 8 || --*budget < 0)
+        return false;
+    bool found = false, in_const = false, spec = false, layout_spec = false;
+    int parens = 0, const_parens = 0;
+    token prev = {"", 0};
+    const char *p = code;
+    for (token t = next_token(&p); t.n; prev = t, t = next_token(&p)) {
+        if (is(t, "(") || is(t, "["))
+            parens++;
+        else if (is(t, ")") || is(t, "]"))
+            parens--;
+        if (is(t, "constant_id"))
+            layout_spec = spec = true; /* spec matters only inside a const declaration */
+        if (is(t, "const")) {
+            in_const = true;
+            spec = layout_spec;
+            const_parens = parens;
+        } else if (in_const && parens <= const_parens &&
+                   (is(t, ";") || is(t, "{") || (const_parens > 0 && is(t, ",")) ||
+                    parens < const_parens)) {
+            in_const = false;
+        }
+        if (is(t, ";") || is(t, "{") || is(t, "}"))
+            layout_spec = false;
+        if (!same(t, name))
+            continue;
+        if (is(prev, "."))
+            continue; /* a field or swizzle of that name */
+        const char *q = p;
+        token after = next_token(&q);
+        if (is(after, "[")) { /* an array's size: skip to its ']' */
+            int d = 0;
+            do {
+                d += is(after, "[") - is(after, "]");
+                after = next_token(&q);
+            } while (after.n && d > 0);
+        }
+        bool declared = is_ident(prev) && !is(prev, "return") && !is(prev, "else") &&
+                        !is(prev, "case") && !is(prev, "do");
+        if (!assigns(after, code)) {
+            if (declared || (in_const && is(prev, ",")))
+                return false; /* declared without an initializer: not a constant */
+            continue;     /* a use */
+        }
+        if (!in_const || spec || const_parens > 0)
+            return false; /* assigned, or a variable's initializer */
+        const char *from = q, *r = q;
+        int d = 0;
+        for (token u = next_token(&r); u.n; u = next_token(&r)) {
+            if (d == 0 && (is(u, ",") || is(u, ";")))
+                break;
+            d += (is(u, "(") || is(u, "[") || is(u, "{")) - (is(u, ")") || is(u, "]") || is(u, "}"));
+            if (d < 0)
+                break;
+            q = r;
+        }
+        if (!expr_constant(code, from, q, depth, budget))
+            return false;
+        found = true;
+    }
+    return found;
+}
+
+/* The memory-model built-ins: the fewest arguments of their form with
+ * explicit semantics, and how many of the last ones are semantics. */
+static const struct {
+    const char *name;
+    uint8_t explicit_args, semantics;
+} memory_builtins[] = {
+    {"atomicAdd", 5, 2},          {"atomicMin", 5, 2},
+    {"atomicMax", 5, 2},          {"atomicAnd", 5, 2},
+    {"atomicOr", 5, 2},           {"atomicXor", 5, 2},
+    {"atomicExchange", 5, 2},     {"atomicStore", 5, 2},
+    {"atomicLoad", 4, 2},         {"atomicCompSwap", 8, 4},
+    {"imageAtomicAdd", 6, 2},     {"imageAtomicMin", 6, 2},
+    {"imageAtomicMax", 6, 2},     {"imageAtomicAnd", 6, 2},
+    {"imageAtomicOr", 6, 2},      {"imageAtomicXor", 6, 2},
+    {"imageAtomicExchange", 6, 2}, {"imageAtomicStore", 6, 2},
+    {"imageAtomicLoad", 5, 2},    {"imageAtomicCompSwap", 9, 4},
+    {"controlBarrier", 4, 2},     {"memoryBarrier", 3, 2},
+};
+
+/* NULL when every semantics argument in code is constant; else the
+ * reason, in text (of text_size bytes). */
+static const char *semantics_refusal(const char *code, char *text, size_t text_size)
+{
+    const char *p = code;
+    for (token t = next_token(&p); t.n; t = next_token(&p)) {
+        size_t b = 0, count = sizeof memory_builtins / sizeof *memory_builtins;
+        while (b < count && !is(t, memory_builtins[b].name))
+            b++;
+        const char *q = p;
+        if (b == count || !is(next_token(&q), "("))
+            continue;
+        /* Where each argument starts, and where the call ends. */
+        enum { MAX_ARGS = 16 };
+        const char *arg[MAX_ARGS + 1];
+        unsigned args = 0;
+        int d = 0;
+        bool closed = false;
+        arg[0] = q;
+        for (token u = next_token(&q); u.n && !closed; u = next_token(&q)) {
+            if (is(u, "(") || is(u, "[") || is(u, "{"))
+                d++;
+            else if (is(u, ")") || is(u, "]") || is(u, "}"))
+                d--;
+            closed = d < 0;
+            if (closed || (d == 0 && is(u, ",")))
+                if (++args <= MAX_ARGS)
+                    arg[args] = q;
+        }
+        if (!closed || args < memory_builtins[b].explicit_args || args > MAX_ARGS)
+            continue;
+        for (unsigned i = args - memory_builtins[b].semantics; i < args; i++) {
+            int budget = 64;
+            if (expr_constant(code, arg[i], arg[i + 1] - 1, 0, &budget))
+                continue;
+            snprintf(text, text_size,
+                     "GLSL does not compile: argument %u of %s, a memory semantics, is not a "
+                     "constant expression (GL_KHR_memory_scope_semantics needs one)",
+                     i + 1, memory_builtins[b].name);
+            return text;
+        }
+    }
+    return NULL;
+}
+
 #endif
 
 static void put_reason(char *reason, size_t reason_size, const char *name, const char *text)
@@ -298,8 +559,19 @@ salvo_status glsl_compile(const salvo_allocator *alloc, const char *source, cons
         put_reason(reason, reason_size, name, "glslang could not create a shader");
         return SALVO_ERROR_UNKNOWN;
     }
-    /* parse reads what preprocess produced: both steps, in this order. */
-    if (!glslang_shader_preprocess(shader, &input) || !glslang_shader_parse(shader, &input)) {
+    /* parse reads what preprocess produced: both steps, in this order,
+     * and between them what parse would crash on refused (above). */
+    if (!glslang_shader_preprocess(shader, &input)) {
+        put_log(reason, reason_size, name, glslang_shader_get_info_log(shader));
+        goto done;
+    }
+    const char *preprocessed = glslang_shader_get_preprocessed_code(shader);
+    char refusal[192];
+    if (preprocessed && semantics_refusal(preprocessed, refusal, sizeof refusal)) {
+        put_reason(reason, reason_size, name, refusal);
+        goto done;
+    }
+    if (!glslang_shader_parse(shader, &input)) {
         put_log(reason, reason_size, name, glslang_shader_get_info_log(shader));
         goto done;
     }

@@ -30,7 +30,8 @@
  * reason (NUL-terminated, at most reason_size bytes) says why, after
  * "'<name>': " when name is not NULL: for a source glslang refuses, "GLSL
  * does not compile: " and glslang's info log ("ERROR: 0:3: ...", its lines
- * joined by "; ", cut to fit). Returns
+ * joined by "; ", cut to fit), or salvo's own reason for a source glslang
+ * would crash on (memory semantics that are not constant). Returns
  * SALVO_ERROR_INVALID_ARGUMENT for a bad argument or a source that does
  * not compile, SALVO_ERROR_OUT_OF_HOST_MEMORY when the copy cannot be
  * allocated, SALVO_ERROR_UNKNOWN when glslang cannot be initialised. */
