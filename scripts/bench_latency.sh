@@ -5,12 +5,24 @@
 # First latency-probe, each latency alone in a process, this build and the earlier one in turn,
 # with the raw-Vulkan trips of examples/raw_floor.h (two rounds); then salvo-bench (HEAD), CUDA
 # (examples/cuda_graphs.cu built here), the raw-Vulkan floor (on the queue family salvo's
-# streams use) and the raw binding floor (vk-bind-floor) in turn, up to three rounds within BUDGET seconds. Everything pinned to CPU 3.
+# streams use) and the raw binding floor (vk-bind-floor) in turn, up to three rounds within BUDGET seconds.
+# Everything is pinned to one CPU: CPU=n names it; unset, each CPU in turn runs vk-bind-floor (raw
+# Vulkan, no salvo) and the one that recorded a dispatch with its buffer pushed fastest is taken
+# (on a shared host a CPU whose core is busy elsewhere records at half speed); cpu_pick.txt says.
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 nvidia-smi -L > $OUT/env.txt 2>&1; nproc >> $OUT/env.txt
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 $NVCC -O2 -o /tmp/cuda-graphs examples/cuda_graphs.cu > $OUT/nvcc.txt 2>&1 || echo "nvcc failed" >> $OUT/env.txt
+if [ -z "$CPU" ]; then
+  for c in $(seq 0 $(($(nproc) - 1))); do
+    ns=$(taskset -c $c timeout 20 .devrun/after/vk-bind-floor 2000 2>/dev/null | awk '$1 == "push" {print $2}')
+    echo "cpu $c: ${ns:-failed} ns a dispatch recorded, a buffer pushed" >> $OUT/cpu_pick.txt
+  done
+  CPU=$(awk '$4 != "failed" {print $4, $2}' $OUT/cpu_pick.txt | sort -n | head -1 | cut -d' ' -f2 | tr -d :)
+  CPU=${CPU:-3}
+fi
+echo "pinned to CPU $CPU" | tee -a $OUT/cpu_pick.txt >> $OUT/env.txt
 start=$SECONDS
 for i in 1 2; do
   for s in roundtrip repeat graph1 gate update-idle replay-busy replay-idle independent; do
@@ -19,27 +31,27 @@ for i in 1 2; do
       .devrun/$w/latency-probe --help | grep -qw $s || continue
       n=; case $s in update*|replay*) n=100 ;; esac
       echo -n "$w " >> $OUT/probe.txt
-      taskset -c 3 timeout 30 .devrun/$w/latency-probe $s $n >> $OUT/probe.txt 2>&1
+      taskset -c $CPU timeout 30 .devrun/$w/latency-probe $s $n >> $OUT/probe.txt 2>&1
     done
   done
   for s in empty replay-busy-empty raw raw-bind raw-bind-salvo raw-gate-bind; do
     echo -n "after " >> $OUT/probe.txt
-    taskset -c 3 timeout 30 .devrun/after/latency-probe $s >> $OUT/probe.txt 2>&1
+    taskset -c $CPU timeout 30 .devrun/after/latency-probe $s >> $OUT/probe.txt 2>&1
   done
 done
 echo "probes t=$((SECONDS-start))" >> $OUT/probe.txt
 for i in 1 2 3; do
   [ $((SECONDS-start)) -gt ${BUDGET:-300} ] && break
   echo "=== salvo run $i" >> $OUT/bench.txt
-  taskset -c 3 timeout 90 .devrun/after/salvo-bench --repeats 5 >> $OUT/bench.txt 2>&1
+  taskset -c $CPU timeout 90 .devrun/after/salvo-bench --repeats 5 >> $OUT/bench.txt 2>&1
   echo "=== cuda run $i" >> $OUT/cuda.txt
-  [ -x /tmp/cuda-graphs ] && taskset -c 3 timeout 120 /tmp/cuda-graphs >> $OUT/cuda.txt 2>&1
+  [ -x /tmp/cuda-graphs ] && taskset -c $CPU timeout 120 /tmp/cuda-graphs >> $OUT/cuda.txt 2>&1
   if [ $i -le 2 ]; then
     echo "=== floor run $i" >> $OUT/floor.txt
-    FLOOR_COMPUTE_ONLY=1 taskset -c 3 timeout 60 .devrun/after/vk-fence-floor >> $OUT/floor.txt 2>&1
+    FLOOR_COMPUTE_ONLY=1 taskset -c $CPU timeout 60 .devrun/after/vk-fence-floor >> $OUT/floor.txt 2>&1
   fi
   echo "=== bind floor run $i" >> $OUT/floor.txt
-  [ -x .devrun/after/vk-bind-floor ] && taskset -c 3 timeout 60 .devrun/after/vk-bind-floor >> $OUT/floor.txt 2>&1
+  [ -x .devrun/after/vk-bind-floor ] && taskset -c $CPU timeout 60 .devrun/after/vk-bind-floor >> $OUT/floor.txt 2>&1
   echo "t=$((SECONDS-start))" >> $OUT/bench.txt
 done
 echo "total $((SECONDS-start)) s" >> $OUT/bench.txt
