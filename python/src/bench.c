@@ -23,10 +23,10 @@ PyObject *py_launch_loop(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *streamobj, *kernelobj, *groupsobj, *spec, *pushobj;
-    unsigned int count;
-    unsigned long long stride = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOI|K:_launch_loop", &streamobj, &kernelobj, &groupsobj,
-                          &spec, &pushobj, &count, &stride))
+    uint32_t count;
+    uint64_t stride = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOO&|O&:_launch_loop", &streamobj, &kernelobj, &groupsobj,
+                          &spec, &pushobj, py_arg_u32, &count, py_arg_u64, &stride))
         return NULL;
     salvo_stream *s = py_child_get(streamobj, py_stream_type, "_launch_loop: stream");
     salvo_kernel *k = s ? py_child_get(kernelobj, py_kernel_type, "_launch_loop: kernel") : NULL;
@@ -44,7 +44,7 @@ PyObject *py_launch_loop(PyObject *self, PyObject *args)
         return NULL;
     salvo_status st = SALVO_OK;
     double t;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(((py_child *)streamobj)->dev)
     const uint64_t first = n ? bindings[0].offset : 0;
     double t0 = now_s();
     for (uint32_t i = 0; i < count && st >= 0; i++) {
@@ -53,7 +53,7 @@ PyObject *py_launch_loop(PyObject *self, PyObject *args)
         st = salvo_launch(s, k, groups, bindings, (uint32_t)n, push.data, push.size);
     }
     t = now_s() - t0;
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     py_push_release(&push);
     if (st < 0)
         return py_fail(st);

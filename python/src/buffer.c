@@ -35,9 +35,9 @@ static PyObject *buffer_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     py_child_attach(&self->head, (py_device *)devobj, PY_KIND_BUFFER);
     salvo_buffer *buf = NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK((py_device *)devobj)
     st = salvo_buffer_create(dev, size, (salvo_domain)domain, &buf);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     py_log_after(st);
     if (st < 0) {
         Py_DECREF(self);
@@ -62,8 +62,7 @@ static void buffer_destroy(py_buffer *self)
     salvo_buffer *buf = self->head.handle;
     self->head.handle = NULL;
     self->map = NULL;
-    if (buf && self->head.dev && self->head.dev->handle)
-        salvo_buffer_destroy(buf); /* never blocks */
+    py_release(self->head.dev, PY_KIND_BUFFER, buf);
 }
 
 static void buffer_dealloc(py_buffer *self)
@@ -107,9 +106,10 @@ static PyObject *buffer_transfer(py_buffer *self, PyObject *args, PyObject *kw, 
     static char *write_names[] = {"data", "offset", NULL};
     static char *read_names[] = {"out", "offset", NULL};
     Py_buffer view;
-    unsigned long long offset = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, read ? "w*|K:read_into" : "y*|K:write",
-                                     read ? read_names : write_names, &view, &offset))
+    uint64_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, read ? "w*|O&:read_into" : "y*|O&:write",
+                                     read ? read_names : write_names, &view, py_arg_u64,
+                                     &offset))
         return NULL;
     salvo_buffer *buf = handle(self, read ? "Buffer.read_into" : "Buffer.write");
     if (!buf) {
@@ -117,10 +117,10 @@ static PyObject *buffer_transfer(py_buffer *self, PyObject *args, PyObject *kw, 
         return NULL;
     }
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = read ? salvo_buffer_read(buf, offset, view.buf, (uint64_t)view.len)
               : salvo_buffer_write(buf, offset, view.buf, (uint64_t)view.len);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     PyBuffer_Release(&view);
     return py_none_or_fail(st);
 }
@@ -139,8 +139,9 @@ static PyObject *buffer_read(py_buffer *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"size", "offset", NULL};
     PyObject *sizeobj = Py_None;
-    unsigned long long offset = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OK:read", names, &sizeobj, &offset))
+    uint64_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO&:read", names, &sizeobj, py_arg_u64,
+                                     &offset))
         return NULL;
     salvo_buffer *buf = handle(self, "Buffer.read");
     if (!buf)
@@ -157,9 +158,9 @@ static PyObject *buffer_read(py_buffer *self, PyObject *args, PyObject *kw)
         return NULL;
     salvo_status st;
     char *dst = PyByteArray_AS_STRING(out);
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_buffer_read(buf, offset, dst, size);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     py_log_after(st);
     if (st < 0) {
         Py_DECREF(out);

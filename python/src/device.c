@@ -96,12 +96,13 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kw)
                             "fault",          "release_max_count",   "release_max_bytes",
                             NULL};
     const char *name = NULL, *cache = NULL, *fault = NULL;
-    unsigned int batch = 0, flags = 0, release_count = 0;
-    unsigned long long release_bytes = 0;
+    uint32_t batch = 0, flags = 0, release_count = 0;
+    uint64_t release_bytes = 0;
     double fence = 0;
     PyObject *validation = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zIdIOzzIK:Device", names, &name, &batch, &fence,
-                                     &flags, &validation, &cache, &fault, &release_count,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zO&dO&OzzO&O&:Device", names, &name, py_arg_u32,
+                                     &batch, &fence, py_arg_u32, &flags, &validation, &cache,
+                                     &fault, py_arg_u32, &release_count, py_arg_u64,
                                      &release_bytes))
         return NULL;
     if (validation != Py_None) {
@@ -143,6 +144,68 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     return (PyObject *)self;
 }
 
+struct py_deferred {
+    py_kind kind;
+    void *handle;
+};
+
+static void destroy_now(py_kind kind, void *h)
+{
+    switch (kind) {
+    case PY_KIND_BUFFER: salvo_buffer_destroy(h); break; /* never blocks */
+    case PY_KIND_KERNEL: salvo_kernel_destroy(h); break;
+    case PY_KIND_STREAM: salvo_stream_destroy(h); break; /* never blocks */
+    case PY_KIND_EVENT: salvo_event_destroy(h); break;
+    case PY_KIND_GATE: salvo_gate_destroy(h); break; /* raises it for whatever still waits */
+    case PY_KIND_GRAPH: salvo_graph_destroy(h); break; /* never blocks */
+    case PY_KIND_IMAGE: salvo_image_destroy(h); break;
+    case PY_KIND_SAMPLER: salvo_sampler_destroy(h); break;
+    }
+}
+
+void py_release(py_device *dev, py_kind kind, void *h)
+{
+    if (!h || !dev || !dev->handle)
+        return;
+    if (dev->calls == 0) {
+        destroy_now(kind, h);
+        return;
+    }
+    if (dev->deferred_count == dev->deferred_cap) {
+        size_t cap = dev->deferred_cap ? 2 * dev->deferred_cap : 8;
+        py_deferred *grown = PyMem_Realloc(dev->deferred, cap * sizeof *grown);
+        if (!grown)
+            return; /* left to the device's destroy, which reclaims it */
+        dev->deferred = grown;
+        dev->deferred_cap = cap;
+    }
+    dev->deferred[dev->deferred_count++] = (py_deferred){kind, h};
+}
+
+/* Destroy the device with the GIL let go (the destroy waits for its
+ * work), then hand on what it logged. */
+static void destroy_device(salvo_device *dev)
+{
+    Py_BEGIN_ALLOW_THREADS
+    salvo_device_destroy(dev);
+    Py_END_ALLOW_THREADS
+    py_log_poll();
+}
+
+void py_calls_done(py_device *dev)
+{
+    if (--dev->calls > 0)
+        return;
+    /* In the order the closes came (a device's close: graphs first). */
+    for (size_t i = 0; i < dev->deferred_count; i++)
+        destroy_now(dev->deferred[i].kind, dev->deferred[i].handle);
+    dev->deferred_count = 0;
+    salvo_device *closing = dev->closing;
+    dev->closing = NULL;
+    if (closing)
+        destroy_device(closing);
+}
+
 /* Release a child's salvo object as its own close would, ahead of the
  * device's destroy (which would reclaim it with a warning). */
 static void child_release(py_child *c)
@@ -151,37 +214,29 @@ static void child_release(py_child *c)
     c->handle = NULL;
     if (!h)
         return;
-    switch (c->kind) {
-    case PY_KIND_BUFFER:
+    if (c->kind == PY_KIND_BUFFER) {
         ((py_buffer *)c)->map = NULL;
-        salvo_buffer_destroy(h);
-        break;
-    case PY_KIND_KERNEL: salvo_kernel_destroy(h); break;
-    case PY_KIND_STREAM: {
+    } else if (c->kind == PY_KIND_STREAM) {
         py_stream *s = (py_stream *)c;
         if (s->capture && s->capture->origin == s)
             s->capture->active = false; /* abandoned with its stream */
-        salvo_stream_destroy(h);
-        break;
+    } else if (c->kind == PY_KIND_GATE) {
+        py_gate_release(c, h);
+        return;
     }
-    case PY_KIND_EVENT: salvo_event_destroy(h); break;
-    case PY_KIND_GATE: salvo_gate_destroy(h); break;
-    case PY_KIND_GRAPH: salvo_graph_destroy(h); break;
-    case PY_KIND_IMAGE: salvo_image_destroy(h); break;
-    case PY_KIND_SAMPLER: salvo_sampler_destroy(h); break;
-    }
+    py_release(c->dev, c->kind, h);
 }
 
-/* Destroy the device with the GIL let go (the destroy waits for its
- * work), then hand on what it logged. */
+/* The device's handle is gone from here on; the device itself is
+ * destroyed now, or by the last call in flight on it (py_calls_done). */
 static void destroy_handle(py_device *self)
 {
     salvo_device *dev = self->handle;
     self->handle = NULL;
-    Py_BEGIN_ALLOW_THREADS
-    salvo_device_destroy(dev);
-    Py_END_ALLOW_THREADS
-    py_log_poll();
+    if (self->calls > 0)
+        self->closing = dev;
+    else
+        destroy_device(dev);
 }
 
 /* Close every child, then destroy the device (waits for its work). */
@@ -217,6 +272,7 @@ static void device_dealloc(py_device *self)
         destroy_handle(self);
     }
     Py_CLEAR(self->info);
+    PyMem_Free(self->deferred);
     type->tp_free((PyObject *)self);
     Py_DECREF(type);
 }
@@ -230,12 +286,13 @@ static PyObject *device_close(py_device *self, PyObject *unused)
 }
 
 /* call(dev) with the GIL let go: the calls that may wait on the device. */
-static salvo_status unlocked(salvo_device *dev, salvo_status (*call)(salvo_device *))
+static salvo_status unlocked(py_device *owner, salvo_device *dev,
+                              salvo_status (*call)(salvo_device *))
 {
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(owner)
     st = call(dev);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     return st;
 }
 
@@ -243,7 +300,7 @@ static PyObject *device_synchronize(py_device *self, PyObject *unused)
 {
     (void)unused;
     salvo_device *dev = py_device_handle((PyObject *)self);
-    return dev ? py_result(unlocked(dev, salvo_device_synchronize)) : NULL;
+    return dev ? py_result(unlocked(self, dev, salvo_device_synchronize)) : NULL;
 }
 
 static PyObject *device_stats(py_device *self, PyObject *unused)
@@ -254,9 +311,9 @@ static PyObject *device_stats(py_device *self, PyObject *unused)
         return NULL;
     salvo_stats s;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self)
     st = salvo_device_stats(dev, &s);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     py_log_after(st);
     if (st < 0)
         return py_fail(st);
@@ -408,9 +465,9 @@ static PyObject *device_trace_start(py_device *self, PyObject *arg)
         return NULL;
     salvo_status st;
     const char *path = PyBytes_AS_STRING(bytes);
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self)
     st = salvo_trace_start(dev, path);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     Py_DECREF(bytes);
     return py_none_or_fail(st);
 }
@@ -419,7 +476,7 @@ static PyObject *device_trace_stop(py_device *self, PyObject *unused)
 {
     (void)unused;
     salvo_device *dev = py_device_handle((PyObject *)self);
-    return dev ? py_none_or_fail(unlocked(dev, salvo_trace_stop)) : NULL;
+    return dev ? py_none_or_fail(unlocked(self, dev, salvo_trace_stop)) : NULL;
 }
 
 static PyObject *device_format_support(py_device *self, PyObject *arg)

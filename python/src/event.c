@@ -41,8 +41,7 @@ static void event_destroy(py_event *self)
     salvo_event *ev = self->head.handle;
     self->head.handle = NULL;
     Py_CLEAR(self->capture);
-    if (ev && self->head.dev && self->head.dev->handle)
-        salvo_event_destroy(ev);
+    py_release(self->head.dev, PY_KIND_EVENT, ev);
 }
 
 static void event_dealloc(py_event *self)
@@ -82,9 +81,9 @@ static PyObject *event_record(py_event *self, PyObject *streamobj)
     if (!s)
         return NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_event_record(ev, s);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     if (st >= 0) {
         /* A record in a capture marks a point of it, which a wait joins. */
         py_capture *c = ((py_stream *)streamobj)->capture;
@@ -95,12 +94,13 @@ static PyObject *event_record(py_event *self, PyObject *streamobj)
 }
 
 /* call(ev) with the GIL let go: the calls that may wait on the device. */
-static salvo_status unlocked(salvo_event *ev, salvo_status (*call)(salvo_event *))
+static salvo_status unlocked(py_device *owner, salvo_event *ev,
+                              salvo_status (*call)(salvo_event *))
 {
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(owner)
     st = call(ev);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     return st;
 }
 
@@ -108,14 +108,14 @@ static PyObject *event_query(py_event *self, PyObject *unused)
 {
     (void)unused;
     salvo_event *ev = event_handle(self, "Event.query");
-    return ev ? py_result(unlocked(ev, salvo_event_query)) : NULL;
+    return ev ? py_result(unlocked(self->head.dev, ev, salvo_event_query)) : NULL;
 }
 
 static PyObject *event_synchronize(py_event *self, PyObject *unused)
 {
     (void)unused;
     salvo_event *ev = event_handle(self, "Event.synchronize");
-    return ev ? py_result(unlocked(ev, salvo_event_synchronize)) : NULL;
+    return ev ? py_result(unlocked(self->head.dev, ev, salvo_event_synchronize)) : NULL;
 }
 
 static PyObject *event_wait(py_event *self, PyObject *args, PyObject *kw)
@@ -131,9 +131,9 @@ static PyObject *event_wait(py_event *self, PyObject *args, PyObject *kw)
     if (timeout != Py_None && py_u64(timeout, &ns, "Event.wait: timeout_ns") != 0)
         return NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_event_wait(ev, ns);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     return py_result(st);
 }
 
@@ -145,9 +145,9 @@ static PyObject *event_elapsed_ns(py_event *self, PyObject *endobj)
         return NULL;
     uint64_t ns = 0;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_event_elapsed(start, end, &ns);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     py_log_after(st);
     if (st < 0)
         return py_fail(st);
@@ -160,7 +160,7 @@ static PyObject *event_cancel(py_event *self, PyObject *unused)
 {
     (void)unused;
     salvo_event *ev = event_handle(self, "Event.cancel");
-    return ev ? py_none_or_fail(unlocked(ev, salvo_event_cancel)) : NULL;
+    return ev ? py_none_or_fail(unlocked(self->head.dev, ev, salvo_event_cancel)) : NULL;
 }
 
 static PyObject *event_get_closed(py_event *self, void *closure)
@@ -243,12 +243,22 @@ static PyObject *gate_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     return (PyObject *)self;
 }
 
+void py_gate_release(py_child *gate, void *h)
+{
+    py_device *dev = gate->dev;
+    if (h && dev && dev->handle && dev->calls > 0) {
+        uint64_t waited = ((py_gate *)gate)->waited;
+        if (waited > salvo_gate_value(h))
+            (void)salvo_gate_raise(h, waited); /* fails only where the device is lost */
+    }
+    py_release(dev, PY_KIND_GATE, h); /* raises it for whatever still waits */
+}
+
 static void gate_destroy(py_child *self)
 {
     salvo_gate *g = self->handle;
     self->handle = NULL;
-    if (g && self->dev && self->dev->handle)
-        salvo_gate_destroy(g); /* raises it for whatever still waits */
+    py_gate_release(self, g);
 }
 
 static void gate_dealloc(py_child *self)
@@ -282,9 +292,9 @@ static PyObject *gate_raise_to(py_child *self, PyObject *arg)
     if (!g || py_u64(arg, &value, "Gate.raise_to: value") != 0)
         return NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->dev)
     st = salvo_gate_raise(g, value);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     return py_none_or_fail(st);
 }
 
@@ -331,7 +341,7 @@ static PyType_Slot gate_slots[] = {
 
 static PyType_Spec gate_spec = {
     .name = "_salvo.Gate",
-    .basicsize = sizeof(py_child),
+    .basicsize = sizeof(py_gate),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = gate_slots,
 };

@@ -28,8 +28,7 @@ static void graph_destroy(py_graph *self)
 {
     salvo_graph *g = self->head.handle;
     self->head.handle = NULL;
-    if (g && self->head.dev && self->head.dev->handle)
-        salvo_graph_destroy(g); /* never blocks */
+    py_release(self->head.dev, PY_KIND_GRAPH, g);
 }
 
 static void graph_dealloc(py_graph *self)
@@ -70,9 +69,9 @@ static PyObject *graph_launch(py_graph *self, PyObject *streamobj)
     if (!s)
         return NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_graph_launch(g, s);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     return py_none_or_fail(st);
 }
 
@@ -87,9 +86,9 @@ static py_kernel *node_kernel(py_graph *self, uint32_t node)
 
 static PyObject *graph_set_push(py_graph *self, PyObject *args)
 {
-    unsigned int node;
+    uint32_t node;
     PyObject *pushobj;
-    if (!PyArg_ParseTuple(args, "IO:set_push", &node, &pushobj))
+    if (!PyArg_ParseTuple(args, "O&O:set_push", py_arg_u32, &node, &pushobj))
         return NULL;
     salvo_graph *g = handle(self, "Graph.set_push");
     if (!g)
@@ -98,18 +97,18 @@ static PyObject *graph_set_push(py_graph *self, PyObject *args)
     if (py_push_get(pushobj, &push) != 0)
         return NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_graph_set_push(g, node, push.data, push.size);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     py_push_release(&push);
     return py_none_or_fail(st);
 }
 
 static PyObject *graph_set_bindings(py_graph *self, PyObject *args)
 {
-    unsigned int node;
+    uint32_t node;
     PyObject *spec;
-    if (!PyArg_ParseTuple(args, "IO:set_bindings", &node, &spec))
+    if (!PyArg_ParseTuple(args, "O&O:set_bindings", py_arg_u32, &node, &spec))
         return NULL;
     salvo_graph *g = handle(self, "Graph.set_bindings");
     if (!g)
@@ -136,9 +135,9 @@ static PyObject *graph_set_bindings(py_graph *self, PyObject *args)
     if (count < 0)
         return NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_graph_set_bindings(g, node, bindings, (uint32_t)count);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     return py_none_or_fail(st);
 }
 
@@ -154,9 +153,9 @@ static PyObject *graph_update(py_graph *self, PyObject *fromobj)
     if (!from)
         return NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_graph_update(g, from);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     return py_none_or_fail(st);
 }
 

@@ -5,6 +5,7 @@
  */
 #include "salvo_py.h"
 
+#include <limits.h>
 #include <string.h>
 
 PyTypeObject *py_image_type;
@@ -20,9 +21,10 @@ static PyObject *image_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     int itype, format;
     salvo_image_desc desc;
     memset(&desc, 0, sizeof desc);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiI|IIII:Image", names, &devobj, &itype, &format,
-                                     &desc.width, &desc.height, &desc.depth, &desc.layers,
-                                     &desc.usage))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiO&|O&O&O&O&:Image", names, &devobj, &itype,
+                                     &format, py_arg_u32, &desc.width, py_arg_u32, &desc.height,
+                                     py_arg_u32, &desc.depth, py_arg_u32, &desc.layers,
+                                     py_arg_u32, &desc.usage))
         return NULL;
     desc.type = (salvo_image_type)itype;
     desc.format = (salvo_format)format;
@@ -35,9 +37,9 @@ static PyObject *image_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     py_child_attach(&self->head, (py_device *)devobj, PY_KIND_IMAGE);
     salvo_image *img = NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK((py_device *)devobj)
     st = salvo_image_create(dev, &desc, &img);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     py_log_after(st);
     if (st < 0) {
         Py_DECREF(self);
@@ -56,8 +58,7 @@ static void image_destroy(py_image *self)
 {
     salvo_image *img = self->head.handle;
     self->head.handle = NULL;
-    if (img && self->head.dev && self->head.dev->handle)
-        salvo_image_destroy(img);
+    py_release(self->head.dev, PY_KIND_IMAGE, img);
 }
 
 static void image_dealloc(py_image *self)
@@ -105,10 +106,10 @@ static PyObject *image_transfer(py_image *self, PyObject *args, PyObject *kw, bo
     }
     const salvo_image_region *r = given ? &region : NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = read ? salvo_image_read(img, r, view.buf, (uint64_t)view.len)
               : salvo_image_write(img, r, view.buf, (uint64_t)view.len);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     PyBuffer_Release(&view);
     return py_none_or_fail(st);
 }
@@ -175,6 +176,21 @@ static PyType_Spec image_spec = {
 
 /* ---------------------------------------------------------------- Sampler */
 
+/* One address mode as an int for salvo to judge; a value no int holds is
+ * refused here rather than cut down to one that might be valid. */
+static int address_mode(PyObject *obj, int *out)
+{
+    long m = PyLong_AsLong(obj);
+    if (m == -1 && PyErr_Occurred())
+        return -1;
+    if (m < INT_MIN || m > INT_MAX) {
+        PyErr_Format(PyExc_OverflowError, "Sampler: address mode %R is out of range", obj);
+        return -1;
+    }
+    *out = (int)m;
+    return 0;
+}
+
 static PyObject *sampler_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"device", "filter", "address", "unnormalized", NULL};
@@ -193,8 +209,8 @@ static PyObject *sampler_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (address != Py_None) {
         /* One mode for u, v and w, or a sequence of up to three. */
         if (PyLong_Check(address)) {
-            long m = PyLong_AsLong(address);
-            if (m == -1 && PyErr_Occurred())
+            int m;
+            if (address_mode(address, &m) != 0)
                 return NULL;
             desc.address[0] = desc.address[1] = desc.address[2] = (salvo_address_mode)m;
         } else {
@@ -202,9 +218,15 @@ static PyObject *sampler_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             if (!seq)
                 return NULL;
             Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-            for (Py_ssize_t i = 0; i < n && i < 3; i++) {
-                long m = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
-                if (m == -1 && PyErr_Occurred()) {
+            if (n > 3) {
+                PyErr_Format(PyExc_ValueError,
+                             "Sampler: address is a mode or up to 3 (u, v, w), not %zd", n);
+                Py_DECREF(seq);
+                return NULL;
+            }
+            for (Py_ssize_t i = 0; i < n; i++) {
+                int m;
+                if (address_mode(PySequence_Fast_GET_ITEM(seq, i), &m) != 0) {
                     Py_DECREF(seq);
                     return NULL;
                 }
@@ -232,8 +254,7 @@ static void sampler_destroy(py_child *self)
 {
     salvo_sampler *s = self->handle;
     self->handle = NULL;
-    if (s && self->dev && self->dev->handle)
-        salvo_sampler_destroy(s);
+    py_release(self->dev, PY_KIND_SAMPLER, s);
 }
 
 static void sampler_dealloc(py_child *self)

@@ -138,9 +138,9 @@ static PyObject *kernel_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     py_child_attach(&self->head, (py_device *)devobj, PY_KIND_KERNEL);
     salvo_kernel *k = NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK((py_device *)devobj)
     st = salvo_kernel_create(dev, &desc, &k);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     PyMem_Free(words);
     PyMem_Free(sc);
     py_log_after(st);
@@ -172,8 +172,7 @@ static void kernel_destroy(py_kernel *self)
 {
     salvo_kernel *k = self->head.handle;
     self->head.handle = NULL;
-    if (k && self->head.dev && self->head.dev->handle)
-        salvo_kernel_destroy(k);
+    py_release(self->head.dev, PY_KIND_KERNEL, k);
 }
 
 static void kernel_dealloc(py_kernel *self)

@@ -102,6 +102,16 @@ int py_u32(PyObject *obj, uint32_t *out, const char *what)
     return 0;
 }
 
+int py_arg_u32(PyObject *obj, void *out)
+{
+    return py_u32(obj, out, "an unsigned 32-bit argument") == 0;
+}
+
+int py_arg_u64(PyObject *obj, void *out)
+{
+    return py_u64(obj, out, "an unsigned 64-bit argument") == 0;
+}
+
 int py_region(PyObject *obj, salvo_image_region *out, bool *given)
 {
     memset(out, 0, sizeof *out);

@@ -13,7 +13,9 @@
  * The GIL: every call that may wait (for a batch slot, the device, a
  * gate another thread raises) runs with the GIL released, launch included,
  * so a Python thread raising a gate is never locked out by one waiting for
- * it. The library's log callback never takes the GIL: it queues messages
+ * it. Such a call is counted on its device (PY_UNLOCK): a close made by
+ * another thread meanwhile leaves the salvo destroy to the last of them
+ * (py_release), since the call may be using the object. The library's log callback never takes the GIL: it queues messages
  * (log.c), and the thread that next returns from a salvo call hands them
  * to Python's logging.
  *
@@ -37,11 +39,21 @@ typedef struct py_node {
     struct py_node *prev, *next;
 } py_node;
 
+typedef struct py_deferred py_deferred;
+
 typedef struct py_device {
     PyObject_HEAD
     salvo_device *handle; /* NULL once closed */
     py_node children;     /* sentinel of the list of py_child.node */
     PyObject *info;       /* dict, made at the first Device.info */
+    /* Calls on the device's objects now running with the GIL let go
+     * (PY_UNLOCK), and what a close made meanwhile left for the last of
+     * them to destroy: salvo objects (py_release) and, once closed, the
+     * device itself (closing). */
+    Py_ssize_t calls;
+    py_deferred *deferred;
+    size_t deferred_count, deferred_cap;
+    salvo_device *closing;
 } py_device;
 
 /* The kinds of child, for the checked cast below and for messages. */
@@ -102,6 +114,11 @@ typedef struct py_event {
     py_capture *capture; /* strong: the capture the event was last recorded in, or NULL */
 } py_event;
 
+typedef struct py_gate {
+    py_child head;
+    uint64_t waited; /* the highest value a Stream.wait_gate asked of it */
+} py_gate;
+
 typedef struct py_graph {
     py_child head;
     PyObject *nodes; /* list (kernel or None per node), or NULL where unknown */
@@ -159,6 +176,32 @@ static inline void *py_child_get(PyObject *obj, PyTypeObject *type, const char *
 int py_child_traverse(py_child *c, visitproc visit, void *arg);
 /* A device object's handle, or NULL with salvo.Error set when closed. */
 salvo_device *py_device_handle(PyObject *dev);
+
+/* Destroy h, the salvo object of a child of dev of the given kind, now, or,
+ * while a call on the device runs with the GIL let go (it may be using h:
+ * another thread closed the object under it), once the last such call
+ * returns. Nothing where h is NULL or the device is already closed (its
+ * destroy reclaimed h). */
+void py_release(py_device *dev, py_kind kind, void *h);
+/* py_release for a gate's h: where the destroy waits for calls in flight,
+ * the gate is raised at once to the highest value a stream waits for, as
+ * the destroy would, since one of those calls may wait behind it. */
+void py_gate_release(py_child *gate, void *h);
+
+/* PY_UNLOCK(dev) ... PY_RELOCK: Py_BEGIN_ALLOW_THREADS and
+ * Py_END_ALLOW_THREADS around a call on an object of dev, counted, so that
+ * a close meanwhile (py_release, Device.close) leaves the destroy to the
+ * last call that returns instead of freeing what the call is using. */
+void py_calls_done(py_device *dev);
+#define PY_UNLOCK(dev)                                                                        \
+    {                                                                                         \
+        py_device *py_unlocked_dev_ = (dev);                                                  \
+        py_unlocked_dev_->calls++;                                                            \
+        Py_BEGIN_ALLOW_THREADS
+#define PY_RELOCK                                                                             \
+        Py_END_ALLOW_THREADS                                                                  \
+        py_calls_done(py_unlocked_dev_);                                                      \
+    }
 
 /* Device.close's view of buffers: exports that forbid it. */
 Py_ssize_t py_buffer_exports(py_child *c);
@@ -250,5 +293,10 @@ PyObject *py_launch_loop(PyObject *self, PyObject *args);
 /* Unsigned conversions with a range check (OverflowError / TypeError). */
 int py_u32(PyObject *obj, uint32_t *out, const char *what);
 int py_u64(PyObject *obj, uint64_t *out, const char *what);
+/* The same as PyArg "O&" converters (1 on success, 0 with the error set):
+ * the format codes I and K would wrap a value out of range, these refuse
+ * it. out is a uint32_t * and a uint64_t *. */
+int py_arg_u32(PyObject *obj, void *out);
+int py_arg_u64(PyObject *obj, void *out);
 
 #endif /* SALVO_PY_H */

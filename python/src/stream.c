@@ -66,8 +66,9 @@ static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     PyObject *devobj;
     salvo_stream_desc desc;
     memset(&desc, 0, sizeof desc);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|IIi:Stream", names, &devobj, &desc.batch_size,
-                                     &desc.first_batch, &desc.priority))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&O&i:Stream", names, &devobj, py_arg_u32,
+                                     &desc.batch_size, py_arg_u32, &desc.first_batch,
+                                     &desc.priority))
         return NULL;
     salvo_device *dev = py_device_handle(devobj);
     if (!dev)
@@ -78,9 +79,9 @@ static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     py_child_attach(&self->head, (py_device *)devobj, PY_KIND_STREAM);
     salvo_stream *s = NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK((py_device *)devobj)
     st = salvo_stream_create(dev, &desc, &s);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     py_log_after(st);
     if (st < 0) {
         Py_DECREF(self);
@@ -98,8 +99,7 @@ static void stream_destroy(py_stream *self)
     if (self->capture && self->capture->origin == self)
         self->capture->active = false;
     Py_CLEAR(self->capture);
-    if (s && self->head.dev && self->head.dev->handle)
-        salvo_stream_destroy(s); /* never blocks */
+    py_release(self->head.dev, PY_KIND_STREAM, s);
 }
 
 static void stream_dealloc(py_stream *self)
@@ -200,9 +200,9 @@ static PyObject *stream_launch(py_stream *self, PyObject *const *args, Py_ssize_
     if (py_push_get(a[3], &push) != 0)
         return NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_launch(s, k, groups, bindings, (uint32_t)count, push.data, push.size);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     py_push_release(&push);
     if (st >= 0 && self->capture)
         note_node(self, a[0]);
@@ -213,10 +213,10 @@ static PyObject *stream_fill(py_stream *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"buffer", "value", "offset", "size", NULL};
     PyObject *bufobj, *sizeobj = Py_None;
-    unsigned int value = 0;
-    unsigned long long offset = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|IKO:fill", names, &bufobj, &value, &offset,
-                                     &sizeobj))
+    uint32_t value = 0;
+    uint64_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&O&O:fill", names, &bufobj, py_arg_u32, &value,
+                                     py_arg_u64, &offset, &sizeobj))
         return NULL;
     salvo_stream *s = handle(self, "fill");
     salvo_buffer *buf = s ? py_child_get(bufobj, py_buffer_type, "fill: buffer") : NULL;
@@ -228,9 +228,9 @@ static PyObject *stream_fill(py_stream *self, PyObject *args, PyObject *kw)
     else if (py_u64(sizeobj, &size, "fill: size") != 0)
         return NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_fill(s, buf, offset, size, value);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     if (st >= 0 && self->capture)
         note_node(self, Py_None);
     return py_none_or_fail(st);
@@ -240,9 +240,9 @@ static PyObject *stream_copy(py_stream *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"src", "dst", "size", "src_offset", "dst_offset", NULL};
     PyObject *srcobj, *dstobj, *sizeobj = Py_None;
-    unsigned long long src_offset = 0, dst_offset = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OKK:copy", names, &srcobj, &dstobj, &sizeobj,
-                                     &src_offset, &dst_offset))
+    uint64_t src_offset = 0, dst_offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OO&O&:copy", names, &srcobj, &dstobj,
+                                     &sizeobj, py_arg_u64, &src_offset, py_arg_u64, &dst_offset))
         return NULL;
     salvo_stream *s = handle(self, "copy");
     salvo_buffer *src = s ? py_child_get(srcobj, py_buffer_type, "copy: src") : NULL;
@@ -260,9 +260,9 @@ static PyObject *stream_copy(py_stream *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_copy(s, src, src_offset, dst, dst_offset, size);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     if (st >= 0 && self->capture)
         note_node(self, Py_None);
     return py_none_or_fail(st);
@@ -273,8 +273,9 @@ static PyObject *stream_write(py_stream *self, PyObject *args, PyObject *kw)
     static char *names[] = {"buffer", "data", "offset", NULL};
     PyObject *bufobj;
     Py_buffer view;
-    unsigned long long offset = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oy*|K:write", names, &bufobj, &view, &offset))
+    uint64_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oy*|O&:write", names, &bufobj, &view, py_arg_u64,
+                                     &offset))
         return NULL;
     salvo_stream *s = handle(self, "Stream.write");
     salvo_buffer *buf = s ? py_child_get(bufobj, py_buffer_type, "Stream.write: buffer") : NULL;
@@ -283,9 +284,9 @@ static PyObject *stream_write(py_stream *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_stream_write(s, buf, offset, view.buf, (uint64_t)view.len);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     PyBuffer_Release(&view); /* salvo copied it */
     return py_none_or_fail(st);
 }
@@ -300,12 +301,12 @@ static PyObject *stream_buffer_image_copy(py_stream *self, PyObject *args, PyObj
     static char *to_buffer_names[] = {"image", "buffer", "region", "offset", NULL};
     const char *what = to_image ? "copy_buffer_to_image" : "copy_image_to_buffer";
     PyObject *first, *second, *regobj = Py_None;
-    unsigned long long offset = 0;
+    uint64_t offset = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw,
-                                     to_image ? "OO|OK:copy_buffer_to_image"
-                                              : "OO|OK:copy_image_to_buffer",
+                                     to_image ? "OO|OO&:copy_buffer_to_image"
+                                              : "OO|OO&:copy_image_to_buffer",
                                      to_image ? to_image_names : to_buffer_names, &first,
-                                     &second, &regobj, &offset))
+                                     &second, &regobj, py_arg_u64, &offset))
         return NULL;
     PyObject *bufobj = to_image ? first : second, *imgobj = to_image ? second : first;
     salvo_stream *s = handle(self, what);
@@ -324,10 +325,10 @@ static PyObject *stream_buffer_image_copy(py_stream *self, PyObject *args, PyObj
         return NULL;
     const salvo_image_region *r = given ? &region : NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = to_image ? salvo_copy_buffer_to_image(s, buf, offset, img, r)
                   : salvo_copy_image_to_buffer(s, img, r, buf, offset);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     if (st >= 0 && self->capture)
         note_node(self, Py_None);
     return py_none_or_fail(st);
@@ -344,12 +345,13 @@ static PyObject *stream_image_to_buffer(py_stream *self, PyObject *args, PyObjec
 }
 
 /* call(s) with the GIL let go: the calls that may wait on the device. */
-static salvo_status unlocked(salvo_stream *s, salvo_status (*call)(salvo_stream *))
+static salvo_status unlocked(py_device *owner, salvo_stream *s,
+                              salvo_status (*call)(salvo_stream *))
 {
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(owner)
     st = call(s);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     return st;
 }
 
@@ -357,21 +359,21 @@ static PyObject *stream_flush(py_stream *self, PyObject *unused)
 {
     (void)unused;
     salvo_stream *s = handle(self, "flush");
-    return s ? py_none_or_fail(unlocked(s, salvo_stream_flush)) : NULL;
+    return s ? py_none_or_fail(unlocked(self->head.dev, s, salvo_stream_flush)) : NULL;
 }
 
 static PyObject *stream_synchronize(py_stream *self, PyObject *unused)
 {
     (void)unused;
     salvo_stream *s = handle(self, "synchronize");
-    return s ? py_result(unlocked(s, salvo_stream_synchronize)) : NULL;
+    return s ? py_result(unlocked(self->head.dev, s, salvo_stream_synchronize)) : NULL;
 }
 
 static PyObject *stream_query(py_stream *self, PyObject *unused)
 {
     (void)unused;
     salvo_stream *s = handle(self, "query");
-    return s ? py_result(unlocked(s, salvo_stream_query)) : NULL;
+    return s ? py_result(unlocked(self->head.dev, s, salvo_stream_query)) : NULL;
 }
 
 static PyObject *stream_wait_event(py_stream *self, PyObject *evobj)
@@ -381,9 +383,9 @@ static PyObject *stream_wait_event(py_stream *self, PyObject *evobj)
     if (!ev)
         return NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_stream_wait_event(s, ev);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     if (st >= 0) {
         /* Waiting for a point of a capture joins it (salvo.h, captures). */
         py_capture *c = ((py_event *)evobj)->capture;
@@ -396,17 +398,20 @@ static PyObject *stream_wait_event(py_stream *self, PyObject *evobj)
 static PyObject *stream_wait_gate(py_stream *self, PyObject *args)
 {
     PyObject *gateobj;
-    unsigned long long value;
-    if (!PyArg_ParseTuple(args, "OK:wait_gate", &gateobj, &value))
+    uint64_t value;
+    if (!PyArg_ParseTuple(args, "OO&:wait_gate", &gateobj, py_arg_u64, &value))
         return NULL;
     salvo_stream *s = handle(self, "wait_gate");
     salvo_gate *g = s ? py_child_get(gateobj, py_gate_type, "wait_gate: gate") : NULL;
     if (!g)
         return NULL;
+    py_gate *gate = (py_gate *)gateobj;
+    if (value > gate->waited)
+        gate->waited = value; /* before the wait is made: a close meanwhile raises to it */
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_stream_wait_gate(s, g, value);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     return py_none_or_fail(st);
 }
 
@@ -427,9 +432,9 @@ static PyObject *stream_begin_capture(py_stream *self, PyObject *unused)
         return NULL;
     }
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_stream_begin_capture(s);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     if (st < 0) {
         Py_DECREF(c);
         return py_none_or_fail(st);
@@ -464,9 +469,9 @@ static PyObject *stream_end_capture(py_stream *self, PyObject *args, PyObject *k
     }
     salvo_graph *g = NULL;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_stream_end_capture(s, &g);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     if (st != SALVO_ERROR_INVALID_STATE) {
         /* Over, made or not (salvo_stream_end_capture). */
         py_capture *c = self->capture;
@@ -502,9 +507,9 @@ static PyObject *stream_get_capturing(py_stream *self, void *closure)
         return NULL;
     bool capturing = false;
     salvo_status st;
-    Py_BEGIN_ALLOW_THREADS
+    PY_UNLOCK(self->head.dev)
     st = salvo_stream_is_capturing(s, &capturing);
-    Py_END_ALLOW_THREADS
+    PY_RELOCK
     if (st < 0)
         return py_fail(st);
     py_log_poll();

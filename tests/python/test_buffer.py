@@ -126,6 +126,31 @@ class TestBuffer(DeviceTest):
             buf.write(np.zeros((4, 4), np.uint8)[:, 1])  # not contiguous
         with self.assertRaises(OverflowError):
             self.dev.buffer(-1)
+
+    def test_integers_out_of_range_are_refused_not_wrapped(self):
+        # An offset, a fill value or a node past what the C argument holds is
+        # refused here; cut down, it would name another, valid place.
+        buf = self.u32(np.arange(4))
+        s = self.dev.stream()
+        for call in (lambda: buf.write(np.uint32([7]), 2**64),
+                     lambda: buf.write(np.uint32([7]), -4),
+                     lambda: buf.read(4, 2**64 + 4),
+                     lambda: buf.read_into(np.zeros(1, np.uint32), 2**64),
+                     lambda: s.fill(buf, 2**32 + 7),
+                     lambda: s.fill(buf, 1, offset=2**64),
+                     lambda: s.write(buf, b"abcd", 2**64),
+                     lambda: s.copy(buf, buf, 4, src_offset=2**64 + 8),
+                     lambda: self.dev.stream(batch_size=2**32 + 3),
+                     lambda: s.wait_gate(self.dev.gate(), 2**64)):
+            with self.assertRaises(OverflowError):
+                call()
+        s.synchronize()
+        self.assertEqual(buf.to_numpy(np.uint32).tolist(), [0, 1, 2, 3])  # nothing written
+        buf.write(np.uint32([9]), np.uint64(4))  # NumPy integers are integers
+        s.fill(buf, np.uint32(5), offset=np.int64(8), size=4)
+        s.synchronize()
+        self.assertEqual(buf.to_numpy(np.uint32).tolist(), [0, 9, 5, 3])
+        self.assertEqual(bytes(buf.read(np.uint8(4), np.uint16(4))), bytes([9, 0, 0, 0]))
         with self.assertRaises(TypeError):
             salvo.Buffer("not a device", 16)
 

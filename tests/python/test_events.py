@@ -7,7 +7,7 @@ import unittest
 import numpy as np
 
 import salvo
-from support import DeviceTest
+from support import ADD_GLSL, DeviceTest
 
 S = salvo.Status
 
@@ -115,6 +115,57 @@ class TestEvents(DeviceTest):
         t.join()
         self.assertGreaterEqual(time.monotonic() - t0, 0.15)
         self.assertEqual(view.tolist(), [101] * 64)
+
+    def _synchronize_held_in_another_thread(self, dev):
+        # A thread inside Stream.synchronize, held there by a gate: returns
+        # (stream, gate, buffer, thread, result). Waits until the thread's
+        # synchronize has submitted the gated batch, which it does inside
+        # the call, with the GIL let go.
+        s, gate = dev.stream(), dev.gate()
+        buf = dev.buffer_from(np.zeros(64, np.uint32))
+        s.wait_gate(gate, 1)
+        s.launch(dev.kernel(glsl=ADD_GLSL, spec={0: 64}), 1, [buf],
+                 (np.uint32(64), np.uint32(1)))
+        submitted = dev.stats()["batches_submitted"]
+        result = []
+        t = threading.Thread(target=lambda: result.append(s.synchronize()))
+        t.start()
+        deadline = time.monotonic() + 30
+        while dev.stats()["batches_submitted"] == submitted:
+            self.assertLess(time.monotonic(), deadline, "the synchronize never submitted")
+            time.sleep(0.001)
+        self.assertTrue(t.is_alive())
+        return s, gate, buf, t, result
+
+    def test_close_while_another_thread_is_in_a_call_defers_the_destroy(self):
+        # Closing a stream while another thread synchronizes it must not free
+        # the stream under that call: the destroy waits for the call to
+        # return. Closing the gate raises it, which ends the synchronize.
+        s, gate, buf, t, result = self._synchronize_held_in_another_thread(self.dev)
+        s.close()
+        buf.close()
+        self.assertTrue(s.closed)
+        stats = self.dev.stats()
+        self.assertEqual((stats["live_streams"], stats["live_buffers"]), (1, 1))  # in use
+        gate.close()
+        t.join(30)
+        self.assertFalse(t.is_alive())
+        self.assertEqual(result, [S.OK])
+        stats = self.dev.stats()
+        self.assertEqual((stats["live_streams"], stats["live_buffers"], stats["live_gates"]),
+                         (0, 0, 0))
+
+    def test_device_close_while_another_thread_is_in_a_call(self):
+        dev = salvo.Device(validation=True)
+        s, gate, buf, t, result = self._synchronize_held_in_another_thread(dev)
+        dev.close()  # the gate is raised; the device goes once the call returns
+        self.assertTrue(dev.closed)
+        t.join(30)
+        self.assertFalse(t.is_alive())
+        self.assertEqual(result, [S.OK])
+        with self.assertRaises(salvo.Error) as cm:
+            s.synchronize()
+        self.assertStatus(cm, S.ERROR_INVALID_STATE)
 
     def test_launches_past_the_slots_wait_for_another_thread(self):
         # A launch that needs a batch slot held behind the gate waits for it,

@@ -115,6 +115,11 @@ class TestGraph(DeviceTest):
         with self.assertRaises(salvo.Error) as cm:
             g.set_bindings(1, {})  # binding 0 missing
         self.assertStatus(cm, S.ERROR_INVALID_ARGUMENT)
+        # Node 2**32 + 1 is no node: cut to 32 bits it would be node 1.
+        with self.assertRaises(OverflowError):
+            g.set_push(2**32 + 1, (np.uint32(64), np.uint32(7)))
+        with self.assertRaises(OverflowError):
+            g.set_bindings(2**32 + 1, [buf])
         g.launch(self.s)  # unchanged by the refusals
         self.s.synchronize()
         self.assertEqual(buf.to_numpy(np.uint32)[0], 1)

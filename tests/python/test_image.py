@@ -122,6 +122,15 @@ class TestImage(DeviceTest):
         self.assertStatus(cm, salvo.Status.ERROR_INVALID_ARGUMENT)
         with self.assertRaises(ValueError):
             img.write(bytes(64), region=tuple(range(9)))
+        with self.assertRaises(OverflowError):
+            self.dev.image(T.IMAGE_2D, F.R8_UNORM, 2**32 + 4, 4)  # not an image 4 wide
+        A = salvo.AddressMode
+        with self.assertRaises(ValueError):  # u, v, w and a fourth
+            self.dev.sampler(address=[A.REPEAT, A.REPEAT, A.REPEAT, A.REPEAT])
+        with self.assertRaises(OverflowError):  # not CLAMP_TO_EDGE (0)
+            self.dev.sampler(address=2**32)
+        with self.assertRaises(OverflowError):
+            self.dev.sampler(address=[A.REPEAT, 2**40])
         k = self.dev.kernel(glsl=FETCH)
         with self.assertRaises(TypeError):
             self.dev.stream().launch(k, 1, [(img, img), self.dev.buffer(4)], b"12345678")
