@@ -212,10 +212,22 @@ inline returns<T> deliver(salvo_status status, T value, const char *call)
 #endif
 }
 
+/* nullptr is a pointer too: as push constants it would send its own
+ * zero bytes. */
 template <typename T>
 inline constexpr bool is_push_constant_v =
     std::is_trivially_copyable<T>::value && !std::is_pointer<T>::value &&
-    !std::is_member_pointer<T>::value;
+    !std::is_member_pointer<T>::value && !std::is_null_pointer<T>::value;
+
+/* count values of T in bytes, or UINT64_MAX where that overflows: a size
+ * salvo refuses for any buffer or image, where the product cut down to 64
+ * bits would name a small, valid one. */
+template <typename T>
+constexpr std::uint64_t byte_count(std::size_t count) noexcept
+{
+    return std::uint64_t(count) > UINT64_MAX / sizeof(T) ? UINT64_MAX
+                                                          : std::uint64_t(count) * sizeof(T);
+}
 
 /* host_call with a C++ callable: the copy is run and freed on salvo's
  * host-call thread. A throw out of it ends the program (noexcept): no
@@ -317,7 +329,7 @@ public:
                                          std::uint64_t offset = 0) SALVO_HPP_NOEXCEPT
     {
         static_assert(std::is_trivially_copyable<T>::value, "buffer::write: trivially copyable T");
-        return write_bytes(offset, src, std::uint64_t(count) * sizeof(T));
+        return write_bytes(offset, src, detail::byte_count<T>(count));
     }
     template <typename T>
     SALVO_HPP_CHECKED salvo_status write(const std::vector<T> &src,
@@ -337,7 +349,7 @@ public:
                                         std::uint64_t offset = 0) const SALVO_HPP_NOEXCEPT
     {
         static_assert(std::is_trivially_copyable<T>::value, "buffer::read: trivially copyable T");
-        return read_bytes(offset, dst, std::uint64_t(count) * sizeof(T));
+        return read_bytes(offset, dst, detail::byte_count<T>(count));
     }
     /* Fills dst as it is sized. */
     template <typename T>
@@ -351,9 +363,16 @@ public:
     SALVO_HPP_CHECKED returns<std::vector<T>> read_vector(std::size_t count,
                                                           std::uint64_t offset = 0) const
     {
+        std::uint64_t bytes = detail::byte_count<T>(count), have = size();
+        if (bytes > have || offset > have - bytes) {
+            /* Past the end: salvo refuses the range (and says so) before
+             * it writes a byte, so nothing is allocated for it. */
+            unsigned char none = 0;
+            return detail::deliver(salvo_buffer_read(handle_, offset, &none, bytes),
+                                   std::vector<T>(), "salvo_buffer_read");
+        }
         std::vector<T> v(count);
-        salvo_status st =
-            salvo_buffer_read(handle_, offset, v.data(), std::uint64_t(count) * sizeof(T));
+        salvo_status st = salvo_buffer_read(handle_, offset, v.data(), bytes);
         return detail::deliver(st, std::move(v), "salvo_buffer_read");
     }
     template <typename T>
@@ -410,7 +429,7 @@ public:
                                          const salvo_image_region &region = {}) SALVO_HPP_NOEXCEPT
     {
         static_assert(std::is_trivially_copyable<T>::value, "image::write: trivially copyable T");
-        return write_bytes(src, std::uint64_t(count) * sizeof(T), region);
+        return write_bytes(src, detail::byte_count<T>(count), region);
     }
     template <typename T>
     SALVO_HPP_CHECKED salvo_status write(const std::vector<T> &src,
@@ -429,7 +448,7 @@ public:
     read(T *dst, std::size_t count, const salvo_image_region &region = {}) const SALVO_HPP_NOEXCEPT
     {
         static_assert(std::is_trivially_copyable<T>::value, "image::read: trivially copyable T");
-        return read_bytes(dst, std::uint64_t(count) * sizeof(T), region);
+        return read_bytes(dst, detail::byte_count<T>(count), region);
     }
     /* Fills dst as it is sized. */
     template <typename T>
@@ -838,7 +857,7 @@ public:
                                          std::uint64_t offset = 0) SALVO_HPP_NOEXCEPT
     {
         static_assert(std::is_trivially_copyable<T>::value, "stream::write: trivially copyable T");
-        return write_bytes(dst, offset, src, std::uint64_t(count) * sizeof(T));
+        return write_bytes(dst, offset, src, detail::byte_count<T>(count));
     }
     template <typename T>
     SALVO_HPP_CHECKED salvo_status write(buffer &dst, const std::vector<T> &src,
@@ -861,7 +880,7 @@ public:
                                         std::uint64_t offset = 0) SALVO_HPP_NOEXCEPT
     {
         static_assert(std::is_trivially_copyable<T>::value, "stream::read: trivially copyable T");
-        return read_bytes(src, offset, dst, std::uint64_t(count) * sizeof(T));
+        return read_bytes(src, offset, dst, detail::byte_count<T>(count));
     }
     template <typename T>
     SALVO_HPP_CHECKED salvo_status read(const buffer &src, std::vector<T> &dst,

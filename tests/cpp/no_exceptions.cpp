@@ -130,6 +130,13 @@ void bad_input_returns_status()
         salvo::result<std::vector<std::uint32_t>> past = x.read_vector<std::uint32_t>(N + 1);
         EXPECT_EQ(past.status, SALVO_ERROR_INVALID_ARGUMENT);
         EXPECT(past.value.empty());
+        /* Nothing throws here, bad_alloc included: the range is refused
+         * before anything is allocated for it. */
+        past = x.read_vector<std::uint32_t>(SIZE_MAX / 8);
+        EXPECT_EQ(past.status, SALVO_ERROR_INVALID_ARGUMENT);
+        EXPECT(past.value.empty());
+        const std::uint32_t one = 7;
+        EXPECT_EQ(x.write(&one, (std::size_t(1) << 62) + 1), SALVO_ERROR_INVALID_ARGUMENT);
 
         const std::uint32_t junk[4] = {1, 2, 3, 4};
         salvo::result<salvo::kernel> bad = dev.create_kernel(junk);

@@ -829,6 +829,18 @@ void errors_throw_with_status()
                      s.launch(add, {N / 64}, {salvo::bind(0, x), salvo::bind(3, x)}, push2{N, 1}));
         EXPECT_THROW(SALVO_ERROR_INVALID_ARGUMENT, "salvo_buffer_read",
                      x.read_vector<std::uint32_t>(N + 1));
+        /* A count whose bytes pass 2**64: refused as past the end, not
+         * allocated first (bad_alloc) nor cut down to a small count. */
+        EXPECT_THROW(SALVO_ERROR_INVALID_ARGUMENT, "salvo_buffer_read",
+                     x.read_vector<std::uint32_t>(SIZE_MAX / 2));
+        const std::uint32_t one = 7;
+        const std::size_t wraps = (std::size_t(1) << 62) + 1; /* * 4 bytes: 4 when cut down */
+        EXPECT_THROW(SALVO_ERROR_INVALID_ARGUMENT, "salvo_buffer_write", x.write(&one, wraps));
+        std::uint32_t sink = 0;
+        EXPECT_THROW(SALVO_ERROR_INVALID_ARGUMENT, "salvo_buffer_read", x.read(&sink, wraps));
+        EXPECT_THROW(SALVO_ERROR_INVALID_ARGUMENT, "salvo_stream_write", s.write(x, &one, wraps));
+        static_assert(!salvo::detail::is_push_constant_v<std::nullptr_t>,
+                      "nullptr is no push-constant value");
         std::vector<std::uint32_t> big(N + 1);
         EXPECT_THROW(SALVO_ERROR_INVALID_ARGUMENT, "salvo_buffer_write", x.write(big));
         EXPECT_THROW(SALVO_ERROR_INVALID_ARGUMENT, "salvo_stream_write", s.write(x, big));
