@@ -1172,6 +1172,28 @@ static void test_messages(void **state)
          "buffer_create: 2097152 bytes of host-visible memory (SALVO_DOMAIN_HOST; heap 0 of "
          "1.0 MiB): VK_ERROR_OUT_OF_DEVICE_MEMORY");
 
+    /* A size within 3 of 2**64 (it rounded up to 0 bytes, and the driver
+     * was handed a buffer of none) is said as too large, as any size no
+     * heap holds, in every domain. */
+    for (int k = 0; k < 4; k++) {
+        static const salvo_domain domains[] = {SALVO_DOMAIN_DEVICE, SALVO_DOMAIN_HOST,
+                                               SALVO_DOMAIN_SHARED, SALVO_DOMAIN_DEVICE};
+        char want[96];
+        uint64_t size = UINT64_MAX - (uint64_t)(k % 3);
+        snprintf(want, sizeof want, "buffer_create: %llu bytes: more than any device's memory",
+                 (unsigned long long)size);
+        SAYS(salvo_buffer_create(dev, size, domains[k], &c), SALVO_ERROR_OUT_OF_DEVICE_MEMORY,
+             want);
+        assert_null(c);
+    }
+
+    /* A batch size past the largest is refused, not taken as the default. */
+    salvo_device *big = NULL;
+    salvo_device_desc too_big = {.batch_size = (1u << 20) + 1};
+    SAYS(salvo_device_create(&too_big, &big), INVALID,
+         "device_create: batch_size 1048577 is more than 1048576");
+    assert_null(big);
+
     /* Formats: UNDEFINED is a format's name of its own. */
     assert_string_equal(salvo_format_name(SALVO_FORMAT_UNDEFINED), "UNDEFINED");
     assert_string_equal(salvo_format_name(SALVO_FORMAT_COUNT), "unknown");
@@ -1186,11 +1208,74 @@ static void test_messages(void **state)
     fake_free(f);
 }
 
+/* A refusal whose call was given an object of the device goes to that
+ * device's log callback, whichever argument was missing. */
+static void test_refusals_reach_the_device_log(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    assert_non_null(f);
+    fx x;
+    memset(&x, 0, sizeof x);
+    salvo_device_desc d = {.log = on_log, .log_user = &x};
+    salvo_device *dev = NULL;
+    MUST(device_create_with_accel(&d, fake_accel_get(f), &dev));
+    salvo_stream *st = NULL;
+    MUST(salvo_stream_create(dev, NULL, &st));
+    salvo_event *ev = NULL;
+    MUST(salvo_event_create(dev, &ev));
+    salvo_gate *gate = NULL;
+    MUST(salvo_gate_create(dev, &gate));
+    salvo_buffer *b = NULL;
+    MUST(salvo_buffer_create(dev, 64, SALVO_DOMAIN_HOST, &b));
+    static const char *const names[] = {
+        "event_record(ev, NULL)",        "event_record(NULL, st)",
+        "stream_wait_event(st, NULL)",   "stream_wait_event(NULL, ev)",
+        "stream_wait_gate(st, NULL)",    "stream_wait_gate(NULL, gate)",
+        "device_info_get(dev, NULL)",    "device_stats(dev, NULL)",
+        "stream_create(dev, NULL, NULL)", "device_memory_info(dev, NULL)",
+        "buffer_map(b, NULL)",           "event_elapsed(ev, NULL, NULL)",
+    };
+    int missed = 0;
+    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++) {
+        int before = x.errors;
+        salvo_status r = SALVO_OK;
+        switch (i) {
+        case 0: r = salvo_event_record(ev, NULL); break;
+        case 1: r = salvo_event_record(NULL, st); break;
+        case 2: r = salvo_stream_wait_event(st, NULL); break;
+        case 3: r = salvo_stream_wait_event(NULL, ev); break;
+        case 4: r = salvo_stream_wait_gate(st, NULL, 1); break;
+        case 5: r = salvo_stream_wait_gate(NULL, gate, 1); break;
+        case 6: r = salvo_device_info_get(dev, NULL); break;
+        case 7: r = salvo_device_stats(dev, NULL); break;
+        case 8: r = salvo_stream_create(dev, NULL, NULL); break;
+        case 9: r = salvo_device_memory_info(dev, NULL); break;
+        case 10: r = salvo_buffer_map(b, NULL); break;
+        case 11: r = salvo_event_elapsed(ev, NULL, NULL); break;
+        }
+        bool ok = r == INVALID && x.errors == before + 1;
+        printf("[ %s ] %s: %s, %d message(s) to the callback\n", ok ? "      OK" : "  FAILED",
+               names[i], salvo_status_string(r), x.errors - before);
+        missed += !ok;
+    }
+    salvo_buffer_destroy(b);
+    salvo_gate_destroy(gate);
+    salvo_event_destroy(ev);
+    salvo_stream_destroy(st);
+    salvo_device_destroy(dev);
+    assert_int_equal(fake_live_total(f), 0);
+    fake_free(f);
+    if (missed)
+        fail_msg("%d refusal(s) did not reach the device's log callback", missed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_input_table),
         cmocka_unit_test(test_messages),
+        cmocka_unit_test(test_refusals_reach_the_device_log),
     };
     return cmocka_run_group_tests_name("bad_input", tests, clear_salvo_env, NULL);
 }

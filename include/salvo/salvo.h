@@ -238,7 +238,9 @@ typedef struct salvo_device_desc {
     const char *name;
     /* Launches per submitted batch. 0: $SALVO_BATCH, else the default.
      * 1: submit and wait at every command (launch, copy, fill, stream
-     * transfer, image copy, graph replay, recorded Vulkan commands). */
+     * transfer, image copy, graph replay, recorded Vulkan commands).
+     * At most 1048576 (2**20): a larger one is refused
+     * (SALVO_ERROR_INVALID_ARGUMENT). */
     uint32_t batch_size;
     /* Bound on each fence wait, in seconds. 0: $SALVO_FENCE_TIMEOUT_S,
      * else no bound. */

@@ -76,6 +76,12 @@ static salvo_status make_buffer(salvo_device *dev, uint64_t size, salvo_domain d
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "%s: device is NULL", what);
     if (size == 0)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: size is 0", what);
+    /* A buffer is made of whole words (accel/vulkan/memory.c rounds up): a
+     * size within 3 of 2**64 would round to 0. No device holds it anyway. */
+    if (size > UINT64_MAX - 3)
+        return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_DEVICE_MEMORY,
+                        "%s: %llu bytes: more than any device's memory", what,
+                        (unsigned long long)size);
     if (domain != SALVO_DOMAIN_DEVICE && domain != SALVO_DOMAIN_HOST && domain != SALVO_DOMAIN_SHARED)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "%s: unknown domain %d", what,
                         (int)domain);

@@ -165,6 +165,12 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
         return SALVO_FAIL(&user_sink, SALVO_ERROR_INVALID_ARGUMENT,
                           "allocator: alloc and free must be given together");
     }
+    if (desc->batch_size > MAX_BATCH) {
+        acc.vt->destroy(acc.self);
+        return SALVO_FAIL(&user_sink, SALVO_ERROR_INVALID_ARGUMENT,
+                          "device_create: batch_size %u is more than %u", desc->batch_size,
+                          (unsigned)MAX_BATCH);
+    }
     salvo_device *dev = salvo_mem_calloc(desc->allocator, 1, sizeof *dev);
     if (!dev) {
         acc.vt->destroy(acc.self);
@@ -438,9 +444,10 @@ bool salvo_device_is_lost(salvo_device *dev)
 
 salvo_status salvo_device_info_get(salvo_device *dev, salvo_device_info *out)
 {
-    if (!dev || !out)
-        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "device_info: NULL %s",
-                          dev ? "out" : "device");
+    if (!dev)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "device_info: NULL device");
+    if (!out)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "device_info: NULL out");
     *out = dev->info;
     salvo_clear_error();
     return SALVO_OK;
@@ -481,9 +488,10 @@ static void stats_read(salvo_device *dev, salvo_stats *out)
 
 salvo_status salvo_device_stats(salvo_device *dev, salvo_stats *out)
 {
-    if (!dev || !out)
-        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "device_stats: NULL %s",
-                          dev ? "out" : "device");
+    if (!dev)
+        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "device_stats: NULL device");
+    if (!out)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "device_stats: NULL out");
     /* Releases that found the lock busy (another thread, such as the
      * host-call worker, held it) are taken in first, so that what was
      * destroyed before this call and could go has gone. Not from a log

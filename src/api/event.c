@@ -124,7 +124,8 @@ void salvo_event_destroy(salvo_event *ev)
 salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
 {
     if (!ev || !st)
-        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_record: %s is NULL",
+        return SALVO_FAIL(device_sink(ev ? ev->dev : st ? stream_device(st) : NULL),
+                          SALVO_ERROR_INVALID_ARGUMENT, "event_record: %s is NULL",
                           ev ? "stream" : "event");
     salvo_device *dev = ev->dev;
     if (stream_device(st) != dev)
@@ -265,7 +266,8 @@ salvo_status salvo_event_synchronize(salvo_event *ev)
 salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
 {
     if (!ev || !st)
-        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "stream_wait_event: %s is NULL",
+        return SALVO_FAIL(device_sink(st ? stream_device(st) : ev ? ev->dev : NULL),
+                          SALVO_ERROR_INVALID_ARGUMENT, "stream_wait_event: %s is NULL",
                           ev ? "stream" : "event");
     salvo_device *dev = stream_device(st);
     if (ev->dev != dev)

@@ -119,7 +119,8 @@ uint64_t salvo_gate_value(const salvo_gate *gate)
 salvo_status salvo_stream_wait_gate(salvo_stream *st, salvo_gate *gate, uint64_t value)
 {
     if (!st || !gate)
-        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "stream_wait_gate: %s is NULL",
+        return SALVO_FAIL(device_sink(st ? stream_device(st) : gate ? gate->dev : NULL),
+                          SALVO_ERROR_INVALID_ARGUMENT, "stream_wait_gate: %s is NULL",
                           st ? "gate" : "stream");
     salvo_device *dev = stream_device(st);
     if (gate->dev != dev)

@@ -74,6 +74,13 @@ static inline salvo_device *stream_device(const salvo_stream *st)
     return (salvo_device *)((char *)st->e.q - offsetof(salvo_device, q));
 }
 
+/* Where a refusal goes before a call's objects are checked: the log of
+ * the device of whichever object was given, stderr's sink where none was. */
+static inline salvo_log_sink *device_sink(salvo_device *dev)
+{
+    return dev ? &dev->log : NULL;
+}
+
 /* Every object from here on begins with its resource header
  * (core/resource.h): holds, release, last use and the live ring are the
  * header's, and each is reached from it through its checked cast

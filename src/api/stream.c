@@ -10,7 +10,8 @@ salvo_status salvo_stream_create(salvo_device *dev, const salvo_stream_desc *des
                                  salvo_stream **out)
 {
     if (!out)
-        return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "stream_create: out is NULL");
+        return SALVO_FAIL(device_sink(dev), SALVO_ERROR_INVALID_ARGUMENT,
+                          "stream_create: out is NULL");
     *out = NULL;
     if (!dev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "stream_create: device is NULL");
