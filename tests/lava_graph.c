@@ -320,6 +320,7 @@ static void test_graph_update(void **state)
     assert_non_null(strstr(salvo_last_error(), "not the same shape"));
     assert_int_equal(salvo_graph_update(g, other2), SALVO_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(salvo_last_error(), "node 0"));
+    assert_non_null(strstr(salvo_last_error(), "a launch of '"));
     assert_int_equal(salvo_graph_update(g, from), SALVO_OK);
     salvo_graph_destroy(from); /* g keeps what it uses */
     assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
@@ -347,6 +348,37 @@ static void test_graph_update(void **state)
     salvo_graph_destroy(g);
     salvo_graph_destroy(other);
     salvo_graph_destroy(other2);
+
+    /* salvo_fill_pattern: a range of whole words is a fill, one that
+     * starts or ends within a word another kind, and the refusal says
+     * which is which; two of the second kind update each other. */
+    salvo_buffer *p = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    const unsigned char byte = 0xab;
+    salvo_graph *whole = NULL, *part = NULL, *part2 = NULL;
+    assert_int_equal(salvo_buffer_write(p, 0, (uint32_t[2]){0, 0}, 8), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_fill_pattern(f->st, p, 0, 8, &byte, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &whole), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_fill_pattern(f->st, p, 1, 6, &byte, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &part), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_fill_pattern(f->st, p, 2, 1, &byte, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &part2), SALVO_OK);
+    assert_int_equal(salvo_graph_update(whole, part), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "a fill of whole words"));
+    assert_non_null(strstr(salvo_last_error(), "a fill_pattern starting or ending within a word"));
+    assert_int_equal(salvo_graph_update(part, part2), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(part, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    unsigned char got[8];
+    assert_int_equal(salvo_buffer_read(p, 0, got, sizeof got), SALVO_OK);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(got[i], i == 2 ? 0xab : 0); /* part2's range, not part's */
+    salvo_graph_destroy(whole);
+    salvo_graph_destroy(part);
+    salvo_graph_destroy(part2);
+    salvo_buffer_destroy(p);
     salvo_buffer *all[] = {a, b, c, d, x, y, z, w};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         salvo_buffer_destroy(all[i]);

@@ -1521,7 +1521,10 @@ SALVO_API salvo_status salvo_graph_set_push(salvo_graph *graph, uint32_t node, c
  * (as cudaGraphExecUpdate): captured as the same sequence of calls, so
  * that node i of each is the same kind of command (a launch, an indirect
  * launch, a copy, a fill, ...), a launch of the same kernel, with as many
- * ranges and push constant bytes. Each node takes from's node's
+ * ranges and push constant bytes. A salvo_fill_pattern whose range starts
+ * and ends on whole 4-byte words is a fill as salvo_fill's; one that
+ * starts or ends within a word is a kind of its own (a kernel writes its
+ * partial words): the two do not update each other. Each node takes from's node's
  * parameters: workgroup counts, bindings and ranges, push constants,
  * fill values. Only replays made after the call see the change (replays
  * made before keep what they had); the next replay records the whole

@@ -855,6 +855,33 @@ salvo_status graph_set_bindings_locked(engine_graph *g, uint32_t n, const accel_
     return SALVO_OK;
 }
 
+enum {
+    SHAPE_MAX = 160
+};
+
+/* What graph_update compares of a node, in words: a launch's kernel,
+ * ranges and push bytes; the kind of anything else. */
+static void node_shape(const command *c, char *out, size_t size)
+{
+    switch (c->kind) {
+    case COMMAND_DISPATCH:
+    case COMMAND_DISPATCH_INDIRECT:
+        snprintf(out, size, "%s of '%s' (%u ranges, %u bytes of push constants)",
+                 c->kind == COMMAND_DISPATCH ? "a launch" : "an indirect launch", command_name(c),
+                 c->bind_count, c->push_size);
+        return;
+    case COMMAND_FILL:
+        snprintf(out, size, "a fill of whole words");
+        return;
+    case COMMAND_FILL_BYTES:
+        snprintf(out, size, "a fill_pattern starting or ending within a word");
+        return;
+    default:
+        snprintf(out, size, "%s (%u ranges)", command_name(c), c->bind_count);
+        return;
+    }
+}
+
 salvo_status graph_update_locked(engine_graph *g, const engine_graph *from)
 {
     queue *q = g->q;
@@ -874,11 +901,13 @@ salvo_status graph_update_locked(engine_graph *g, const engine_graph *from)
             a->push_size == b->push_size)
             continue;
         command ca = graph_node_command(g, a), cb = graph_node_command(from, b);
+        char sa[SHAPE_MAX], sb[SHAPE_MAX];
+        node_shape(&ca, sa, sizeof sa);
+        node_shape(&cb, sb, sizeof sb);
         return QUEUE_FAIL(q, SALVO_ERROR_INVALID_ARGUMENT,
-                          "graph_update: node %u is %s (%u ranges, %u bytes of push constants) "
-                          "in %s, %s (%u, %u) in %s: not the same shape; nothing changed",
-                          i, command_name(&ca), a->bind_count, a->push_size, g->label,
-                          command_name(&cb), b->bind_count, b->push_size, from->label);
+                          "graph_update: node %u is %s in %s, %s in %s: not the same shape; "
+                          "nothing changed",
+                          i, sa, g->label, sb, from->label);
     }
     /* The old parameters, and the old order, kept to put back should the
      * new plan find no memory. */
