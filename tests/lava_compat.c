@@ -880,6 +880,54 @@ static void storage_image_run(const compat_case *c, const compat_module *m)
     salvo_image_destroy(img);
 }
 
+/* Float atomics on the texels of an R32_FLOAT image: an exchange that
+ * hands back each old value, and adds (exact in any order). */
+static const char *image_float_exchange_needs(const compat_case *c, const compat_module *m)
+{
+    (void)c;
+    (void)m;
+    return F->image_float32_atomics ? NULL : "shaderImageFloat32Atomics";
+}
+static const char *image_float_add_needs(const compat_case *c, const compat_module *m)
+{
+    (void)c;
+    (void)m;
+    if (!F->buffer_float32_atomic_add)
+        return "AtomicFloat32AddEXT"; /* the capability, refused first */
+    return F->image_float32_atomic_add ? NULL : "shaderImageFloat32AtomicAdd";
+}
+static void image_float_atomic_run(const compat_case *c, const compat_module *m)
+{
+    bool add = strcmp(c->modules[0], "image_float_add") == 0;
+    salvo_kernel *k = must_create(m, NULL, 0);
+    float texels[64];
+    for (int i = 0; i < 64; i++)
+        texels[i] = add ? 0.0f : (float)i * 2.0f;
+    salvo_image *img = image_with(SALVO_FORMAT_R32_FLOAT, 64, 1, texels);
+    salvo_buffer *out = buffer_with(4 * 64, NULL);
+    salvo_stream *s = stream_new();
+    salvo_binding b[2] = {{.binding = 0, .buffer = out}, {.binding = 1, .image = img}};
+    if (add)
+        b[0] = (salvo_binding){.binding = 0, .image = img};
+    launch(s, k, 1, b, add ? 1 : 2, NULL, 0);
+    synchronize(s);
+    float got[64];
+    assert_int_equal(salvo_image_read(img, NULL, got, sizeof got), SALVO_OK);
+    if (add) {
+        for (int i = 0; i < 4; i++)
+            assert_true(got[i] == 16.0f);
+        assert_true(got[4] == 32.0f);
+    } else {
+        float old[64];
+        read_back(out, old, sizeof old);
+        for (int i = 0; i < 64; i++) {
+            assert_true(got[i] == (float)i + 0.5f);
+            assert_true(old[i] == (float)i * 2.0f);
+        }
+    }
+    salvo_image_destroy(img);
+}
+
 /* Texels of a 64x1 R32_FLOAT image read through a sampler, combined in
  * the module or put together from a texture and a sampler. */
 static void sampled_image_run(const compat_case *c, const compat_module *m)
@@ -1084,6 +1132,10 @@ static const compat_case cases[] = {
     {CASE("refuse_set1", "refuse_set1", "descriptor set 1"), .fn = refuse_set1},
     {CASE("storage_image", "storage_image", "storage image"), .fn = storage_image_run},
     {CASE("sampled_image", "sampled_image", "combined image sampler"), .fn = sampled_image_run},
+    {CASE("image_float_exchange", "image_float_exchange", "float atomic exchange on an image"),
+     .needs = image_float_exchange_needs, .fn = image_float_atomic_run},
+    {CASE("image_float_add", "image_float_add", "float atomic add on an image"),
+     .needs = image_float_add_needs, .fn = image_float_atomic_run},
     {CASE("separate_sampler", "separate_sampler", "sampler and texture"), .fn = sampled_image_run},
     {CASE("refuse_texel_buffer", "refuse_texel_buffer", "storage texel buffer"),
      .fn = refuse_texel_buffer},

@@ -744,6 +744,10 @@ static void device_features_are_the_drivers(void **state)
     SAME(storage_image_extended_formats, core.features.shaderStorageImageExtendedFormats);
     SAME(storage_image_read_without_format, core.features.shaderStorageImageReadWithoutFormat);
     SAME(storage_image_write_without_format, core.features.shaderStorageImageWriteWithoutFormat);
+    SAME(sampled_image_array_dynamic_indexing,
+         core.features.shaderSampledImageArrayDynamicIndexing);
+    SAME(storage_image_array_dynamic_indexing,
+         core.features.shaderStorageImageArrayDynamicIndexing);
     SAME(storage_buffer_16bit, v12 ? f11.storageBuffer16BitAccess : s16.storageBuffer16BitAccess);
     SAME(uniform_buffer_16bit,
          v12 ? f11.uniformAndStorageBuffer16BitAccess : s16.uniformAndStorageBuffer16BitAccess);
@@ -768,6 +772,8 @@ static void device_features_are_the_drivers(void **state)
     SAME(integer_dot_product,
          v13 ? f13.shaderIntegerDotProduct : dot_ext && dot.shaderIntegerDotProduct);
     SAME(buffer_float32_atomic_add, float_ext && af.shaderBufferFloat32AtomicAdd);
+    SAME(image_float32_atomics, float_ext && af.shaderImageFloat32Atomics);
+    SAME(image_float32_atomic_add, float_ext && af.shaderImageFloat32AtomicAdd);
     SAME(buffer_float64_atomic_add, float_ext && af.shaderBufferFloat64AtomicAdd);
     SAME(non_semantic_info,
          v13 || driver_has_extension(&h, VK_KHR_SHADER_NON_SEMANTIC_INFO_EXTENSION_NAME));

@@ -12,6 +12,7 @@
 #include "api/internal.h"
 #include "api/spirv_check.h"
 #include "copy.spv.h"
+#include "image_float_atomics.spv.h"
 #include "local_size_id.spv.h"
 #include "reflect_mixed.spv.h"
 #include "packed_format.spv.h"
@@ -234,6 +235,24 @@ static void test_local_size_id_needs_maintenance4(void **state)
     refused(local_size_id_spv, sizeof local_size_id_spv, SALVO_OK, NULL);
 }
 
+/* Float atomics on image texels need features of their own: each is
+ * refused, naming it, on a device without it, and runs where offered. */
+static void test_image_float_atomics(void **state)
+{
+    (void)state;
+    fake_accel *f = fake();
+    f->features.image_float32_atomics = false;
+    refused_on(f, image_float_atomics_spv, sizeof image_float_atomics_spv, SALVO_ERROR_UNSUPPORTED,
+               "uses a 32-bit float atomic load, store or exchange on a storage image, which the "
+               "device does not offer (shaderImageFloat32Atomics)");
+    f = fake();
+    f->features.image_float32_atomic_add = false;
+    refused_on(f, image_float_atomics_spv, sizeof image_float_atomics_spv, SALVO_ERROR_UNSUPPORTED,
+               "uses a 32-bit float atomic add on a storage image, which the device does not "
+               "offer (shaderImageFloat32AtomicAdd)");
+    refused(image_float_atomics_spv, sizeof image_float_atomics_spv, SALVO_OK, NULL);
+}
+
 /* Workgroup variables sized as Vulkan sizes them (shaders/
  * workgroup_memory.comp: 16048 bytes, vec3 array strides of 16 and a
  * struct aligned to 16 included), against the device's limit. */
@@ -260,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_depth_comparison_sampler),
         cmocka_unit_test(test_image_format_named),
         cmocka_unit_test(test_local_size_id_needs_maintenance4),
+        cmocka_unit_test(test_image_float_atomics),
         cmocka_unit_test(test_workgroup_memory_limit),
         cmocka_unit_test(test_set_other_than_0),
         cmocka_unit_test(test_push_over_limit),

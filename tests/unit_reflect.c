@@ -17,6 +17,8 @@
 
 #include "add.spv.h"
 #include "empty.spv.h"
+#include "image_float_atomics.spv.h"
+#include "img_add.spv.h"
 #include "reflect_array.spv.h"
 #include "reflect_image.spv.h"
 #include "reflect_mixed.spv.h"
@@ -342,6 +344,37 @@ static void test_storage_image(void **state)
     assert_int_equal(r.bindings[1].image_type, SALVO_IMAGE_2D);
     assert_int_equal(r.bindings[1].image_format, SALVO_FORMAT_R32_FLOAT);
     assert_int_equal(r.bindings[1].sampled_class, REFLECT_TEXEL_FLOAT);
+}
+
+/* The float atomics made on image texels, each kind, wherever in the call
+ * tree; integer image atomics and plain image loads are none. */
+static void test_image_float_atomics(void **state)
+{
+    (void)state;
+    reflect_module r;
+    assert_int_equal(reflect(image_float_atomics_spv, sizeof image_float_atomics_spv, "main", &r),
+                     SALVO_OK);
+    assert_int_equal(r.image_float_atomics, REFLECT_IMAGE_FLOAT_ATOMIC | REFLECT_IMAGE_FLOAT_ADD);
+    assert_int_equal(reflect(img_add_spv, sizeof img_add_spv, "main", &r), SALVO_OK);
+    assert_int_equal(r.image_float_atomics, 0);
+    assert_int_equal(reflect(reflect_image_spv, sizeof reflect_image_spv, "main", &r), SALVO_OK);
+    assert_int_equal(r.image_float_atomics, 0);
+    /* The add's function cut off from main (its OpFunctionCall made an
+     * OpNop): only the exchange is left. */
+    uint32_t words[sizeof image_float_atomics_spv / 4];
+    memcpy(words, image_float_atomics_spv, sizeof words);
+    bool cut = false;
+    for (size_t at = 5; at < sizeof words / 4; at += words[at] >> 16)
+        if ((words[at] & 0xffffu) == 57u) { /* OpFunctionCall */
+            uint32_t wc = words[at] >> 16;
+            for (uint32_t k = 0; k < wc; k++)
+                words[at + k] = (1u << 16) | 0u; /* OpNop */
+            cut = true;
+            break;
+        }
+    assert_true(cut);
+    assert_int_equal(reflect(words, sizeof words, "main", &r), SALVO_OK);
+    assert_int_equal(r.image_float_atomics, REFLECT_IMAGE_FLOAT_ATOMIC);
 }
 
 /* An array of four buffers is four entries, elements 0..3 of binding 3. */
@@ -1093,6 +1126,7 @@ int main(void)
         cmocka_unit_test(test_mixed_access_and_push_layout),
         cmocka_unit_test(test_two_sets_sorted_and_spec_local_size),
         cmocka_unit_test(test_storage_image),
+        cmocka_unit_test(test_image_float_atomics),
         cmocka_unit_test(test_buffer_array),
         cmocka_unit_test(test_arrays_aliases_and_use),
         cmocka_unit_test(test_empty_input),

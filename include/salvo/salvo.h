@@ -348,6 +348,17 @@ typedef struct salvo_device_features {
     bool storage_image_read_without_format;
     bool storage_image_write_without_format;
     uint32_t float_controls; /* SALVO_FLOAT_CONTROL bits */
+    /* Dynamic indexing of arrays of images (SampledImageArrayDynamicIndexing,
+     * StorageImageArrayDynamicIndexing): an array of textures or storage
+     * images indexed by a value uniform across the launch. */
+    bool sampled_image_array_dynamic_indexing;
+    bool storage_image_array_dynamic_indexing;
+    /* 32-bit float atomics on storage images: load, store and exchange
+     * (imageAtomicExchange on an r32f image), and add (imageAtomicAdd,
+     * AtomicFloat32AddEXT). A kernel that uses one the device does not
+     * offer is refused with the reason. */
+    bool image_float32_atomics;
+    bool image_float32_atomic_add;
 } salvo_device_features;
 
 typedef struct salvo_device_info {

@@ -337,7 +337,7 @@ static PyObject *features_dict(const salvo_device_features *f)
 {
     return Py_BuildValue(
         "{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,"
-        "s:O,s:O,s:O,s:O,s:I,s:O,s:O,s:O,s:O,s:O,s:O,s:I}",
+        "s:O,s:O,s:O,s:O,s:I,s:O,s:O,s:O,s:O,s:O,s:O,s:I,s:O,s:O,s:O,s:O}",
         "checked", f->checked ? Py_True : Py_False, "shader_float64",
         f->shader_float64 ? Py_True : Py_False, "shader_int64",
         f->shader_int64 ? Py_True : Py_False, "shader_int16", f->shader_int16 ? Py_True : Py_False,
@@ -372,7 +372,12 @@ static PyObject *features_dict(const salvo_device_features *f)
         f->storage_image_read_without_format ? Py_True : Py_False,
         "storage_image_write_without_format",
         f->storage_image_write_without_format ? Py_True : Py_False, "float_controls",
-        f->float_controls);
+        f->float_controls, "sampled_image_array_dynamic_indexing",
+        f->sampled_image_array_dynamic_indexing ? Py_True : Py_False,
+        "storage_image_array_dynamic_indexing",
+        f->storage_image_array_dynamic_indexing ? Py_True : Py_False, "image_float32_atomics",
+        f->image_float32_atomics ? Py_True : Py_False, "image_float32_atomic_add",
+        f->image_float32_atomic_add ? Py_True : Py_False);
 }
 
 static PyObject *info_dict(const salvo_device_info *i)

@@ -68,7 +68,9 @@ static bool capability_known(const salvo_device_info *in, uint32_t cap, const ch
         NEVER(13, "ImageBasic");
         CAP(22, "Int16", f->shader_int16);
         CAP(28, "UniformBufferArrayDynamicIndexing", f->uniform_buffer_array_dynamic_indexing);
+        CAP(29, "SampledImageArrayDynamicIndexing", f->sampled_image_array_dynamic_indexing);
         CAP(30, "StorageBufferArrayDynamicIndexing", f->storage_buffer_array_dynamic_indexing);
+        CAP(31, "StorageImageArrayDynamicIndexing", f->storage_image_array_dynamic_indexing);
         CAP(39, "Int8", f->shader_int8);
         CAP(43, "Sampled1D", true);
         CAP(44, "Image1D", true);
@@ -218,6 +220,21 @@ static bool module_refused(const salvo_device_info *in, const reflect_module *m,
             snprintf(why, why_size,
                      "uses execution mode %s for %u-bit floats, which the device does not offer",
                      mode_names[bit / 3], 16u << (bit % 3));
+            return true;
+        }
+        if (((m->image_float_atomics & REFLECT_IMAGE_FLOAT_ATOMIC) && !f->image_float32_atomics) ||
+            ((m->image_float_atomics & REFLECT_IMAGE_FLOAT_ADD) && !f->image_float32_atomic_add)) {
+            snprintf(why, why_size,
+                     "uses a 32-bit float atomic %s on a storage image, which the device does "
+                     "not offer (%s)",
+                     (m->image_float_atomics & REFLECT_IMAGE_FLOAT_ATOMIC) &&
+                             !f->image_float32_atomics
+                         ? "load, store or exchange"
+                         : "add",
+                     (m->image_float_atomics & REFLECT_IMAGE_FLOAT_ATOMIC) &&
+                             !f->image_float32_atomics
+                         ? "shaderImageFloat32Atomics"
+                         : "shaderImageFloat32AtomicAdd");
             return true;
         }
         if (m->local_size_id && !f->maintenance4) {

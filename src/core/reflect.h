@@ -91,7 +91,16 @@ typedef struct reflect_module {
      * driver may use); see workgroup_sizing. */
     uint32_t workgroup_memory;
     reflect_sizing workgroup_sizing;
+    /* REFLECT_IMAGE_FLOAT_*: the 32-bit float atomics the entry point's
+     * call tree makes on storage image texels (each needs a feature of its
+     * own, whatever capabilities the module declares). */
+    uint32_t image_float_atomics;
 } reflect_module;
+
+enum {
+    REFLECT_IMAGE_FLOAT_ATOMIC = 1u << 0, /* OpAtomicLoad, OpAtomicStore, OpAtomicExchange */
+    REFLECT_IMAGE_FLOAT_ADD = 1u << 1,    /* OpAtomicFAddEXT */
+};
 
 /*
  * Reflect the GLCompute entry point named entry. On failure writes a

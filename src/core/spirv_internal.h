@@ -266,6 +266,9 @@ salvo_status spirv_resources_add(ctx *c, const node *var, reflect_module *out);
  * reference (OpImageSample*Dref*, OpImage*DrefGather), whatever image it
  * names: after the bindings, which name a depth image's binding first. */
 salvo_status spirv_resources_depth_compare(ctx *c);
+/* out->image_float_atomics: the 32-bit float atomics the entry point's
+ * call tree makes through OpImageTexelPointer. */
+void spirv_resources_image_atomics(ctx *c, reflect_module *out);
 
 /* spirv_layout.c: sizes in bytes. */
 salvo_status spirv_layout_push(ctx *c, const node *var, reflect_module *out);

@@ -378,3 +378,131 @@ salvo_status spirv_resources_depth_compare(ctx *c)
     }
     return SALVO_OK;
 }
+
+/* ---- float atomics on image texels ------------------------------------ */
+
+enum {
+    OP_IMAGE_TEXEL_POINTER = 60,
+    OP_ATOMIC_LOAD = 227,
+    OP_ATOMIC_STORE = 228,
+    OP_ATOMIC_EXCHANGE = 229,
+    OP_ATOMIC_FADD = 6035,
+    /* Texel pointers followed; past that many, the module's float texel
+     * pointers all count as used by the atomics that name any. */
+    TEXEL_POINTERS_MAX = 64,
+};
+
+/* The word index of the type instruction with result id, or 0. */
+static uint32_t type_at(const ctx *c, uint32_t id)
+{
+    for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at])) {
+        uint32_t op = op_of(c->w[at]), wc = wc_of(c->w[at]);
+        if (wc < 2 || at + wc > c->n)
+            return 0;
+        if (op == OP_FUNCTION)
+            return 0; /* types come before the functions */
+        if ((op == OP_TYPE_POINTER || op == OP_TYPE_FLOAT) && c->w[at + 1] == id)
+            return at;
+    }
+    return 0;
+}
+
+/* Whether pointer type id points at a 32-bit float. */
+static bool float32_pointer(const ctx *c, uint32_t id)
+{
+    uint32_t p = type_at(c, id);
+    if (!p || op_of(c->w[p]) != OP_TYPE_POINTER || wc_of(c->w[p]) < 4)
+        return false;
+    uint32_t t = type_at(c, c->w[p + 3]);
+    return t && op_of(c->w[t]) == OP_TYPE_FLOAT && wc_of(c->w[t]) >= 3 && c->w[t + 2] == 32;
+}
+
+enum {
+    /* Pointer types looked up (each a pass over the types); a module with
+     * more texel pointer types than this counts the rest as float. */
+    TEXEL_TYPES_MAX = 16,
+};
+
+typedef struct texel_pointers {
+    uint32_t count;
+    bool overflow;
+    uint32_t id[TEXEL_POINTERS_MAX];
+    uint32_t type_count;
+    uint32_t type[TEXEL_TYPES_MAX];
+    bool type_float[TEXEL_TYPES_MAX];
+} texel_pointers;
+
+/* float32_pointer(type), remembered, so that a module of many texel
+ * pointers costs one pass over its types per pointer type. */
+static bool texel_type_float(const ctx *c, texel_pointers *tp, uint32_t type)
+{
+    for (uint32_t i = 0; i < tp->type_count; i++)
+        if (tp->type[i] == type)
+            return tp->type_float[i];
+    if (tp->type_count == TEXEL_TYPES_MAX)
+        return true;
+    bool is = float32_pointer(c, type);
+    tp->type[tp->type_count] = type;
+    tp->type_float[tp->type_count++] = is;
+    return is;
+}
+
+static void texel_pointers_in(const ctx *c, uint32_t from, uint32_t to, texel_pointers *tp)
+{
+    for (uint32_t at = from; at < to && !tp->overflow; at += wc_of(c->w[at])) {
+        if (op_of(c->w[at]) != OP_IMAGE_TEXEL_POINTER || wc_of(c->w[at]) < 6 ||
+            !texel_type_float(c, tp, c->w[at + 1]))
+            continue;
+        if (tp->count == TEXEL_POINTERS_MAX)
+            tp->overflow = true;
+        else
+            tp->id[tp->count++] = c->w[at + 2];
+    }
+}
+
+static uint32_t float_atomics_in(const ctx *c, uint32_t from, uint32_t to,
+                                 const texel_pointers *tp)
+{
+    uint32_t found = 0;
+    for (uint32_t at = from; at < to; at += wc_of(c->w[at])) {
+        uint32_t op = op_of(c->w[at]), wc = wc_of(c->w[at]), pointer;
+        uint32_t kind = op == OP_ATOMIC_FADD ? REFLECT_IMAGE_FLOAT_ADD : REFLECT_IMAGE_FLOAT_ATOMIC;
+        if (op == OP_ATOMIC_STORE && wc >= 5)
+            pointer = c->w[at + 1];
+        else if ((op == OP_ATOMIC_LOAD || op == OP_ATOMIC_EXCHANGE || op == OP_ATOMIC_FADD) &&
+                 wc >= 6)
+            pointer = c->w[at + 3];
+        else
+            continue;
+        for (uint32_t i = 0; i < tp->count; i++)
+            if (tp->id[i] == pointer)
+                found |= kind;
+    }
+    return found;
+}
+
+void spirv_resources_image_atomics(ctx *c, reflect_module *out)
+{
+    texel_pointers tp = {0};
+    uint32_t found = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (c->all_used) {
+            if (pass == 0)
+                texel_pointers_in(c, HEADER_WORDS, c->n, &tp);
+            else
+                found |= float_atomics_in(c, HEADER_WORDS, c->n, &tp);
+        }
+        for (uint32_t f = 0; !c->all_used && f < c->function_count; f++) {
+            if (!c->functions[f].reached)
+                continue;
+            if (pass == 0)
+                texel_pointers_in(c, c->functions[f].at, c->functions[f].end, &tp);
+            else
+                found |= float_atomics_in(c, c->functions[f].at, c->functions[f].end, &tp);
+        }
+    }
+    /* Too many to follow: what the module could do, as if each did. */
+    if (tp.overflow)
+        found = REFLECT_IMAGE_FLOAT_ATOMIC | REFLECT_IMAGE_FLOAT_ADD;
+    out->image_float_atomics = found;
+}

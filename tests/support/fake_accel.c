@@ -2913,6 +2913,10 @@ fake_accel *fake_create(void)
         .storage_image_extended_formats = true,
         .storage_image_read_without_format = true,
         .storage_image_write_without_format = true,
+        .sampled_image_array_dynamic_indexing = true,
+        .storage_image_array_dynamic_indexing = true,
+        .image_float32_atomics = true,
+        .image_float32_atomic_add = true,
         .subgroup_operations = 0xffu,
     };
     f->max_workgroup_memory = 32768;

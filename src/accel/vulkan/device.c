@@ -140,6 +140,10 @@ static void features_choose(const feature_chain *offered, feature_chain *on, uin
     f->storage_image_read_without_format = ON(core.features.shaderStorageImageReadWithoutFormat);
     f->storage_image_write_without_format =
         ON(core.features.shaderStorageImageWriteWithoutFormat);
+    f->sampled_image_array_dynamic_indexing =
+        ON(core.features.shaderSampledImageArrayDynamicIndexing);
+    f->storage_image_array_dynamic_indexing =
+        ON(core.features.shaderStorageImageArrayDynamicIndexing);
     if (api >= VK_API_VERSION_1_2) {
         f->storage_buffer_16bit = ON(v11.storageBuffer16BitAccess);
         f->uniform_buffer_16bit = ON(v11.uniformAndStorageBuffer16BitAccess);
@@ -184,6 +188,8 @@ static void features_choose(const feature_chain *offered, feature_chain *on, uin
     ON(atomic_float.shaderSharedFloat32AtomicAdd);
     ON(atomic_float.shaderSharedFloat64Atomics);
     ON(atomic_float.shaderSharedFloat64AtomicAdd);
+    f->image_float32_atomics = ON(atomic_float.shaderImageFloat32Atomics);
+    f->image_float32_atomic_add = ON(atomic_float.shaderImageFloat32AtomicAdd);
 #undef ON
     f->checked = true;
 }
