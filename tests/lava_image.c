@@ -413,6 +413,40 @@ static void images_in_graphs(void **state)
 }
 
 /* Bad input gets a clear status and changes nothing. */
+/* An image or a buffer larger than any heap, or an image past the
+ * format's largest resource, is refused as out of device memory with no
+ * allocation asked of the driver (which would be invalid usage: the
+ * validation layer, on here, fails the test at teardown). */
+static void too_large_for_the_device(void **state)
+{
+    fixture *f = *state;
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(f->dev, &info), SALVO_OK);
+    uint64_t heap = 0;
+    for (uint32_t i = 0; i < info.memory_heap_count; i++)
+        heap = info.memory_heaps[i].size > heap ? info.memory_heaps[i].size : heap;
+    /* 16384 a side, 16 bytes a texel: 4 GiB, past lavapipe's largest
+     * resource and its heap; a device whose sides stop short says so. */
+    salvo_image *img = NULL;
+    salvo_image_desc big = {SALVO_IMAGE_2D, SALVO_FORMAT_RGBA32_FLOAT, 16384, 16384, 1, 1, 0};
+    salvo_status st = salvo_image_create(f->dev, &big, &img);
+    if (st == SALVO_ERROR_INVALID_ARGUMENT && strstr(salvo_last_error(), "limits"))
+        print_message("16384 texels a side is past this device's limits: %s\n",
+                      salvo_last_error());
+    else if (heap < (4ull << 30))
+        assert_int_equal(st, SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    else if (st == SALVO_OK)
+        salvo_image_destroy(img), img = NULL;
+    assert_null(img);
+    salvo_buffer *b = NULL;
+    assert_int_equal(salvo_buffer_create(f->dev, heap + 4096, SALVO_DOMAIN_DEVICE, &b),
+                     SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+    assert_null(b);
+    /* Nothing was left behind, and the device still works. */
+    img = image(f, SALVO_IMAGE_2D, SALVO_FORMAT_R32_FLOAT, 4, 4, 1, 1);
+    salvo_image_destroy(img);
+}
+
 static void bad_input(void **state)
 {
     fixture *f = *state;
@@ -513,6 +547,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(hazards_between_launches, lava_setup, teardown),
         cmocka_unit_test_setup_teardown(images_in_graphs, lava_setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input, lava_setup, teardown),
+        cmocka_unit_test_setup_teardown(too_large_for_the_device, lava_setup, teardown),
     };
     return lava_run_tests(tests);
 }

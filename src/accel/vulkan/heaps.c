@@ -49,3 +49,10 @@ void accel_vk_memory_info(void *self, accel_device *d, salvo_memory_info *out)
         h->usage = out->measured ? budget.heapUsage[i] : h->allocated;
     }
 }
+
+bool accel_vk_heap_holds(const accel_device *d, uint32_t type, uint64_t bytes)
+{
+    if (type >= d->mem.memoryTypeCount)
+        return false;
+    return bytes <= d->mem.memoryHeaps[d->mem.memoryTypes[type].heapIndex].size;
+}

@@ -157,8 +157,20 @@ accel_result accel_vk_image_create(void *self, accel_device *d, const accel_imag
                                                           : VK_IMAGE_VIEW_TYPE_2D;
     img->format = ii.format;
     img->layers = desc->layers;
+    /* An image past the format's largest resource is invalid usage, not an
+     * allocation the driver refuses: said out of memory here, as one past
+     * its heap is below. */
+    VkImageFormatProperties fp;
+    uint64_t texels = (uint64_t)desc->width * desc->height * desc->depth * desc->layers;
+    VkResult r = vkGetPhysicalDeviceImageFormatProperties(d->phys, ii.format, ii.imageType,
+                                                          ii.tiling, ii.usage, ii.flags, &fp);
+    if (r != VK_SUCCESS)
+        r = VK_SUCCESS; /* no answer: vkCreateImage judges the image alone */
+    else if (texels > fp.maxResourceSize / salvo_format_texel_size(desc->format))
+        r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
     VkImage image;
-    VkResult r = d->vk.vkCreateImage(d->device, &ii, NULL, &image);
+    if (r == VK_SUCCESS)
+        r = d->vk.vkCreateImage(d->device, &ii, NULL, &image);
     if (r == VK_SUCCESS) {
         img->image = image;
         VkMemoryRequirements req;
@@ -169,7 +181,7 @@ accel_result accel_vk_image_create(void *self, accel_device *d, const accel_imag
             .memoryTypeIndex = image_memory_type(d, req.memoryTypeBits),
         };
         VkDeviceMemory memory;
-        r = ai.memoryTypeIndex == UINT32_MAX
+        r = ai.memoryTypeIndex == UINT32_MAX || !accel_vk_heap_holds(d, ai.memoryTypeIndex, req.size)
                 ? VK_ERROR_OUT_OF_DEVICE_MEMORY
                 : d->vk.vkAllocateMemory(d->device, &ai, NULL, &memory);
         if (r == VK_SUCCESS) {

@@ -139,7 +139,9 @@ static VkResult memory_allocate(accel_device *d, accel_buffer *b, salvo_domain d
             .memoryTypeIndex = type,
         };
         VkDeviceMemory memory;
-        r = d->vk.vkAllocateMemory(d->device, &ai, NULL, &memory);
+        r = accel_vk_heap_holds(d, type, req.size)
+                ? d->vk.vkAllocateMemory(d->device, &ai, NULL, &memory)
+                : VK_ERROR_OUT_OF_DEVICE_MEMORY;
         if (r == VK_SUCCESS) {
             b->memory = memory;
             b->memory_bytes = req.size;

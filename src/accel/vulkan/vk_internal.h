@@ -249,6 +249,10 @@ void accel_vk_printf_line(const char *message, char *out, size_t size);
 /* Count bytes allocated from memory type type (freed false), or given
  * back (true), in what the device holds of the type's heap. */
 void accel_vk_heap_note(accel_device *d, uint32_t type, uint64_t bytes, bool freed);
+/* Whether an allocation of bytes from memory type type can be asked at
+ * all: no larger than the type's heap (a larger one is invalid usage, not
+ * an out-of-memory the driver reports). */
+bool accel_vk_heap_holds(const accel_device *d, uint32_t type, uint64_t bytes);
 
 /* ---- pipeline_cache.c */
 
