@@ -19,6 +19,7 @@
 #include "img_blur.spv.h"
 #include "img_sample.spv.h"
 #include "img_separate.spv.h"
+#include "img_separate_uint.spv.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
@@ -322,6 +323,60 @@ static void separate_texture_and_sampler(void **state)
     float got[H][W];
     assert_int_equal(salvo_buffer_read(out, 0, got, sizeof got), SALVO_OK);
     assert_memory_equal(got, texels[2], sizeof got);
+
+    /* The sampler is checked against the texture the kernel samples it
+     * with, as a combined image sampler is: unnormalized coordinates are
+     * for 1D and 2D images, and this texture is a 2D array. A launch and
+     * a graph's new bindings alike. */
+    salvo_sampler *unnorm = NULL;
+    salvo_sampler_desc ud = {.filter = SALVO_FILTER_NEAREST, .unnormalized = true};
+    assert_int_equal(salvo_sampler_create(f->dev, &ud, &unnorm), SALVO_OK);
+    bd[1].sampler = unnorm;
+    assert_int_equal(salvo_launch(f->st, k, groups, bd, 3, push, sizeof push),
+                     SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "binding 1 (a sampler) with binding 0 (a texture): "
+                                               "an unnormalized sampler on a 2D array image"));
+    bd[1].sampler = smp;
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_launch(f->st, k, groups, bd, 3, push, sizeof push), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    bd[1].sampler = unnorm;
+    assert_int_equal(salvo_graph_set_bindings(g, 0, bd, 3), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "an unnormalized sampler on a 2D array image"));
+    salvo_graph_destroy(g);
+    salvo_sampler_destroy(unnorm);
+
+    /* Integer texels sampled through a separate sampler: nearest runs, a
+     * linear sampler is refused (the device filters no integer format). */
+    enum { N = 64 };
+    salvo_kernel *ku = kernel(f, img_separate_uint_spv, sizeof img_separate_uint_spv,
+                              "img_separate_uint");
+    salvo_image *ui = image(f, SALVO_IMAGE_2D, SALVO_FORMAT_R32_UINT, N, 1, 0, 0);
+    uint32_t uv[N];
+    for (uint32_t i = 0; i < N; i++)
+        uv[i] = 7 * i + 1;
+    assert_int_equal(salvo_image_write(ui, NULL, uv, sizeof uv), SALVO_OK);
+    salvo_buffer *uout = NULL;
+    assert_int_equal(salvo_buffer_create(f->dev, N * 4, SALVO_DOMAIN_HOST, &uout), SALVO_OK);
+    salvo_binding ub[3] = {{.binding = 0, .image = ui}, {.binding = 1, .sampler = smp},
+                           {.binding = 2, .buffer = uout}};
+    assert_int_equal(salvo_launch(f->st, ku, groups, ub, 3, NULL, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    uint32_t ugot[N];
+    assert_int_equal(salvo_buffer_read(uout, 0, ugot, sizeof ugot), SALVO_OK);
+    assert_memory_equal(ugot, uv, sizeof ugot);
+    salvo_sampler *linear = NULL;
+    salvo_sampler_desc ld = {.filter = SALVO_FILTER_LINEAR};
+    assert_int_equal(salvo_sampler_create(f->dev, &ld, &linear), SALVO_OK);
+    ub[1].sampler = linear;
+    assert_int_equal(salvo_launch(f->st, ku, groups, ub, 3, NULL, 0), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "binding 1 (a sampler) with binding 0 (a texture): "
+                                               "a linear sampler on format R32_UINT"));
+    salvo_sampler_destroy(linear);
+    salvo_buffer_destroy(uout);
+    salvo_image_destroy(ui);
+    salvo_kernel_destroy(ku);
     salvo_buffer_destroy(out);
     salvo_sampler_destroy(smp);
     salvo_image_destroy(arr);

@@ -19,6 +19,8 @@
 #include "empty.spv.h"
 #include "image_float_atomics.spv.h"
 #include "img_add.spv.h"
+#include "img_separate.spv.h"
+#include "img_separate_uint.spv.h"
 #include "reflect_array.spv.h"
 #include "reflect_image.spv.h"
 #include "reflect_mixed.spv.h"
@@ -375,6 +377,27 @@ static void test_image_float_atomics(void **state)
     assert_true(cut);
     assert_int_equal(reflect(words, sizeof words, "main", &r), SALVO_OK);
     assert_int_equal(r.image_float_atomics, REFLECT_IMAGE_FLOAT_ATOMIC);
+}
+
+/* Separate textures and samplers sampled together are paired by binding;
+ * a combined image sampler or a storage image makes no pair. */
+static void test_sampler_pairs(void **state)
+{
+    (void)state;
+    reflect_module r;
+    assert_int_equal(reflect(img_separate_spv, sizeof img_separate_spv, "main", &r), SALVO_OK);
+    assert_int_equal(r.pair_count, 1);
+    assert_int_equal(r.pairs[0].texture, 0);
+    assert_int_equal(r.pairs[0].sampler, 1);
+    assert_false(r.pairs_partial);
+    assert_int_equal(reflect(img_separate_uint_spv, sizeof img_separate_uint_spv, "main", &r),
+                     SALVO_OK);
+    assert_int_equal(r.pair_count, 1);
+    assert_int_equal(r.pairs[0].texture, 0);
+    assert_int_equal(r.pairs[0].sampler, 1);
+    assert_int_equal(reflect(reflect_image_spv, sizeof reflect_image_spv, "main", &r), SALVO_OK);
+    assert_int_equal(r.pair_count, 0);
+    assert_false(r.pairs_partial);
 }
 
 /* An array of four buffers is four entries, elements 0..3 of binding 3. */
@@ -1127,6 +1150,7 @@ int main(void)
         cmocka_unit_test(test_two_sets_sorted_and_spec_local_size),
         cmocka_unit_test(test_storage_image),
         cmocka_unit_test(test_image_float_atomics),
+        cmocka_unit_test(test_sampler_pairs),
         cmocka_unit_test(test_buffer_array),
         cmocka_unit_test(test_arrays_aliases_and_use),
         cmocka_unit_test(test_empty_input),

@@ -3,6 +3,58 @@
  * salvo_launch_indirect (stream.c) and graph updates (graph.c). */
 #include "api/internal.h"
 
+#include <stdio.h>
+
+static const char *const image_types[] = {"?", "1D", "2D", "3D", "2D array"};
+
+/* A sampler against the image it samples (where names the bindings): a
+ * linear filter needs a format the device filters linearly, unnormalized
+ * coordinates a 1D or 2D image. */
+static salvo_status sampler_fits(salvo_device *dev, const salvo_kernel *k, const char *where,
+                                 const salvo_image *img, const salvo_sampler *smp)
+{
+    const salvo_image_desc *d = &img->desc;
+    if (smp->desc.filter == SALVO_FILTER_LINEAR &&
+        !(image_support(dev, d->format) & SALVO_IMAGE_LINEAR_FILTER))
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': %s: a linear sampler on format %s, which the "
+                        "device cannot filter linearly",
+                        k->ek.name, where, salvo_format_name(d->format));
+    if (smp->desc.unnormalized && d->type != SALVO_IMAGE_1D && d->type != SALVO_IMAGE_2D)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': %s: an unnormalized sampler on a %s image (1D "
+                        "and 2D only)",
+                        k->ek.name, where, image_types[d->type]);
+    return SALVO_OK;
+}
+
+/* The separate samplers against the textures the kernel samples them
+ * with (reflect_module.pairs), every element of each: the checks a
+ * combined image sampler gets in bind_image. */
+static salvo_status pairs_fit(salvo_device *dev, const salvo_kernel *k, resource *const *held)
+{
+    const reflect_module *m = &k->ek.refl;
+    for (uint32_t p = 0; p < m->pair_count; p++)
+        for (uint32_t t = 0; t < m->binding_count; t++) {
+            const reflect_binding *tb = &m->bindings[t];
+            if (tb->binding != m->pairs[p].texture || tb->kind != SALVO_BINDING_SAMPLED_IMAGE)
+                continue;
+            for (uint32_t s = 0; s < m->binding_count; s++) {
+                const reflect_binding *sb = &m->bindings[s];
+                if (sb->binding != m->pairs[p].sampler || sb->kind != SALVO_BINDING_SAMPLER)
+                    continue;
+                char where[96];
+                snprintf(where, sizeof where, "binding %u (a sampler) with binding %u (a texture)",
+                         sb->binding, tb->binding);
+                salvo_status r = sampler_fits(dev, k, where, resource_as_image(held[t]),
+                                              resource_as_sampler(held[s]));
+                if (r != SALVO_OK)
+                    return r;
+            }
+        }
+    return SALVO_OK;
+}
+
 /* One image or sampler binding checked against what the kernel declares
  * (rb): *bind filled, *held the image (or the sampler alone), *held_sampler
  * the sampler beside an image (else NULL). */
@@ -34,7 +86,7 @@ static salvo_status bind_image(salvo_device *dev, salvo_kernel *k, const salvo_b
                         "launch of kernel '%s': binding %u: %s of another device", k->ek.name,
                         b->binding, img && img->dev != dev ? "image" : "sampler");
     if (img) {
-        static const char *const types[] = {"?", "1D", "2D", "3D", "2D array"};
+        const char *const *types = image_types;
         const salvo_image_desc *d = &img->desc;
         uint32_t need = rb->kind == SALVO_BINDING_STORAGE_IMAGE ? SALVO_IMAGE_STORAGE
                                                                  : SALVO_IMAGE_SAMPLED;
@@ -65,18 +117,13 @@ static salvo_status bind_image(salvo_device *dev, salvo_kernel *k, const salvo_b
                             salvo_format_name(d->format),
                             classes[image_texel_class(d->format)]);
         }
-        if (smp && smp->desc.filter == SALVO_FILTER_LINEAR &&
-            !(image_support(dev, d->format) & SALVO_IMAGE_LINEAR_FILTER))
-            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                            "launch of kernel '%s': binding %u: a linear sampler on format %s, "
-                            "which the device cannot filter linearly",
-                            k->ek.name, b->binding, salvo_format_name(d->format));
-        if (smp && smp->desc.unnormalized && d->type != SALVO_IMAGE_1D &&
-            d->type != SALVO_IMAGE_2D)
-            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                            "launch of kernel '%s': binding %u: an unnormalized sampler on a %s "
-                            "image (1D and 2D only)",
-                            k->ek.name, b->binding, types[d->type]);
+        if (smp) {
+            char where[32];
+            snprintf(where, sizeof where, "binding %u", b->binding);
+            salvo_status r = sampler_fits(dev, k, where, img, smp);
+            if (r != SALVO_OK)
+                return r;
+        }
     }
     *bind = (accel_bind){
         .binding = b->binding,
@@ -224,5 +271,5 @@ salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
                             k->ek.name, m->bindings[j].binding,
                             m->bindings[j].count == 1 ? count : m->bindings[j].element,
                             m->binding_count);
-    return SALVO_OK;
+    return pairs_fit(dev, k, held);
 }

@@ -58,8 +58,10 @@ salvo_status reflect_spirv(const uint32_t *words, size_t size_bytes, const char 
     }
     if (st == SALVO_OK)
         st = spirv_resources_depth_compare(&c);
-    if (st == SALVO_OK)
+    if (st == SALVO_OK) {
         spirv_resources_image_atomics(&c, out);
+        spirv_resources_sampler_pairs(&c, out);
+    }
     if (st != SALVO_OK) {
         memset(out, 0, sizeof *out);
         return st;

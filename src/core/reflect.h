@@ -36,6 +36,7 @@ typedef struct reflect_binding {
 enum { REFLECT_TEXEL_FLOAT = 0, REFLECT_TEXEL_SINT = 1, REFLECT_TEXEL_UINT = 2 };
 
 enum {
+    REFLECT_MAX_PAIRS = 16,
     REFLECT_MAX_CAPABILITIES = 48,
     REFLECT_NAME_MAX = 64,
 };
@@ -95,6 +96,18 @@ typedef struct reflect_module {
      * call tree makes on storage image texels (each needs a feature of its
      * own, whatever capabilities the module declares). */
     uint32_t image_float_atomics;
+    /* The (texture, sampler) bindings of set 0 the call tree samples
+     * together (OpSampledImage of a separate texture and sampler), each
+     * once, for the launch to check as it checks a combined image
+     * sampler. Only pairs whose values trace back to their variables
+     * through loads, access chains and copies (not through a function's
+     * parameters), and the first REFLECT_MAX_PAIRS of them: pairs_partial
+     * says some were left out, unchecked. */
+    uint32_t pair_count;
+    struct reflect_pair {
+        uint32_t texture, sampler;
+    } pairs[REFLECT_MAX_PAIRS];
+    bool pairs_partial;
 } reflect_module;
 
 enum {

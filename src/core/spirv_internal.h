@@ -269,6 +269,9 @@ salvo_status spirv_resources_depth_compare(ctx *c);
 /* out->image_float_atomics: the 32-bit float atomics the entry point's
  * call tree makes through OpImageTexelPointer. */
 void spirv_resources_image_atomics(ctx *c, reflect_module *out);
+/* out->pairs: the separate textures and samplers the entry point's call
+ * tree combines (OpSampledImage), by binding. */
+void spirv_resources_sampler_pairs(ctx *c, reflect_module *out);
 
 /* spirv_layout.c: sizes in bytes. */
 salvo_status spirv_layout_push(ctx *c, const node *var, reflect_module *out);

@@ -506,3 +506,110 @@ void spirv_resources_image_atomics(ctx *c, reflect_module *out)
         found = REFLECT_IMAGE_FLOAT_ATOMIC | REFLECT_IMAGE_FLOAT_ADD;
     out->image_float_atomics = found;
 }
+
+/* ---- textures and samplers sampled together --------------------------- */
+
+enum {
+    OP_LOAD = 61,
+    OP_ACCESS_CHAIN = 65,
+    OP_IN_BOUNDS_ACCESS_CHAIN = 66,
+    OP_COPY_OBJECT = 83,
+    OP_SAMPLED_IMAGE = 86,
+    /* OpSampledImage instructions traced; the rest are left unchecked. */
+    SAMPLED_IMAGES_MAX = 32,
+    /* Steps from a loaded value back to its variable. */
+    TRACE_STEPS_MAX = 8,
+};
+
+/* The word index of the instruction among a load, an access chain, a
+ * copy or a variable whose result id is id (their result is word 2), or 0. */
+static uint32_t value_at(const ctx *c, uint32_t id)
+{
+    for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at])) {
+        uint32_t op = op_of(c->w[at]), wc = wc_of(c->w[at]);
+        if (wc < 1 || at + wc > c->n)
+            return 0;
+        if (wc >= 4 && c->w[at + 2] == id &&
+            (op == OP_LOAD || op == OP_ACCESS_CHAIN || op == OP_IN_BOUNDS_ACCESS_CHAIN ||
+             op == OP_COPY_OBJECT || op == OP_VARIABLE))
+            return at;
+    }
+    return 0;
+}
+
+/* The set-0 binding of variable var, or UINT32_MAX. */
+static uint32_t variable_binding(const ctx *c, uint32_t var)
+{
+    uint32_t binding = UINT32_MAX, set = 0;
+    for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at])) {
+        uint32_t op = op_of(c->w[at]), wc = wc_of(c->w[at]);
+        if (wc < 1 || at + wc > c->n || op == OP_FUNCTION)
+            break;
+        if (op == OP_DECORATE && wc >= 4 && c->w[at + 1] == var) {
+            if (c->w[at + 2] == DEC_BINDING)
+                binding = c->w[at + 3];
+            else if (c->w[at + 2] == DEC_DESCRIPTOR_SET)
+                set = c->w[at + 3];
+        }
+    }
+    return set == 0 ? binding : UINT32_MAX;
+}
+
+/* The binding value id was loaded from (through access chains and
+ * copies), or UINT32_MAX where that is not plain to see. */
+static uint32_t loaded_binding(const ctx *c, uint32_t id)
+{
+    for (int step = 0; step < TRACE_STEPS_MAX; step++) {
+        uint32_t at = value_at(c, id);
+        if (!at)
+            return UINT32_MAX;
+        uint32_t op = op_of(c->w[at]);
+        if (op == OP_VARIABLE)
+            return variable_binding(c, id);
+        id = c->w[at + 3]; /* the pointer loaded, the chain's base, the copied object */
+    }
+    return UINT32_MAX;
+}
+
+static void pair_add(reflect_module *out, uint32_t texture, uint32_t sampler)
+{
+    if (texture == UINT32_MAX || sampler == UINT32_MAX) {
+        out->pairs_partial = true;
+        return;
+    }
+    for (uint32_t i = 0; i < out->pair_count; i++)
+        if (out->pairs[i].texture == texture && out->pairs[i].sampler == sampler)
+            return;
+    if (out->pair_count == REFLECT_MAX_PAIRS)
+        out->pairs_partial = true;
+    else
+        out->pairs[out->pair_count++] = (struct reflect_pair){texture, sampler};
+}
+
+static void sampled_images_in(const ctx *c, uint32_t from, uint32_t to, uint32_t *seen,
+                              reflect_module *out)
+{
+    for (uint32_t at = from; at < to; at += wc_of(c->w[at])) {
+        if (op_of(c->w[at]) != OP_SAMPLED_IMAGE || wc_of(c->w[at]) < 5)
+            continue;
+        if (++*seen > SAMPLED_IMAGES_MAX) {
+            out->pairs_partial = true;
+            return;
+        }
+        pair_add(out, loaded_binding(c, c->w[at + 3]), loaded_binding(c, c->w[at + 4]));
+    }
+}
+
+void spirv_resources_sampler_pairs(ctx *c, reflect_module *out)
+{
+    uint32_t seen = 0;
+    out->pair_count = 0;
+    out->pairs_partial = false;
+    if (c->all_used) {
+        sampled_images_in(c, HEADER_WORDS, c->n, &seen, out);
+        return;
+    }
+    for (uint32_t f = 0; f < c->function_count; f++)
+        if (c->functions[f].reached)
+            sampled_images_in(c, c->functions[f].at, c->functions[f].end, &seen, out);
+}
