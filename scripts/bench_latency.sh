@@ -19,7 +19,7 @@ if [ -z "$CPU" ]; then
     ns=$(taskset -c $c timeout 20 .devrun/after/vk-bind-floor 2000 2>/dev/null | awk '$1 == "push" {print $2}')
     echo "cpu $c: ${ns:-failed} ns a dispatch recorded, a buffer pushed" >> $OUT/cpu_pick.txt
   done
-  CPU=$(awk '$4 != "failed" {print $4, $2}' $OUT/cpu_pick.txt | sort -n | head -1 | cut -d' ' -f2 | tr -d :)
+  CPU=$(awk '$3 != "failed" {print $3, $2}' $OUT/cpu_pick.txt | sort -n | head -1 | cut -d' ' -f2 | tr -d :)
   CPU=${CPU:-3}
 fi
 echo "pinned to CPU $CPU" | tee -a $OUT/cpu_pick.txt >> $OUT/env.txt
