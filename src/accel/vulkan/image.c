@@ -63,6 +63,8 @@ struct accel_sampler {
     VkSampler sampler;
 };
 
+static VkImageCreateInfo image_info(const accel_image_desc *desc);
+
 void accel_vk_image_formats_query(accel_device *d)
 {
     /* Every image is also a copy source and target. */
@@ -82,6 +84,22 @@ void accel_vk_image_formats_query(accel_device *d)
                 usage |= SALVO_IMAGE_LINEAR_FILTER;
         }
         d->image_usage[f] = usage;
+        d->image_max_bytes[f] = 0;
+        if (!(usage & (SALVO_IMAGE_STORAGE | SALVO_IMAGE_SAMPLED)))
+            continue;
+        static const VkImageType types[] = {VK_IMAGE_TYPE_1D, VK_IMAGE_TYPE_2D,
+                                            VK_IMAGE_TYPE_3D};
+        accel_image_desc all = {.format = (salvo_format)f, .usage = usage};
+        VkImageUsageFlags bits = image_info(&all).usage;
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+            VkImageFormatProperties ip;
+            if (vkGetPhysicalDeviceImageFormatProperties(d->phys, formats[f], types[t],
+                                                         VK_IMAGE_TILING_OPTIMAL, bits, 0,
+                                                         &ip) != VK_SUCCESS)
+                continue;
+            if (!d->image_max_bytes[f] || ip.maxResourceSize < d->image_max_bytes[f])
+                d->image_max_bytes[f] = ip.maxResourceSize;
+        }
     }
 }
 
@@ -160,14 +178,11 @@ accel_result accel_vk_image_create(void *self, accel_device *d, const accel_imag
     /* An image past the format's largest resource is invalid usage, not an
      * allocation the driver refuses: said out of memory here, as one past
      * its heap is below. */
-    VkImageFormatProperties fp;
     uint64_t texels = (uint64_t)desc->width * desc->height * desc->depth * desc->layers;
-    VkResult r = vkGetPhysicalDeviceImageFormatProperties(d->phys, ii.format, ii.imageType,
-                                                          ii.tiling, ii.usage, ii.flags, &fp);
-    if (r != VK_SUCCESS)
-        r = VK_SUCCESS; /* no answer: vkCreateImage judges the image alone */
-    else if (texels > fp.maxResourceSize / salvo_format_texel_size(desc->format))
-        r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    uint64_t most = d->image_max_bytes[desc->format];
+    VkResult r = most && texels > most / salvo_format_texel_size(desc->format)
+                     ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                     : VK_SUCCESS;
     VkImage image;
     if (r == VK_SUCCESS)
         r = d->vk.vkCreateImage(d->device, &ii, NULL, &image);

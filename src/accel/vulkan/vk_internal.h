@@ -104,6 +104,12 @@ struct accel_device {
     void *queue_lock_user;
     /* SALVO_IMAGE_* bits each format offers (image.c), read at open. */
     uint32_t image_usage[SALVO_FORMAT_COUNT];
+    /* Bytes of the largest image of each format (maxResourceSize, the
+     * least over the image types with the usage salvo asks for); 0 where
+     * the driver did not say. Read at device open, where the instance's
+     * functions may be called (volk's globals are rewritten by another
+     * device's open). */
+    uint64_t image_max_bytes[SALVO_FORMAT_COUNT];
     /* Memory heaps (heaps.c): the driver measures budget and usage
      * (VK_EXT_memory_budget enabled); the instance's
      * vkGetPhysicalDeviceMemoryProperties2, copied at open as the
