@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <vulkan/vulkan.h>
 
 #include "img_add.spv.h"
 #include "img_blur.spv.h"
@@ -502,6 +503,46 @@ static void too_large_for_the_device(void **state)
     salvo_image_destroy(img);
 }
 
+/* salvo's copy of volk's global for an instance function: another
+ * thread's device open or enumerate rewrites these while they load, so
+ * nothing may call through them once a device is open. */
+extern PFN_vkGetPhysicalDeviceImageFormatProperties
+    salvo_volk_vkGetPhysicalDeviceImageFormatProperties;
+
+static int instance_calls;
+static VkResult VKAPI_CALL counted_format_properties(VkPhysicalDevice pd, VkFormat format,
+                                                     VkImageType type, VkImageTiling tiling,
+                                                     VkImageUsageFlags usage,
+                                                     VkImageCreateFlags flags,
+                                                     VkImageFormatProperties *out)
+{
+    (void)pd, (void)format, (void)type, (void)tiling, (void)usage, (void)flags, (void)out;
+    instance_calls++;
+    return VK_ERROR_FORMAT_NOT_SUPPORTED;
+}
+
+/* Creating an image asks the instance nothing (its limits were read at
+ * the device's open): with volk's pointer swapped for one that counts,
+ * images of every type are made without a call. */
+static void image_create_calls_no_instance_function(void **state)
+{
+    fixture *f = *state;
+    PFN_vkGetPhysicalDeviceImageFormatProperties saved =
+        salvo_volk_vkGetPhysicalDeviceImageFormatProperties;
+    salvo_volk_vkGetPhysicalDeviceImageFormatProperties = counted_format_properties;
+    instance_calls = 0;
+    salvo_image *a = image(f, SALVO_IMAGE_1D, SALVO_FORMAT_R32_FLOAT, 16, 0, 0, 0);
+    salvo_image *b = image(f, SALVO_IMAGE_2D, SALVO_FORMAT_RGBA8_UNORM, 16, 16, 0, 0);
+    salvo_image *c = image(f, SALVO_IMAGE_3D, SALVO_FORMAT_R32_UINT, 4, 4, 4, 0);
+    salvo_image *d = image(f, SALVO_IMAGE_2D_ARRAY, SALVO_FORMAT_R16_FLOAT, 8, 8, 0, 3);
+    salvo_volk_vkGetPhysicalDeviceImageFormatProperties = saved;
+    assert_int_equal(instance_calls, 0);
+    salvo_image_destroy(a);
+    salvo_image_destroy(b);
+    salvo_image_destroy(c);
+    salvo_image_destroy(d);
+}
+
 static void bad_input(void **state)
 {
     fixture *f = *state;
@@ -603,6 +644,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(images_in_graphs, lava_setup, teardown),
         cmocka_unit_test_setup_teardown(bad_input, lava_setup, teardown),
         cmocka_unit_test_setup_teardown(too_large_for_the_device, lava_setup, teardown),
+        cmocka_unit_test_setup_teardown(image_create_calls_no_instance_function, lava_setup,
+                                        teardown),
     };
     return lava_run_tests(tests);
 }
