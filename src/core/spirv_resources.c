@@ -379,6 +379,34 @@ salvo_status spirv_resources_depth_compare(ctx *c)
     return SALVO_OK;
 }
 
+/* ---- definitions looked up by id -------------------------------------- */
+
+enum {
+    OP_LOAD = 61,
+    OP_ACCESS_CHAIN = 65,
+    OP_IN_BOUNDS_ACCESS_CHAIN = 66,
+    OP_COPY_OBJECT = 83,
+};
+
+/* The word index of the instruction defining id, or 0: where type, an
+ * OpTypePointer or OpTypeFloat (result in word 1, before the functions);
+ * else a load, an access chain, a copy or a variable (result in word 2). */
+static uint32_t defined_at(const ctx *c, uint32_t id, bool type)
+{
+    for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at])) {
+        uint32_t op = op_of(c->w[at]), wc = wc_of(c->w[at]);
+        if (wc < 1 || at + wc > c->n || (type && op == OP_FUNCTION))
+            return 0;
+        if (type ? wc >= 2 && c->w[at + 1] == id && (op == OP_TYPE_POINTER || op == OP_TYPE_FLOAT)
+                 : wc >= 4 && c->w[at + 2] == id &&
+                       (op == OP_LOAD || op == OP_ACCESS_CHAIN ||
+                        op == OP_IN_BOUNDS_ACCESS_CHAIN || op == OP_COPY_OBJECT ||
+                        op == OP_VARIABLE))
+            return at;
+    }
+    return 0;
+}
+
 /* ---- float atomics on image texels ------------------------------------ */
 
 enum {
@@ -392,28 +420,13 @@ enum {
     TEXEL_POINTERS_MAX = 64,
 };
 
-/* The word index of the type instruction with result id, or 0. */
-static uint32_t type_at(const ctx *c, uint32_t id)
-{
-    for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at])) {
-        uint32_t op = op_of(c->w[at]), wc = wc_of(c->w[at]);
-        if (wc < 2 || at + wc > c->n)
-            return 0;
-        if (op == OP_FUNCTION)
-            return 0; /* types come before the functions */
-        if ((op == OP_TYPE_POINTER || op == OP_TYPE_FLOAT) && c->w[at + 1] == id)
-            return at;
-    }
-    return 0;
-}
-
 /* Whether pointer type id points at a 32-bit float. */
 static bool float32_pointer(const ctx *c, uint32_t id)
 {
-    uint32_t p = type_at(c, id);
+    uint32_t p = defined_at(c, id, true);
     if (!p || op_of(c->w[p]) != OP_TYPE_POINTER || wc_of(c->w[p]) < 4)
         return false;
-    uint32_t t = type_at(c, c->w[p + 3]);
+    uint32_t t = defined_at(c, c->w[p + 3], true);
     return t && op_of(c->w[t]) == OP_TYPE_FLOAT && wc_of(c->w[t]) >= 3 && c->w[t + 2] == 32;
 }
 
@@ -510,32 +523,12 @@ void spirv_resources_image_atomics(ctx *c, reflect_module *out)
 /* ---- textures and samplers sampled together --------------------------- */
 
 enum {
-    OP_LOAD = 61,
-    OP_ACCESS_CHAIN = 65,
-    OP_IN_BOUNDS_ACCESS_CHAIN = 66,
-    OP_COPY_OBJECT = 83,
     OP_SAMPLED_IMAGE = 86,
     /* OpSampledImage instructions traced; the rest are left unchecked. */
     SAMPLED_IMAGES_MAX = 32,
     /* Steps from a loaded value back to its variable. */
     TRACE_STEPS_MAX = 8,
 };
-
-/* The word index of the instruction among a load, an access chain, a
- * copy or a variable whose result id is id (their result is word 2), or 0. */
-static uint32_t value_at(const ctx *c, uint32_t id)
-{
-    for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at])) {
-        uint32_t op = op_of(c->w[at]), wc = wc_of(c->w[at]);
-        if (wc < 1 || at + wc > c->n)
-            return 0;
-        if (wc >= 4 && c->w[at + 2] == id &&
-            (op == OP_LOAD || op == OP_ACCESS_CHAIN || op == OP_IN_BOUNDS_ACCESS_CHAIN ||
-             op == OP_COPY_OBJECT || op == OP_VARIABLE))
-            return at;
-    }
-    return 0;
-}
 
 /* The set-0 binding of variable var, or UINT32_MAX. */
 static uint32_t variable_binding(const ctx *c, uint32_t var)
@@ -560,7 +553,7 @@ static uint32_t variable_binding(const ctx *c, uint32_t var)
 static uint32_t loaded_binding(const ctx *c, uint32_t id)
 {
     for (int step = 0; step < TRACE_STEPS_MAX; step++) {
-        uint32_t at = value_at(c, id);
+        uint32_t at = defined_at(c, id, false);
         if (!at)
             return UINT32_MAX;
         uint32_t op = op_of(c->w[at]);
