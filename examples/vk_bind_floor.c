@@ -20,6 +20,21 @@
  * and prints, per way, the median over the rounds of the host's recording
  * time per dispatch (begin to end) and of the device's time per dispatch
  * (submit to timeline seen), after checking every slice's values.
+ *
+ * A second table records the same N dispatches (a buffer pushed before
+ * each) the way a stream's batches go: command buffers of CHUNK (128, or
+ * the second argument) dispatches in a ring of three, each from its own
+ * pool, submitted as it fills and taken again once its submission is
+ * done, the loop timed from the first record to the last completion.
+ * It tries what the driver might charge less for:
+ *   reset bit     pools made to reset their buffers, ONE_TIME_SUBMIT
+ *                 (what salvo does)
+ *   transient     the same pools marked transient
+ *   pool reset    pools reset whole before each begin (no reset bit)
+ *   reusable      begun without ONE_TIME_SUBMIT
+ *   template      the descriptor pushed through an update template
+ * and prints per dispatch the host's time in the loop and in the
+ * recordings alone (begin to end), medians over the rounds.
  * Uses its own copy of volk; no salvo. Exit 0, 1 on an error or a wrong
  * value, 77 without a device.
  */
@@ -77,8 +92,16 @@ typedef struct gpu {
     VkCommandBuffer cb;
     VkSemaphore timeline;
     uint64_t value;
-    uint32_t n; /* dispatches per command buffer */
+    uint32_t n;     /* dispatches per command buffer */
+    uint32_t chunk; /* dispatches per command buffer of the ring */
+    VkDescriptorUpdateTemplate push_template;
 } gpu;
+
+/* The ring's setups (the second table). */
+typedef enum setup { RESET_BIT, TRANSIENT, POOL_RESET, REUSABLE, TEMPLATE, SETUPS } setup;
+static const char *const setup_names[SETUPS] = {"reset bit", "transient", "pool reset",
+                                                "reusable", "template"};
+enum { RING = 3 };
 
 static double now_us(void)
 {
@@ -297,6 +320,18 @@ static void pipelines_make(gpu *g)
                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
     VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
     CHECK(vkCreateSemaphore(g->device, &sci, NULL, &g->timeline));
+    VkDescriptorUpdateTemplateEntry tentry = {.descriptorCount = 1,
+                                             .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                             .stride = sizeof(VkDescriptorBufferInfo)};
+    VkDescriptorUpdateTemplateCreateInfo tci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_UPDATE_TEMPLATE_CREATE_INFO,
+        .descriptorUpdateEntryCount = 1,
+        .pDescriptorUpdateEntries = &tentry,
+        .templateType = VK_DESCRIPTOR_UPDATE_TEMPLATE_TYPE_PUSH_DESCRIPTORS_KHR,
+        .descriptorSetLayout = g->set_layouts[LAYOUT_PUSH],
+        .pipelineBindPoint = VK_PIPELINE_BIND_POINT_COMPUTE,
+        .pipelineLayout = g->layouts[LAYOUT_PUSH]};
+    CHECK(vkCreateDescriptorUpdateTemplate(g->device, &tci, NULL, &g->push_template));
 }
 
 /* Records the n dispatches one way; returns the host's time in us. */
@@ -365,6 +400,88 @@ static double run(gpu *g)
     return now_us() - t0;
 }
 
+static void wait_value(gpu *g, uint64_t value)
+{
+    uint64_t seen = 0;
+    while (seen < value)
+        CHECK(vkGetSemaphoreCounterValue(g->device, g->timeline, &seen));
+}
+
+/* The n dispatches in command buffers of g->chunk, a ring of RING as
+ * setup s makes them; returns the host's time in us for the loop (to the
+ * last completion) and, in *recording, for the recordings alone. */
+static double ring_run(gpu *g, setup s, double *recording)
+{
+    VkCommandPool pools[RING];
+    VkCommandBuffer cbs[RING];
+    uint64_t values[RING] = {0};
+    VkCommandPoolCreateFlags pf = s == POOL_RESET  ? 0
+                                  : s == TRANSIENT ? VK_COMMAND_POOL_CREATE_TRANSIENT_BIT |
+                                                         VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT
+                                                   : VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    for (int i = 0; i < RING; i++) {
+        VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                       .flags = pf,
+                                       .queueFamilyIndex = g->family};
+        CHECK(vkCreateCommandPool(g->device, &pci, NULL, &pools[i]));
+        VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                           .commandPool = pools[i],
+                                           .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                           .commandBufferCount = 1};
+        CHECK(vkAllocateCommandBuffers(g->device, &cai, &cbs[i]));
+    }
+    VkPipelineLayout layout = g->layouts[LAYOUT_PUSH];
+    uint32_t push[2] = {64, 1};
+    VkDescriptorBufferInfo info = {g->buffer, 0, SLICE};
+    VkWriteDescriptorSet write = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                  .descriptorCount = 1,
+                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                  .pBufferInfo = &info};
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = s == REUSABLE ? 0
+                                                          : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    double rec = 0, t0 = now_us();
+    for (uint32_t done = 0, k = 0; done < g->n; k = (k + 1) % RING) {
+        wait_value(g, values[k]);
+        double r0 = now_us();
+        if (s == POOL_RESET)
+            CHECK(vkResetCommandPool(g->device, pools[k], 0));
+        CHECK(vkBeginCommandBuffer(cbs[k], &bi));
+        vkCmdBindPipeline(cbs[k], VK_PIPELINE_BIND_POINT_COMPUTE, g->pipelines[LAYOUT_PUSH]);
+        vkCmdPushConstants(cbs[k], layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+        uint32_t end = done + g->chunk < g->n ? done + g->chunk : g->n;
+        for (; done < end; done++) {
+            info.offset = done * g->stride;
+            if (s == TEMPLATE)
+                vkCmdPushDescriptorSetWithTemplateKHR(cbs[k], g->push_template, layout, 0, &info);
+            else
+                vkCmdPushDescriptorSetKHR(cbs[k], VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1,
+                                          &write);
+            vkCmdDispatch(cbs[k], 1, 1, 1);
+        }
+        CHECK(vkEndCommandBuffer(cbs[k]));
+        rec += now_us() - r0;
+        values[k] = ++g->value;
+        VkTimelineSemaphoreSubmitInfo tsi = {
+            .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+            .signalSemaphoreValueCount = 1,
+            .pSignalSemaphoreValues = &values[k]};
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .pNext = &tsi,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &cbs[k],
+                           .signalSemaphoreCount = 1,
+                           .pSignalSemaphores = &g->timeline};
+        CHECK(vkQueueSubmit(g->queue, 1, &si, VK_NULL_HANDLE));
+    }
+    wait_value(g, g->value);
+    double t = now_us() - t0;
+    for (int i = 0; i < RING; i++)
+        vkDestroyCommandPool(g->device, pools[i], NULL);
+    *recording = rec;
+    return t;
+}
+
 /* Every slice's 64 words hold rounds; for SAME, slice 0 alone was
  * written, by n dispatches a round that may overlap (no barriers: their
  * additions race), so it holds from 1 to n times rounds, the rest 0. */
@@ -386,6 +503,7 @@ static bool check(const gpu *g, way w, uint32_t rounds)
 static void device_close(gpu *g)
 {
     vkDeviceWaitIdle(g->device);
+    vkDestroyDescriptorUpdateTemplate(g->device, g->push_template, NULL);
     vkDestroySemaphore(g->device, g->timeline, NULL);
     vkDestroyCommandPool(g->device, g->pool, NULL);
     vkDestroyDescriptorPool(g->device, g->dpool, NULL);
@@ -406,8 +524,9 @@ int main(int argc, char **argv)
 {
     gpu g = {0};
     g.n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 10000;
-    if (g.n == 0) {
-        fprintf(stderr, "usage: vk-bind-floor [dispatches per command buffer]\n");
+    g.chunk = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 128;
+    if (g.n == 0 || g.chunk == 0) {
+        fprintf(stderr, "usage: vk-bind-floor [dispatches per command buffer [per batch]]\n");
         return 2;
     }
     VkPhysicalDeviceProperties props;
@@ -429,6 +548,22 @@ int main(int argc, char **argv)
         if (!check(&g, (way)w, ROUNDS))
             return 1;
         printf("%-14s %18.1f %18.1f\n", way_names[w], median(rec, ROUNDS), median(dev, ROUNDS));
+    }
+    printf("\nthe same %u dispatches, a buffer pushed before each, in batches of %u (a ring of "
+           "%d command buffers, each submitted as it fills)\n",
+           g.n, g.chunk, RING);
+    printf("%-14s %18s %18s\n", "setup", "loop ns/disp", "record ns/disp");
+    for (int s = 0; s < SETUPS; s++) {
+        double loop[ROUNDS], rec[ROUNDS], r;
+        memset(g.mapped, 0, g.stride * g.n);
+        ring_run(&g, (setup)s, &r); /* warm-up, checked with the rounds */
+        for (int i = 0; i < ROUNDS; i++) {
+            loop[i] = ring_run(&g, (setup)s, &r) * 1e3 / g.n;
+            rec[i] = r * 1e3 / g.n;
+        }
+        if (!check(&g, PUSH, ROUNDS + 1))
+            return 1;
+        printf("%-14s %18.1f %18.1f\n", setup_names[s], median(loop, ROUNDS), median(rec, ROUNDS));
     }
     device_close(&g);
     return 0;
