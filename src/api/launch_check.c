@@ -2,6 +2,7 @@
  * turned into the ranges the engine records: for salvo_launch and
  * salvo_launch_indirect (stream.c) and graph updates (graph.c). */
 #include "api/internal.h"
+#include "base/inline.h"
 
 #include <stdio.h>
 
@@ -139,33 +140,13 @@ static salvo_status bind_image(salvo_device *dev, salvo_kernel *k, const salvo_b
     return SALVO_OK;
 }
 
-salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t groups[3],
-                          const salvo_binding *bindings, uint32_t count, const void *push,
-                          uint32_t push_size, accel_bind *binds, resource **held)
+/* launch_check_bindings after its first check (k is dev's). Inline in
+ * both entry points: every launch's path. */
+static SALVO_ALWAYS_INLINE salvo_status
+check_bindings(salvo_device *dev, salvo_kernel *k, const salvo_binding *bindings, uint32_t count,
+               const void *push, uint32_t push_size, accel_bind *binds, resource **held)
 {
     const salvo_device_info *info = &dev->info;
-    if (k->dev != dev)
-        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                        "launch of kernel '%s': the kernel belongs to another device", k->ek.name);
-    if (!groups)
-        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "launch of kernel '%s': groups is NULL",
-                        k->ek.name);
-    for (int i = 0; i < 3; i++)
-        if (groups[i] == 0 || groups[i] > info->max_workgroup_count[i])
-            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                            "launch of kernel '%s': groups[%d] = %u is outside 1..%u", k->ek.name, i,
-                            groups[i], info->max_workgroup_count[i]);
-    return launch_check_bindings(dev, k, bindings, count, push, push_size, binds, held);
-}
-
-salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
-                                   const salvo_binding *bindings, uint32_t count, const void *push,
-                                   uint32_t push_size, accel_bind *binds, resource **held)
-{
-    const salvo_device_info *info = &dev->info;
-    if (k->dev != dev)
-        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
-                        "launch of kernel '%s': the kernel belongs to another device", k->ek.name);
     if (push_size != k->ek.refl.push_constant_size)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "launch of kernel '%s': push_size %u, the kernel declares %u", k->ek.name,
@@ -178,10 +159,11 @@ salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
                         "launch of kernel '%s': bindings is NULL", k->ek.name);
     /* The kernel's entries are sorted by (binding, element), one per
      * buffer; each given binding fills the entry it names, once. Every
-     * accepted one fills a distinct entry, so the arrays never overflow. */
+     * accepted one fills a distinct entry, so the arrays never overflow.
+     * binds[j] is left as it is until then: a success has filled every
+     * one (none is missing), and a failure's binds are not read. */
     const reflect_module *m = &k->ek.refl;
     for (uint32_t j = 0; j < m->binding_count; j++) {
-        binds[j] = (accel_bind){0};
         held[j] = NULL;
         held[SALVO_MAX_BINDINGS + j] = NULL;
     }
@@ -259,8 +241,9 @@ salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
         };
         held[j] = &buf->res;
     }
-    /* Name the first declared one that is missing. */
-    for (uint32_t j = 0; j < m->binding_count; j++)
+    /* Name the first declared one that is missing. Each accepted binding
+     * filled an entry of its own: as many as the kernel declares, none is. */
+    for (uint32_t j = 0; count != m->binding_count && j < m->binding_count; j++)
         if (!held[j])
             return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                             m->bindings[j].count == 1
@@ -271,5 +254,34 @@ salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
                             k->ek.name, m->bindings[j].binding,
                             m->bindings[j].count == 1 ? count : m->bindings[j].element,
                             m->binding_count);
-    return pairs_fit(dev, k, held);
+    return m->pair_count ? pairs_fit(dev, k, held) : SALVO_OK;
+}
+
+salvo_status launch_check(salvo_device *dev, salvo_kernel *k, const uint32_t groups[3],
+                          const salvo_binding *bindings, uint32_t count, const void *push,
+                          uint32_t push_size, accel_bind *binds, resource **held)
+{
+    const salvo_device_info *info = &dev->info;
+    if (k->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': the kernel belongs to another device", k->ek.name);
+    if (!groups)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "launch of kernel '%s': groups is NULL",
+                        k->ek.name);
+    for (int i = 0; i < 3; i++) /* 0 wraps to UINT32_MAX: one test for both ends */
+        if (groups[i] - 1u >= info->max_workgroup_count[i])
+            return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                            "launch of kernel '%s': groups[%d] = %u is outside 1..%u", k->ek.name, i,
+                            groups[i], info->max_workgroup_count[i]);
+    return check_bindings(dev, k, bindings, count, push, push_size, binds, held);
+}
+
+salvo_status launch_check_bindings(salvo_device *dev, salvo_kernel *k,
+                                   const salvo_binding *bindings, uint32_t count, const void *push,
+                                   uint32_t push_size, accel_bind *binds, resource **held)
+{
+    if (k->dev != dev)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "launch of kernel '%s': the kernel belongs to another device", k->ek.name);
+    return check_bindings(dev, k, bindings, count, push, push_size, binds, held);
 }

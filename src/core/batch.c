@@ -1,4 +1,5 @@
 #include "core/batch.h"
+#include "base/inline.h"
 
 #include <string.h>
 
@@ -27,28 +28,12 @@ void batch_log_clear(batch_log *log)
     log->broken = false;
 }
 
-void batch_log_append(batch_log *log, const command *c)
+/* c's entry at the end of the log, whose arena has room for its need
+ * bytes. */
+static inline void put(batch_log *log, const command *c, size_t need)
 {
-    if (log->broken)
-        return;
-    size_t need = sizeof(batch_entry) + c->bind_count * sizeof(accel_bind) + c->push_size;
-    need = (need + ENTRY_ALIGN - 1) / ENTRY_ALIGN * ENTRY_ALIGN;
-    if (log->used + need > log->cap) {
-        size_t cap = log->cap ? log->cap : 4096;
-        while (cap < log->used + need)
-            cap *= 2;
-        unsigned char *grown = salvo_mem_alloc(log->alloc, cap);
-        if (!grown) {
-            log->broken = true;
-            return;
-        }
-        if (log->used)
-            memcpy(grown, log->arena, log->used);
-        salvo_mem_free(log->alloc, log->arena);
-        log->arena = grown;
-        log->cap = cap;
-    }
     batch_entry *e = (batch_entry *)(log->arena + log->used);
+    log->used += need;
     *e = (batch_entry){
         .kind = c->kind,
         .object = c->object,
@@ -57,11 +42,47 @@ void batch_log_append(batch_log *log, const command *c)
         .push_size = c->push_size,
         .size = (uint32_t)need,
     };
-    if (c->bind_count)
-        memcpy((void *)batch_entry_binds(e), c->binds, c->bind_count * sizeof *c->binds);
+    /* One by one: a launch has a few, which a call to memcpy would cost
+     * more than. */
+    accel_bind *binds = (accel_bind *)(e + 1);
+    for (uint32_t i = 0; i < c->bind_count; i++)
+        binds[i] = c->binds[i];
     if (c->push_size)
-        memcpy((void *)batch_entry_push(e), c->push, c->push_size);
-    log->used += need;
+        memcpy(binds + c->bind_count, c->push, c->push_size);
+}
+
+/* The arena doubled until need more bytes fit, then c put there; where
+ * memory runs out, the log marked broken instead. Out of the append's
+ * way (not inlined, so that the append saves no registers for it): a
+ * steady stream never grows. */
+static SALVO_NOINLINE void grow_and_put(batch_log *log, const command *c, size_t need)
+{
+    size_t cap = log->cap ? log->cap : 4096;
+    while (cap < log->used + need)
+        cap *= 2;
+    unsigned char *grown = salvo_mem_alloc(log->alloc, cap);
+    if (!grown) {
+        log->broken = true;
+        return;
+    }
+    if (log->used)
+        memcpy(grown, log->arena, log->used);
+    salvo_mem_free(log->alloc, log->arena);
+    log->arena = grown;
+    log->cap = cap;
+    put(log, c, need);
+}
+
+void batch_log_append(batch_log *log, const command *c)
+{
+    if (log->broken)
+        return;
+    size_t need = sizeof(batch_entry) + c->bind_count * sizeof(accel_bind) + c->push_size;
+    need = (need + ENTRY_ALIGN - 1) / ENTRY_ALIGN * ENTRY_ALIGN;
+    if (log->used + need > log->cap)
+        grow_and_put(log, c, need);
+    else
+        put(log, c, need);
 }
 
 void batch_log_append_mark(batch_log *log, const void *mark)

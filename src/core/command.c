@@ -1,6 +1,7 @@
 /* The command: one tagged value for every kind of stream work, and the
  * one function that records it. See command.h. */
 #include "core/command.h"
+#include "base/inline.h"
 
 #include <string.h>
 
@@ -145,17 +146,16 @@ accel_result command_record_graph(const accel *acc, accel_device *dev, accel_cmd
     return ACCEL_SUCCESS;
 }
 
-accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
-                            accel_descpool *pool, const command *c)
+/* command_record's kinds but a dispatch (not inlined there: see it). */
+static SALVO_NOINLINE accel_result record_other(const accel *acc, accel_device *dev,
+                                                accel_cmd *cmd, accel_descpool *pool,
+                                                const command *c)
 {
     const accel_vtable *vt = acc->vt;
     const accel_bind *b = c->binds;
     switch (c->kind) {
-    case COMMAND_DISPATCH: {
-        const engine_kernel *k = c->object;
-        return vt->cmd_dispatch(acc->self, dev, cmd, k->pipe, pool, b, c->bind_count, c->groups,
-                                c->push, c->push_size);
-    }
+    case COMMAND_DISPATCH:
+        break; /* command_record's */
     case COMMAND_DISPATCH_INDIRECT: {
         const engine_kernel *k = c->object;
         const accel_bind *counts = &b[c->bind_count - 1];
@@ -210,4 +210,17 @@ accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
         break;
     }
     return ACCEL_SUCCESS;
+}
+
+accel_result command_record(const accel *acc, accel_device *dev, accel_cmd *cmd,
+                            accel_descpool *pool, const command *c)
+{
+    /* Every launch's: apart from the switch, whose other kinds would have
+     * it save registers first. */
+    if (c->kind == COMMAND_DISPATCH) {
+        const engine_kernel *k = c->object;
+        return acc->vt->cmd_dispatch(acc->self, dev, cmd, k->pipe, pool, c->binds, c->bind_count,
+                                     c->groups, c->push, c->push_size);
+    }
+    return record_other(acc, dev, cmd, pool, c);
 }

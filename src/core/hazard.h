@@ -36,13 +36,43 @@ static inline void hazard_reset(hazard_set *h)
 }
 
 /* Whether touching [begin, end) of buffer (reading and/or writing) must wait
- * for what the set holds. */
-bool hazard_conflicts(const hazard_set *h, const void *buffer, uint64_t begin, uint64_t end,
-                      bool read, bool write);
+ * for what the set holds. Inline, as hazard_add's scan: every launch asks. */
+static inline bool hazard_conflicts(const hazard_set *h, const void *buffer, uint64_t begin,
+                                    uint64_t end, bool read, bool write)
+{
+    if (!read && !write)
+        return false;
+    for (uint32_t i = 0; i < h->count; i++) {
+        const hazard_range *r = &h->r[i];
+        /* read after read is the only pair that needs no ordering */
+        if ((r->write || write) && r->buffer == buffer && begin < r->end && r->begin < end)
+            return true;
+    }
+    return false;
+}
+
+/* hazard_add's new entry, where no entry grew to take the access (false:
+ * the set is full). */
+bool hazard_append(hazard_set *h, const void *buffer, uint64_t begin, uint64_t end, bool write);
 
 /* Note an access (a read-write access is noted as a write, which conflicts
  * with everything a read would). Returns false when the set is full: the
  * caller then puts a barrier, resets and adds again. */
-bool hazard_add(hazard_set *h, const void *buffer, uint64_t begin, uint64_t end, bool write);
+static inline bool hazard_add(hazard_set *h, const void *buffer, uint64_t begin, uint64_t end,
+                              bool write)
+{
+    for (uint32_t i = 0; i < h->count; i++) {
+        hazard_range *r = &h->r[i];
+        /* touching or overlapping, same access: grow the entry */
+        if (r->buffer == buffer && r->write == write && begin <= r->end && r->begin <= end) {
+            if (begin < r->begin)
+                r->begin = begin;
+            if (end > r->end)
+                r->end = end;
+            return true;
+        }
+    }
+    return hazard_append(h, buffer, begin, end, write);
+}
 
 #endif

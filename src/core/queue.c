@@ -78,11 +78,6 @@ salvo_status queue_batch_outcome_locked(const queue *q, uint64_t serial)
     return SALVO_OK;
 }
 
-bool queue_is_lost(const queue *q)
-{
-    return atomic_load_explicit(&q->lost, memory_order_acquire);
-}
-
 salvo_status queue_lost_error(queue *q)
 {
     return QUEUE_FAIL(q, SALVO_ERROR_DEVICE_LOST, "the device is lost");

@@ -251,7 +251,11 @@ void queue_note_refused_locked(queue *q, uint64_t serial, salvo_status why) SALV
  * the failure that refused it (among the last QUEUE_REFUSED_KEPT). */
 salvo_status queue_batch_outcome_locked(const queue *q, uint64_t serial) SALVO_REQUIRES(q->lock);
 
-bool queue_is_lost(const queue *q);
+/* Inline: every call asks first. */
+static inline bool queue_is_lost(const queue *q)
+{
+    return atomic_load_explicit(&q->lost, memory_order_acquire);
+}
 salvo_status queue_lost_error(queue *q);
 /* The outcome of a synchronization point: once the device is lost, the
  * loss, whatever first failure was kept before it (msg, that failure's

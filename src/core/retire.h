@@ -81,4 +81,11 @@ static inline uint64_t retire_pending(const retire_queue *q)
     return atomic_load_explicit(&q->count, memory_order_relaxed);
 }
 
+/* Whether lock-free pushes wait for retire_collect: a glance, which one
+ * landing right after does not change (the next glance sees it). */
+static inline bool retire_has_incoming(const retire_queue *q)
+{
+    return atomic_load_explicit(&q->incoming, memory_order_relaxed) != NULL;
+}
+
 #endif

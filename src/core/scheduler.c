@@ -301,7 +301,7 @@ salvo_status sched_quiesce_for_locked(queue *q, uint64_t limit, const accel_buff
     }
 }
 
-void sched_relieve_locked(queue *q)
+void sched_relieve_run_locked(queue *q)
 {
     if (retire_collect(&q->retire))
         queue_advance_locked(q);

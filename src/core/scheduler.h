@@ -71,8 +71,16 @@ salvo_status sched_quiesce_for_locked(queue *q, uint64_t limit, const accel_buff
 salvo_status sched_wait_batch_until_locked(queue *q, uint64_t serial, uint64_t deadline_ns)
     SALVO_REQUIRES(q->lock);
 
-/* When the release bounds are exceeded, run what completed, then wait. */
-void sched_relieve_locked(queue *q) SALVO_REQUIRES(q->lock);
+/* When the release bounds are exceeded, run what completed, then wait.
+ * Inline, a glance first: every command asks, and there is seldom
+ * anything to take in or run (sched_relieve_run_locked does that). */
+void sched_relieve_run_locked(queue *q) SALVO_REQUIRES(q->lock);
+static inline void sched_relieve_locked(queue *q) SALVO_REQUIRES(q->lock)
+{
+    if (retire_has_incoming(&q->retire) || retire_pending(&q->retire) > q->release_max_count ||
+        atomic_load(&q->retire.bytes) > q->release_max_bytes)
+        sched_relieve_run_locked(q);
+}
 
 /* Make a buffer allocation, retrying once after running releases when
  * device memory ran out. */

@@ -334,12 +334,6 @@ accel_result slot_direct_cmd(slot *s, const slot_env *env, accel_barrier lead)
     return ACCEL_SUCCESS;
 }
 
-void slot_note_launch(slot *s, const char *kernel_name)
-{
-    s->launches++;
-    slot_note_name(s, kernel_name);
-}
-
 void slot_note_name(slot *s, const char *kernel_name)
 {
     for (uint32_t i = 0; i < s->name_count; i++)

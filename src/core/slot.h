@@ -214,10 +214,17 @@ void slot_prepare(slot *s, const slot_env *env, accel_barrier lead);
  * lead barrier only), or, after a failed attempt, reset and begun again
  * with lead. A failure leaves it marked for the next attempt. */
 accel_result slot_direct_cmd(slot *s, const slot_env *env, accel_barrier lead);
-/* Note one launch of the named kernel recorded (RECORDING only). */
-void slot_note_launch(slot *s, const char *kernel_name);
 /* Note a name for the batch's failures without counting a launch. */
 void slot_note_name(slot *s, const char *name);
+/* Note one launch of the named kernel recorded (RECORDING only). Inline,
+ * the batch's first name looked at here: every launch's path, and a batch
+ * often runs one kernel. */
+static inline void slot_note_launch(slot *s, const char *kernel_name)
+{
+    s->launches++;
+    if (s->name_count == 0 || s->names[0] != kernel_name)
+        slot_note_name(s, kernel_name);
+}
 /* Add a dependency to a RECORDING slot: one entry per timeline (the higher
  * value kept), or per batch serial for ordering-only ones (timeline NULL:
  * the owner guarantees order by submitting that batch first). SALVO_ERROR_INVALID_STATE when full or not recording. */

@@ -2,6 +2,7 @@
  * when full, at flush and at synchronize; barriers only where the hazards
  * ask for them. See stream_engine.h. */
 #include "core/stream_engine.h"
+#include "base/inline.h"
 
 #include "core/scheduler.h"
 
@@ -214,7 +215,7 @@ typedef struct access {
     salvo_access how;
 } access;
 
-static bool conflicts(const hazard_set *h, const access *a, uint32_t n)
+static inline bool conflicts(const hazard_set *h, const access *a, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
         if (hazard_conflicts(h, a[i].buffer, a[i].begin, a[i].end, a[i].how & SALVO_ACCESS_READ,
@@ -270,23 +271,34 @@ static void order_work_locked(stream_engine *st, const access *a, uint32_t n, bo
 }
 
 /* Order c after what it depends on in st's open batch (see
- * order_work_locked): the ranges it declares, as command_access says. */
-static void order_command_locked(stream_engine *st, const command *c) SALVO_REQUIRES(st->q->lock)
+ * order_work_locked): the ranges it declares, as command_access says.
+ * Notes in the batch whether c may write memory the host maps
+ * (command_writes_host). Inline in its one caller: every launch's path
+ * (a call would cost more than most of the work). */
+static SALVO_ALWAYS_INLINE void order_command_locked(stream_engine *st, const command *c)
+    SALVO_REQUIRES(st->q->lock)
 {
     access a[SALVO_MAX_BINDINGS];
     const accel_bind *b = c->binds;
+    bool touches_any = command_touches_any(c);
     if (c->kind == COMMAND_DISPATCH) {
-        /* Every launch's path: the kernel's reflection read directly. */
+        /* Every launch's path: the kernel's reflection read directly, and
+         * command_writes_host's answer from the same accesses. */
         const engine_kernel *k = c->object;
-        for (uint32_t i = 0; i < c->bind_count; i++)
-            a[i] = (access){accel_bind_target(&b[i]), b[i].offset, b[i].offset + b[i].size,
-                            b[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access};
+        bool to_host = touches_any;
+        for (uint32_t i = 0; i < c->bind_count; i++) {
+            salvo_access how = b[i].uniform ? SALVO_ACCESS_READ : k->refl.bindings[i].access;
+            a[i] = (access){accel_bind_target(&b[i]), b[i].offset, b[i].offset + b[i].size, how};
+            to_host |= (how & SALVO_ACCESS_WRITE) && !b[i].unmapped;
+        }
+        st->open->to_host |= to_host;
     } else {
         for (uint32_t i = 0; i < c->bind_count; i++)
             a[i] = (access){accel_bind_target(&b[i]), b[i].offset, b[i].offset + b[i].size,
                             command_access(c, i)};
+        st->open->to_host |= command_writes_host(c);
     }
-    order_work_locked(st, a, c->bind_count, !command_is_dispatch(c), command_touches_any(c));
+    order_work_locked(st, a, c->bind_count, !command_is_dispatch(c), touches_any);
 }
 
 /* A replay recorded into st's open batch (or standing for it, direct):
@@ -400,9 +412,8 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
 {
     queue *q = st->q;
     slot *s = st->open;
-    s->to_host |= c->kind == COMMAND_GRAPH ? ((const engine_graph *)c->object)->to_host
-                                           : command_writes_host(c);
     if (c->kind == COMMAND_GRAPH) {
+        s->to_host |= ((const engine_graph *)c->object)->to_host;
         bool part = false;
         accel_result ar = record_graph_locked(st, c, log, &part);
         if (partial)
@@ -415,21 +426,26 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
          * ordered (nothing before it in the batch: no barrier) and
          * counted here as any. */
         salvo_mutex_same(&st->q->lock, &q->lock);
-        if (log && command_is_dispatch(c) && open_bare_locked(st))
+        /* (s->launches first, inline: most launches find others before
+         * them in the batch) */
+        if (log && command_is_dispatch(c) && s->launches == 0 && open_bare_locked(st))
             s->direct = ahead_launch_take_locked(&st->ahead, q, s->serial, STREAM_BATCH_LEAD, c);
         SALVO_CHECK(!s->direct || (!st->hazards.count && !st->address_fence),
                     "a launch made ahead in a batch with work before it");
-        order_command_locked(st, c);
+        order_command_locked(st, c); /* and s->to_host */
         if (s->direct) {
             COUNTER_ADD(&q->n, launches_ahead, 1);
         } else {
-            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
+            /* The marks only where st is traced (they do nothing else). */
+            if (st->trace)
+                trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, false);
             accel_result ar = command_record(q->acc, q->adev, s->cmd, s->pool, c);
             if (ar != ACCEL_SUCCESS) {
                 trace_launch_unmark(st->trace, slot_index(st, s), &q->env, s->cmd);
                 return ar;
             }
-            trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
+            if (st->trace)
+                trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
         }
         /* Commands that declared nothing: ordered after everything later
          * in the batch too. */
@@ -452,14 +468,14 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
 /* Open a batch on st's own queue for work that does not run on the copy
  * queue (kernels, images, the program's own commands): a batch of copies
  * open there goes first. */
-static salvo_status open_on_compute_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock)
+static inline salvo_status open_on_compute_locked(stream_engine *st) SALVO_REQUIRES(st->q->lock)
 {
     if (st->open && st->open->queue == st->q->copy_queue) {
         salvo_status r = stream_submit_locked(st, true);
         if (r != SALVO_OK)
             return r;
     }
-    salvo_status r = stream_open_locked(st);
+    salvo_status r = st->open ? SALVO_OK : stream_open_locked(st);
     return r == SALVO_OK && st->open->direct ? stream_undirect_locked(st) : r;
 }
 
@@ -819,8 +835,9 @@ static const char *trace_name(const command *c)
 
 /* After c went into st's open batch s: its trace note, then the batch
  * policy (the one epilogue). */
-static salvo_status command_done_locked(stream_engine *st, slot *s, const command *c,
-                                        uint64_t t0, uint64_t *serial) SALVO_REQUIRES(st->q->lock)
+static inline salvo_status command_done_locked(stream_engine *st, slot *s, const command *c,
+                                               uint64_t t0, uint64_t *serial)
+    SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     if (st->trace)

@@ -30,7 +30,7 @@
     X(queue_init)                                                                                 \
     X(retire_run)                                                                                 \
     X(graph_init)                                                                                 \
-    X(hazard_add)                                                                                 \
+    X(hazard_append)                                                                              \
     X(slot_submit)                                                                                \
     X(launch_check)                                                                               \
     X(glsl_compile)                                                                               \

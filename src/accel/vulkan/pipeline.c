@@ -18,22 +18,6 @@ void accel_vk_pipeline_destroy(void *self, accel_device *d, accel_pipeline *p)
     salvo_mem_free(d->alloc, p);
 }
 
-VkDescriptorType accel_vk_descriptor_type(uint8_t kind, bool uniform)
-{
-    switch (kind) {
-    case SALVO_BINDING_STORAGE_IMAGE:
-        return VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
-    case SALVO_BINDING_SAMPLED_IMAGE:
-        return VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE;
-    case SALVO_BINDING_SAMPLER:
-        return VK_DESCRIPTOR_TYPE_SAMPLER;
-    case SALVO_BINDING_IMAGE_SAMPLER:
-        return VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-    default:
-        return uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    }
-}
-
 static VkResult layouts_create(accel_device *d, const accel_pipeline_desc *desc, accel_pipeline *p)
 {
     VkDescriptorSetLayoutBinding bindings[SALVO_MAX_BINDINGS];

@@ -372,8 +372,23 @@ void accel_vk_cmd_copy_image_to_image(void *self, accel_device *d, accel_cmd *c,
                                       accel_image *dst, const accel_image_region *dr);
 VkImageView accel_vk_image_view(const accel_image *img);
 VkSampler accel_vk_sampler_handle(const accel_sampler *s);
-/* The descriptor type of a binding of this salvo_binding_kind. */
-VkDescriptorType accel_vk_descriptor_type(uint8_t kind, bool uniform);
+/* The descriptor type of a binding of this salvo_binding_kind. Inline:
+ * every dispatch asks, for each of its descriptors. */
+static inline VkDescriptorType accel_vk_descriptor_type(uint8_t kind, bool uniform)
+{
+    switch (kind) {
+    case SALVO_BINDING_STORAGE_IMAGE:
+        return VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+    case SALVO_BINDING_SAMPLED_IMAGE:
+        return VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE;
+    case SALVO_BINDING_SAMPLER:
+        return VK_DESCRIPTOR_TYPE_SAMPLER;
+    case SALVO_BINDING_IMAGE_SAMPLER:
+        return VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+    default:
+        return uniform ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    }
+}
 /* interop.c */
 accel_result accel_vk_native_handles(void *self, accel_device *d, accel_buffer *b,
                                      void *out_struct);
