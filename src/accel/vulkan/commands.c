@@ -45,13 +45,10 @@ static accel_result cmd_make(void *self, accel_device *d, uint32_t queue, VkComm
         return VK_ERROR_OUT_OF_HOST_MEMORY;
     c->transfer = queue == d->queue_count && d->transfer_family != UINT32_MAX;
     /* A pool per command buffer lets streams record on different threads
-     * without sharing a pool (pools are externally synchronised), and
-     * lets the buffer be reset by resetting its pool (pool_reset), which
-     * the NVIDIA driver does for less than a begin that resets the buffer
-     * itself: about 3 us less per batch on the H100 (vk-bind-floor's
-     * "pool reset" beside "reset bit"). */
+     * without sharing a pool (pools are externally synchronised). */
     VkCommandPoolCreateInfo pi = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
         .queueFamilyIndex = c->transfer ? d->transfer_family : d->queue_family,
     };
     VkCommandPool pool;
@@ -87,14 +84,6 @@ accel_result accel_vk_cmd_create_reusable(void *self, accel_device *d, uint32_t 
     return cmd_make(self, d, queue, VK_COMMAND_BUFFER_LEVEL_SECONDARY, out);
 }
 
-/* The command buffer back in the initial state, as each begin needs (its
- * pool resets no single buffer). */
-static VkResult pool_reset(accel_device *d, accel_cmd *c)
-{
-    cmd_state_forget(c);
-    return d->vk.vkResetCommandPool(d->device, c->pool, 0);
-}
-
 accel_result accel_vk_cmd_begin_reusable(void *self, accel_device *d, accel_cmd *c)
 {
     (void)self;
@@ -106,8 +95,8 @@ accel_result accel_vk_cmd_begin_reusable(void *self, accel_device *d, accel_cmd 
         .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
         .pInheritanceInfo = &ii,
     };
-    VkResult r = pool_reset(d, c);
-    return r == VK_SUCCESS ? d->vk.vkBeginCommandBuffer(c->cb, &bi) : r;
+    cmd_state_forget(c);
+    return d->vk.vkBeginCommandBuffer(c->cb, &bi);
 }
 
 void accel_vk_cmd_execute(void *self, accel_device *d, accel_cmd *c, accel_cmd *const *reusable,
@@ -133,16 +122,16 @@ accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c)
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
-    VkResult r = pool_reset(d, c);
-    return r == VK_SUCCESS ? d->vk.vkBeginCommandBuffer(c->cb, &bi) : r;
+    cmd_state_forget(c);
+    return d->vk.vkBeginCommandBuffer(c->cb, &bi);
 }
 
 accel_result accel_vk_cmd_begin_resubmit(void *self, accel_device *d, accel_cmd *c)
 {
     (void)self;
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    VkResult r = pool_reset(d, c);
-    return r == VK_SUCCESS ? d->vk.vkBeginCommandBuffer(c->cb, &bi) : r;
+    cmd_state_forget(c);
+    return d->vk.vkBeginCommandBuffer(c->cb, &bi);
 }
 
 accel_result accel_vk_cmd_end(void *self, accel_device *d, accel_cmd *c)
@@ -154,7 +143,8 @@ accel_result accel_vk_cmd_end(void *self, accel_device *d, accel_cmd *c)
 accel_result accel_vk_cmd_reset(void *self, accel_device *d, accel_cmd *c)
 {
     (void)self;
-    return pool_reset(d, c);
+    cmd_state_forget(c);
+    return d->vk.vkResetCommandBuffer(c->cb, 0);
 }
 
 /* Whether the n bytes at a and b are the same: a word at a time, where
