@@ -334,6 +334,16 @@ static void pipelines_make(gpu *g)
     CHECK(vkCreateDescriptorUpdateTemplate(g->device, &tci, NULL, &g->push_template));
 }
 
+/* The pushed descriptor of a slice: info's range (its offset set per
+ * dispatch). */
+static VkWriteDescriptorSet slice_write(const VkDescriptorBufferInfo *info)
+{
+    return (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                  .descriptorCount = 1,
+                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                  .pBufferInfo = info};
+}
+
 /* Records the n dispatches one way; returns the host's time in us. */
 static double record(gpu *g, way w)
 {
@@ -343,10 +353,7 @@ static double record(gpu *g, way w)
     bool constants_each = w == PUSH_CONST || w == DYNAMIC_CONST;
     uint32_t push[2] = {64, 1};
     VkDescriptorBufferInfo info = {g->buffer, 0, SLICE};
-    VkWriteDescriptorSet write = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                  .descriptorCount = 1,
-                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                  .pBufferInfo = &info};
+    VkWriteDescriptorSet write = slice_write(&info);
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     double t0 = now_us();
@@ -433,10 +440,7 @@ static double ring_run(gpu *g, setup s, double *recording)
     VkPipelineLayout layout = g->layouts[LAYOUT_PUSH];
     uint32_t push[2] = {64, 1};
     VkDescriptorBufferInfo info = {g->buffer, 0, SLICE};
-    VkWriteDescriptorSet write = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                  .descriptorCount = 1,
-                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                  .pBufferInfo = &info};
+    VkWriteDescriptorSet write = slice_write(&info);
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = s == REUSABLE ? 0
                                                           : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
