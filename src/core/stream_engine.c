@@ -339,7 +339,8 @@ static accel_result graph_recorded_locked(stream_engine *st, const engine_graph 
 /* Whether st's open batch holds nothing yet (its lead barrier only, and
  * waits): a replay may then be the whole batch (graph_direct_locked). Not
  * where a cancel's re-record or a trace writes into it. */
-static bool open_bare_locked(const stream_engine *st) SALVO_REQUIRES(st->q->lock)
+static SALVO_ALWAYS_INLINE bool open_bare_locked(const stream_engine *st)
+    SALVO_REQUIRES(st->q->lock)
 {
     const slot *s = st->open;
     return s->launches == 0 && st->log.used == 0 && !st->log.broken && s->queue == st->hwq &&
@@ -426,9 +427,7 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
          * ordered (nothing before it in the batch: no barrier) and
          * counted here as any. */
         salvo_mutex_same(&st->q->lock, &q->lock);
-        /* (s->launches first, inline: most launches find others before
-         * them in the batch) */
-        if (log && command_is_dispatch(c) && s->launches == 0 && open_bare_locked(st))
+        if (log && command_is_dispatch(c) && open_bare_locked(st))
             s->direct = ahead_launch_take_locked(&st->ahead, q, s->serial, STREAM_BATCH_LEAD, c);
         SALVO_CHECK(!s->direct || (!st->hazards.count && !st->address_fence),
                     "a launch made ahead in a batch with work before it");
