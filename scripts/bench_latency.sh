@@ -8,22 +8,28 @@
 # streams use) and the raw binding floor (vk-bind-floor) in turn, up to three rounds within BUDGET seconds.
 # Everything is pinned to one CPU: CPU=n names it; unset, each CPU in turn runs vk-bind-floor (raw
 # Vulkan, no salvo) and the one that recorded a dispatch with its buffer pushed fastest is taken
-# (on a shared host a CPU whose core is busy elsewhere records at half speed); cpu_pick.txt says.
+# (on a shared host a CPU whose core is busy elsewhere records at half speed), again before each
+# round of salvo-bench after the first (the quietest CPU moves); cpu_pick.txt says.
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 nvidia-smi -L > $OUT/env.txt 2>&1; nproc >> $OUT/env.txt
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 $NVCC -O2 -o /tmp/cuda-graphs examples/cuda_graphs.cu > $OUT/nvcc.txt 2>&1 || echo "nvcc failed" >> $OUT/env.txt
-if [ -z "$CPU" ]; then
+# pick: the CPU that records a raw dispatch fastest now (each CPU in turn runs vk-bind-floor 2000).
+pick() {
+  echo "--- pick at t=$((SECONDS-start))" >> $OUT/cpu_pick.txt
   for c in $(seq 0 $(($(nproc) - 1))); do
     ns=$(taskset -c $c timeout 20 .devrun/after/vk-bind-floor 2000 2>/dev/null | awk '$1 == "push" {print $2}')
     echo "cpu $c: ${ns:-failed} ns a dispatch recorded, a buffer pushed" >> $OUT/cpu_pick.txt
   done
-  CPU=$(awk '$3 != "failed" {print $3, $2}' $OUT/cpu_pick.txt | sort -n | head -1 | cut -d' ' -f2 | tr -d :)
-  CPU=${CPU:-3}
-fi
-echo "pinned to CPU $CPU" | tee -a $OUT/cpu_pick.txt >> $OUT/env.txt
+  P=$(awk '$1 == "cpu" && $3 != "failed" {print $3, $2}' $OUT/cpu_pick.txt | tail -$(nproc) | sort -n | head -1 | cut -d' ' -f2 | tr -d :)
+  CPU=${P:-3}
+  echo "pinned to CPU $CPU" | tee -a $OUT/cpu_pick.txt >> $OUT/env.txt
+}
 start=$SECONDS
+FIXED=$CPU
+[ -z "$FIXED" ] && pick
+[ -n "$FIXED" ] && echo "pinned to CPU $CPU" | tee -a $OUT/cpu_pick.txt >> $OUT/env.txt
 for i in 1 2; do
   for s in roundtrip repeat graph1 gate update-idle replay-busy replay-idle independent; do
     for w in after before; do
@@ -42,7 +48,8 @@ done
 echo "probes t=$((SECONDS-start))" >> $OUT/probe.txt
 for i in 1 2 3; do
   [ $((SECONDS-start)) -gt ${BUDGET:-300} ] && break
-  echo "=== salvo run $i" >> $OUT/bench.txt
+  [ -z "$FIXED" ] && [ $i -gt 1 ] && pick
+  echo "=== salvo run $i (CPU $CPU)" >> $OUT/bench.txt
   taskset -c $CPU timeout 90 .devrun/after/salvo-bench --repeats 5 >> $OUT/bench.txt 2>&1
   echo "=== cuda run $i" >> $OUT/cuda.txt
   [ -x /tmp/cuda-graphs ] && taskset -c $CPU timeout 120 /tmp/cuda-graphs >> $OUT/cuda.txt 2>&1
