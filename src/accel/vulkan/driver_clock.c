@@ -23,6 +23,7 @@
     X(vkBeginCommandBuffer, (VkCommandBuffer a, const VkCommandBufferBeginInfo *b), (a, b))        \
     X(vkEndCommandBuffer, (VkCommandBuffer a), (a))                                                \
     X(vkResetCommandBuffer, (VkCommandBuffer a, VkCommandBufferResetFlags b), (a, b))              \
+    X(vkResetCommandPool, (VkDevice a, VkCommandPool b, VkCommandPoolResetFlags c), (a, b, c))     \
     X(vkQueueSubmit, (VkQueue a, uint32_t b, const VkSubmitInfo *c, VkFence e), (a, b, c, e))      \
     X(vkResetDescriptorPool, (VkDevice a, VkDescriptorPool b, VkDescriptorPoolResetFlags c),       \
       (a, b, c))                                                                                   \
