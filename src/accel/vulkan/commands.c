@@ -125,11 +125,11 @@ accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c)
     cmd_state_forget(c);
     /* What begins here (a batch, a staged transfer) is its pool's only
      * buffer: resetting the pool leaves the begin less to do than a
-     * buffer reset by its begin. On an
-     * H100 the independent launch (latency-probe independent) took 0.84,
-     * 0.80, 0.57 us against 0.90, 0.98, 1.09 in turn, with busy graph
-     * replays unchanged (docs/perf/h100/pool_batch_ab_2026-12-06.txt).
-     * The graph's recordings keep the reset at their begin. */
+     * buffer reset by its begin. On an H100 the independent launch
+     * (latency-probe independent) took 0.84, 0.80, 0.57 us against 0.90,
+     * 0.98, 1.09 in turn, with busy graph replays unchanged
+     * (docs/perf/h100/pool_batch_ab_2026-12-06.txt). The graph's
+     * recordings keep the reset at their begin. */
     VkResult r = d->vk.vkResetCommandPool(d->device, c->pool, 0);
     return r == VK_SUCCESS ? d->vk.vkBeginCommandBuffer(c->cb, &bi) : r;
 }
