@@ -45,7 +45,8 @@ static accel_result cmd_make(void *self, accel_device *d, uint32_t queue, VkComm
         return VK_ERROR_OUT_OF_HOST_MEMORY;
     c->transfer = queue == d->queue_count && d->transfer_family != UINT32_MAX;
     /* A pool per command buffer lets streams record on different threads
-     * without sharing a pool (pools are externally synchronised). */
+     * without sharing a pool (pools are externally synchronised), and
+     * lets accel_vk_cmd_begin reset the whole pool. */
     VkCommandPoolCreateInfo pi = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
         .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
@@ -128,8 +129,9 @@ accel_result accel_vk_cmd_begin(void *self, accel_device *d, accel_cmd *c)
      * buffer reset by its begin. On an H100 the independent launch
      * (latency-probe independent) took 0.84, 0.80, 0.57 us against 0.90,
      * 0.98, 1.09 in turn, with busy graph replays unchanged
-     * (docs/perf/h100/pool_batch_ab_2026-12-06.txt). The graph's
-     * recordings keep the reset at their begin. */
+     * (docs/perf/h100/pool_batch_ab_2026-12-06.txt). Recordings kept
+     * for replays (cmd_begin_reusable, cmd_begin_resubmit) are reset by
+     * their begin. */
     VkResult r = d->vk.vkResetCommandPool(d->device, c->pool, 0);
     return r == VK_SUCCESS ? d->vk.vkBeginCommandBuffer(c->cb, &bi) : r;
 }
