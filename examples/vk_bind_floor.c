@@ -33,8 +33,10 @@
  *   pool reset    pools reset whole before each begin (no reset bit)
  *   reusable      begun without ONE_TIME_SUBMIT
  *   template      the descriptor pushed through an update template
- * and prints per dispatch the host's time in the loop and in the
- * recordings alone (begin to end), medians over the rounds.
+ * and prints per dispatch the host's time in the loop, and where it
+ * went: the recordings (begin to end), the submits, and the waits for a
+ * ring slot to come back (and for the last batch), medians over the
+ * rounds (the three need not add up to the loop's median).
  * Uses its own copy of volk; no salvo. Exit 0, 1 on an error or a wrong
  * value, 77 without a device.
  */
@@ -414,10 +416,16 @@ static void wait_value(gpu *g, uint64_t value)
         CHECK(vkGetSemaphoreCounterValue(g->device, g->timeline, &seen));
 }
 
+/* Where a ring loop's host time went, in us: the recordings (begin to
+ * end), the submits, and the waits for a ring slot or the last batch. */
+typedef struct {
+    double record, submit, wait;
+} ring_times;
+
 /* The n dispatches in command buffers of g->chunk, a ring of RING as
  * setup s makes them; returns the host's time in us for the loop (to the
- * last completion) and, in *recording, for the recordings alone. */
-static double ring_run(gpu *g, setup s, double *recording)
+ * last completion) and, in *parts, where it went. */
+static double ring_run(gpu *g, setup s, ring_times *parts)
 {
     VkCommandPool pools[RING];
     VkCommandBuffer cbs[RING];
@@ -444,10 +452,13 @@ static double ring_run(gpu *g, setup s, double *recording)
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = s == REUSABLE ? 0
                                                           : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    double rec = 0, t0 = now_us();
+    ring_times p = {0};
+    double t0 = now_us();
     for (uint32_t done = 0, k = 0; done < g->n; k = (k + 1) % RING) {
+        double w0 = now_us();
         wait_value(g, values[k]);
         double r0 = now_us();
+        p.wait += r0 - w0;
         if (s == POOL_RESET)
             CHECK(vkResetCommandPool(g->device, pools[k], 0));
         CHECK(vkBeginCommandBuffer(cbs[k], &bi));
@@ -464,7 +475,8 @@ static double ring_run(gpu *g, setup s, double *recording)
             vkCmdDispatch(cbs[k], 1, 1, 1);
         }
         CHECK(vkEndCommandBuffer(cbs[k]));
-        rec += now_us() - r0;
+        double s0 = now_us();
+        p.record += s0 - r0;
         values[k] = ++g->value;
         VkTimelineSemaphoreSubmitInfo tsi = {
             .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
@@ -477,12 +489,15 @@ static double ring_run(gpu *g, setup s, double *recording)
                            .signalSemaphoreCount = 1,
                            .pSignalSemaphores = &g->timeline};
         CHECK(vkQueueSubmit(g->queue, 1, &si, VK_NULL_HANDLE));
+        p.submit += now_us() - s0;
     }
+    double w0 = now_us();
     wait_value(g, g->value);
     double t = now_us() - t0;
+    p.wait += now_us() - w0;
     for (int i = 0; i < RING; i++)
         vkDestroyCommandPool(g->device, pools[i], NULL);
-    *recording = rec;
+    *parts = p;
     return t;
 }
 
@@ -556,18 +571,23 @@ int main(int argc, char **argv)
     printf("\nthe same %u dispatches, a buffer pushed before each, in batches of %u (a ring of "
            "%d command buffers, each submitted as it fills)\n",
            g.n, g.chunk, RING);
-    printf("%-14s %18s %18s\n", "setup", "loop ns/disp", "record ns/disp");
+    printf("%-14s %18s %18s %18s %18s\n", "setup", "loop ns/disp", "record ns/disp",
+           "submit ns/disp", "wait ns/disp");
     for (int s = 0; s < SETUPS; s++) {
-        double loop[ROUNDS], rec[ROUNDS], r;
+        double loop[ROUNDS], rec[ROUNDS], sub[ROUNDS], wait[ROUNDS];
+        ring_times p;
         memset(g.mapped, 0, g.stride * g.n);
-        ring_run(&g, (setup)s, &r); /* warm-up, checked with the rounds */
+        ring_run(&g, (setup)s, &p); /* warm-up, checked with the rounds */
         for (int i = 0; i < ROUNDS; i++) {
-            loop[i] = ring_run(&g, (setup)s, &r) * 1e3 / g.n;
-            rec[i] = r * 1e3 / g.n;
+            loop[i] = ring_run(&g, (setup)s, &p) * 1e3 / g.n;
+            rec[i] = p.record * 1e3 / g.n;
+            sub[i] = p.submit * 1e3 / g.n;
+            wait[i] = p.wait * 1e3 / g.n;
         }
         if (!check(&g, PUSH, ROUNDS + 1))
             return 1;
-        printf("%-14s %18.1f %18.1f\n", setup_names[s], median(loop, ROUNDS), median(rec, ROUNDS));
+        printf("%-14s %18.1f %18.1f %18.1f %18.1f\n", setup_names[s], median(loop, ROUNDS),
+               median(rec, ROUNDS), median(sub, ROUNDS), median(wait, ROUNDS));
     }
     device_close(&g);
     return 0;
