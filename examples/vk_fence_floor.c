@@ -42,7 +42,8 @@
  *     bound before each dispatch (where the device pushes descriptors: as
  *     salvo's graph of add launches records it), and the 40 secondaries with
  *     one updated dispatch recorded inline between the 20th and the 21st
- *     (what an update recorded into the replay's primary adds);
+ *     (what an update recorded into the replay's primary adds), and one
+ *     primary of the whole graph of add launches, its buffer pushed once;
  *   - the graph's first command buffer, a secondary or a primary, recorded
  *     again with one dispatch after a replay completed: the reset (by the
  *     begin, or by vkResetCommandBuffer), begin, record and end apart.
@@ -692,6 +693,7 @@ typedef enum replay_way {
     MADE_PUSH,        /* EXECUTE_20_MADE, the add kernel's buffer pushed per dispatch */
     MADE_SET,         /* EXECUTE_20_MADE, the add kernel's set bound per dispatch */
     MADE_PUSH_ONCE,   /* EXECUTE_20_MADE, add's buffer pushed once per secondary */
+    WHOLE_PUSH_ONCE,  /* ONE_PRIMARY of add, its buffer pushed once, nothing recorded */
     WAY_COUNT
 } replay_way;
 
@@ -705,6 +707,7 @@ typedef struct replay_set {
     VkCommandBuffer outer[IN_FLIGHT]; /* one per replay in flight */
     VkCommandBuffer made[IN_FLIGHT];  /* EXECUTE_20_MADE's, recorded once */
     VkCommandBuffer bound_sec[3][20], bound_made[3][IN_FLIGHT]; /* MADE_PUSH's to _ONCE's */
+    VkCommandBuffer bound_whole;                                 /* WHOLE_PUSH_ONCE's */
     bool bound;                                                  /* those recorded */
     VkCommandPool own_pool[40];
     VkCommandBuffer own40[40]; /* own40[i] from own_pool[i] */
@@ -750,6 +753,9 @@ static void replay_once(const gpu *g, const replay_set *s, replay_way w, int in_
         break;
     case ONE_PRIMARY:
         si.pCommandBuffers = &s->whole;
+        break;
+    case WHOLE_PUSH_ONCE:
+        si.pCommandBuffers = &s->bound_whole;
         break;
     case PRIMARIES_POOLS:
         si.commandBufferCount = 40;
@@ -831,6 +837,12 @@ static void replay_busy(gpu *g)
             CHECK(vkEndCommandBuffer(s.bound_sec[l][c]));
         }
     }
+    if (s.bound) {
+        allocate(g, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1, &s.bound_whole);
+        begin_simultaneous(s.bound_whole, false);
+        record_bound(&bk, s.bound_whole, 2, dispatches);
+        CHECK(vkEndCommandBuffer(s.bound_whole));
+    }
     /* As a replay recorded ahead is made: begun for resubmits (no
      * flags), the secondaries executed, ended; submitted again each round. */
     for (int i = 0; i < IN_FLIGHT; i++) {
@@ -901,6 +913,7 @@ static void replay_busy(gpu *g)
     snprintf(label[MADE_PUSH], sizeof label[0], "the same, add's buffer pushed per dispatch");
     snprintf(label[MADE_SET], sizeof label[0], "the same, add's set bound per dispatch");
     snprintf(label[MADE_PUSH_ONCE], sizeof label[0], "the same, add's buffer pushed once (salvo)");
+    snprintf(label[WHOLE_PUSH_ONCE], sizeof label[0], "one primary of add, its buffer pushed once");
     snprintf(label[EXECUTE_UPDATE], sizeof label[0],
              "update: 20 of the 40 secondaries, 1 inline, 20 more");
     printf("\n%d dispatches (a barrier before each) replayed %d at a time back to back, then"
