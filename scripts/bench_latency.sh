@@ -13,6 +13,11 @@
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 nvidia-smi -L > $OUT/env.txt 2>&1; nproc >> $OUT/env.txt
+# The host: its CPU, its clock source and its load (a slower CPU records slower; a clock read
+# that is a system call costs every timed loop; a loaded host is noisy).
+{ lscpu | grep -E 'Model name|^CPU\(s\)|MHz|Hypervisor|NUMA node\(s\)'
+  echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+  echo "load: $(cat /proc/loadavg)"; } >> $OUT/env.txt 2>&1
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 $NVCC -O2 -o /tmp/cuda-graphs examples/cuda_graphs.cu > $OUT/nvcc.txt 2>&1 || echo "nvcc failed" >> $OUT/env.txt
 # pick: the CPU that records a raw dispatch fastest now (each CPU in turn runs vk-bind-floor 2000).
