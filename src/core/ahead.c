@@ -15,21 +15,19 @@ void ahead_forget(ahead_ring *r)
     r->settled = false;
 }
 
-/* Record d as c's batch: lead, c (or body, where given, in its place),
- * the barrier to the host where needed. A failure (returned) leaves d
- * reset, not fresh. Dispatches recorded here push their descriptors (the
- * callers see to it): no pool. */
+/* Record d as c's batch: lead, c, the barrier to the host where needed.
+ * A failure (returned) leaves d reset, not fresh. Dispatches recorded
+ * here push their descriptors (the callers see to it): no pool. */
 static accel_result record(queue *q, ahead_cmd *d, accel_barrier lead, const command *c,
-                           const ahead_body *body, bool to_host)
+                           bool to_host)
 {
     accel_result ar = VT(q)->cmd_begin_resubmit(SELF(q), q->adev, d->cmd);
     if (ar == ACCEL_SUCCESS) {
         VT(q)->cmd_barrier(SELF(q), q->adev, d->cmd, lead);
         bool partial;
-        ar = body                        ? body->fn(body->ctx, d->cmd)
-             : c->kind == COMMAND_GRAPH ? command_record_graph(q->acc, q->adev, d->cmd, NULL, c,
-                                                                &partial)
-                                        : command_record(q->acc, q->adev, d->cmd, NULL, c);
+        ar = c->kind == COMMAND_GRAPH
+                 ? command_record_graph(q->acc, q->adev, d->cmd, NULL, c, &partial)
+                 : command_record(q->acc, q->adev, d->cmd, NULL, c);
     }
     if (ar == ACCEL_SUCCESS) {
         if (to_host)
@@ -81,7 +79,7 @@ accel_cmd *ahead_take_locked(ahead_ring *r, queue *q, uint64_t serial, accel_bar
         r->off = true;
         return NULL;
     }
-    if (!take->fresh && record(q, take, lead, c, NULL, to_host) != ACCEL_SUCCESS) {
+    if (!take->fresh && record(q, take, lead, c, to_host) != ACCEL_SUCCESS) {
         r->off = true;
         return NULL;
     }
@@ -91,7 +89,7 @@ accel_cmd *ahead_take_locked(ahead_ring *r, queue *q, uint64_t serial, accel_bar
 }
 
 accel_result ahead_make_locked(ahead_ring *r, queue *q, accel_barrier lead, const command *c,
-                               const ahead_body *body, bool to_host)
+                               bool to_host)
 {
     if (r->off || !VT(q)->cmd_begin_resubmit)
         return ACCEL_SUCCESS;
@@ -106,7 +104,7 @@ accel_result ahead_make_locked(ahead_ring *r, queue *q, accel_barrier lead, cons
             d->cmd = NULL;
             return ar;
         }
-        ar = record(q, d, lead, c, body, to_host);
+        ar = record(q, d, lead, c, to_host);
         if (ar != ACCEL_SUCCESS)
             return ar;
         d->again = true; /* made to be used again: no need to prove it */

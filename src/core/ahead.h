@@ -79,24 +79,14 @@ void ahead_forget(ahead_ring *r);
 accel_cmd *ahead_take_locked(ahead_ring *r, queue *q, uint64_t serial, accel_barrier lead,
                              const command *c, bool to_host) SALVO_REQUIRES(q->lock);
 
-/* What a recording made by ahead_make_locked holds instead of command c
- * recorded as it is (a graph's every node, in place of the executions of
- * its chunks): fn records it into cmd (no pool: descriptors pushed). */
-typedef struct ahead_body {
-    accel_result (*fn)(void *ctx, accel_cmd *cmd);
-    void *ctx;
-} ahead_body;
-
 /* Make the ring's recordings of c now, before its first use (for a
  * command made to be made again: a graph's replay), each free and
- * holding the parameters; the parameters count as settled. body, where
- * given, records what c does in its place (ahead_take_locked records c
- * itself, once the parameters change). Where one cannot be made, none
- * more is tried here and the failure is returned: the caller reports the
- * device lost; any other failure is for a use to meet again (it records
- * as ahead_take_locked does, and reports there). */
+ * holding the parameters; the parameters count as settled. Where one
+ * cannot be made, none more is tried here and the failure is returned:
+ * the caller reports the device lost; any other failure is for a use to
+ * meet again (it records as ahead_take_locked does, and reports there). */
 accel_result ahead_make_locked(ahead_ring *r, queue *q, accel_barrier lead, const command *c,
-                               const ahead_body *body, bool to_host) SALVO_REQUIRES(q->lock);
+                               bool to_host) SALVO_REQUIRES(q->lock);
 
 /* Free the ring's recordings (their batches done or abandoned). */
 void ahead_fini(ahead_ring *r, queue *q);

@@ -596,46 +596,12 @@ accel_cmd *graph_direct_locked(engine_graph *g, accel_barrier lead, uint64_t ser
     return ahead_take_locked(&g->ahead, g->q, serial, lead, &c, g->to_host);
 }
 
-/* The whole graph recorded node by node into cmd, the barriers between
- * levels as its chunks hold them (ahead_body: every node pushes its
- * descriptors or binds none, whole_fits). */
-static accel_result record_whole(void *ctx, accel_cmd *cmd)
-{
-    const engine_graph *g = ctx;
-    queue *q = g->q;
-    accel_barrier kind = g->has_copy ? ACCEL_BARRIER_WORK : ACCEL_BARRIER_COMPUTE_COMPUTE;
-    for (uint32_t p = 0; p < g->node_count; p++) {
-        if (g->barrier[p])
-            VT(q)->cmd_barrier(SELF(q), q->adev, cmd, kind);
-        command c = graph_node_command(g, &g->nodes[g->order[p]]);
-        accel_result ar = command_record(q->acc, q->adev, cmd, NULL, &c);
-        if (ar != ACCEL_SUCCESS)
-            return ar;
-    }
-    return ACCEL_SUCCESS;
-}
-
-/* Whether the replays made at the end of the capture hold every node
- * themselves (record_whole) rather than executing the chunks' recordings:
- * a graph of chunks whose every node may be inline. */
-static bool whole_fits(const engine_graph *g)
-{
-    if (!GRAPH_WHOLE_AHEAD || g->chunk_count < 2)
-        return false;
-    for (uint32_t p = 0; p < g->node_count; p++)
-        if (!inline_fits(g, p))
-            return false;
-    return true;
-}
-
 salvo_status graph_make_ahead_locked(engine_graph *g, accel_barrier lead)
 {
     if (g->node_count == 0 || g->payload_stale)
         return SALVO_OK;
     command c = graph_replay_command(g);
-    ahead_body whole = {.fn = record_whole, .ctx = g};
-    accel_result ar =
-        ahead_make_locked(&g->ahead, g->q, lead, &c, whole_fits(g) ? &whole : NULL, g->to_host);
+    accel_result ar = ahead_make_locked(&g->ahead, g->q, lead, &c, g->to_host);
     if (ar != ACCEL_ERROR_DEVICE_LOST)
         return SALVO_OK;
     queue_mark_lost_locked(g->q);

@@ -60,9 +60,6 @@
 #ifndef SALVO_GRAPH_CHUNK_NODES
 #define SALVO_GRAPH_CHUNK_NODES 512
 #endif
-#ifndef SALVO_GRAPH_WHOLE_AHEAD
-#define SALVO_GRAPH_WHOLE_AHEAD 0
-#endif
 enum {
     /* Fewer, larger chunks make each replay cheaper for the driver (on
      * the H200, a busy 10,000-node replay executing 20 recordings instead
@@ -76,11 +73,7 @@ enum {
      * is inline whole: recorded into each replay's batch as launches are,
      * which costs the host what the execution of a recording would and
      * spares the device the secondary command buffer's own latency. */
-    GRAPH_INLINE_NODES = 4,
-    /* The replays made at the end of the capture (graph_make_ahead_locked)
-     * hold the whole graph, node by node, where every node pushes its
-     * descriptors or binds none, instead of executing its chunks. */
-    GRAPH_WHOLE_AHEAD = SALVO_GRAPH_WHOLE_AHEAD
+    GRAPH_INLINE_NODES = 4
 };
 
 /* A node: one command (a dispatch, copy, fill or image copy; see
