@@ -1272,7 +1272,9 @@ SALVO_API salvo_status salvo_event_create(salvo_device *device, salvo_event **ou
  * when no batch slot frees up within the fence timeout), and the event
  * completes once that batch has run. It opens one likewise, timestamps or
  * not, where the stream waits on an event of a stream that shares its
- * hardware queue.
+ * hardware queue. A record that fails (that timeout, out of memory while
+ * opening the batch, the device lost) records nothing: the event keeps
+ * the mark it had, and what a query, wait or cancel of it does.
  * Thread safety: the thread using stream; not concurrently with another record of this event. */
 SALVO_API salvo_status salvo_event_record(salvo_event *event, salvo_stream *stream);
 

@@ -144,14 +144,15 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
          * the end of its last batch is not past that one, the end of the
          * batch opened now will be (stream_wait_batch_locked). */
         r = record_open_locked(dev, &st->e);
+    if (r == SALVO_OK && device_is_lost(dev))
+        r = device_lost_error(dev);
     if (r == SALVO_OK) {
         ev->cancelled = false;
         ev->capture_id = 0;
     }
     if (r != SALVO_OK) {
-        /* Nothing recorded: the event is as it was. */
-    } else if (device_is_lost(dev)) {
-        r = device_lost_error(dev);
+        /* Nothing recorded: the event is as it was (its mark, cancelled
+         * or not, a capture's point or not). */
     } else if (stream_capture_locked(st)) {
         /* A point of the capture: a stream that waits for it joins. An
          * event is no command (a point between them, its timestamp a mark

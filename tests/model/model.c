@@ -3681,18 +3681,15 @@ static void exec_op(ctx *c, const op *o)
             if (j != e && c->ev[j].h && c->ev[j].recorded && c->ev[j].sid == sid &&
                 c->ev[j].point == m->point && !c->ev[j].capn)
                 m->twin = true;
-        /* SALVO_ERROR_TIMEOUT: no batch slot for its timestamp, nothing
-         * recorded: the event is as it was (a point of an ended capture
-         * stays one). */
+        /* A record that fails (SALVO_ERROR_TIMEOUT: no batch slot for its
+         * timestamp; out of memory opening that batch; the device lost)
+         * records nothing: the event is as it was, its mark on the stream
+         * it had (a cancel withdraws that stream's work), a point of an
+         * ended capture still one. */
         enum outcome r = outcome(c, "event_record", st, F_DEVICE | F_NTIMEOUT | F_ERR, lost_before);
-        if (r == OUT_NTIMEOUT)
+        if (r != OUT_OK)
             *m = before;
-        else if (r != OUT_OK) {
-            m->state = ES_UNCERTAIN;
-            /* A record that failed leaves a point of an ended capture as
-             * it was: still refused by queries and waits. */
-            m->capn = before.recorded ? before.capn : 0;
-        } else
+        else
             m->capn = c->sid[sid].cap; /* during a capture: a point of the graph */
         break;
     }
@@ -3721,7 +3718,7 @@ static void exec_op(ctx *c, const op *o)
                            st);
             break;
         }
-        if (lost_before && m->recorded) {
+        if (lost_before) { /* never recorded: SALVO_OK or the loss */
             outcome(c, what, st, F_DEVICE | F_LENIENT | F_ERR, true);
             break;
         }
