@@ -438,6 +438,19 @@ static void test_failed_record_keeps_mark(void **state)
     assert_int_equal(salvo_event_record(ev, e.st), SALVO_OK);
     assert_int_equal(salvo_event_synchronize(ev), SALVO_OK);
     assert_int_equal(fake_dispatches_completed(e.f), done + 1);
+
+    /* A record on a lost device records nothing either: a cancelled event
+     * stays cancelled (before, the record cleared that and the query
+     * said the loss). */
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(ev, e.st), SALVO_OK);
+    assert_int_equal(salvo_event_cancel(ev), SALVO_OK);
+    fake_lose_device(e.f);
+    assert_int_equal(salvo_stream_synchronize(other), SALVO_OK); /* idle: nothing lost */
+    launch_ok(other, e.k, e.buf);
+    assert_int_equal(salvo_stream_synchronize(other), SALVO_ERROR_DEVICE_LOST);
+    assert_int_equal(salvo_event_record(ev, e.st), SALVO_ERROR_DEVICE_LOST);
+    assert_int_equal(salvo_event_query(ev), SALVO_CANCELLED);
     salvo_event_destroy(ev);
     salvo_stream_destroy(other);
     close_env(&e);
