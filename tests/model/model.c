@@ -157,6 +157,7 @@ enum {
     X(DEFAULT_ALLOCATOR, "default_allocator", "mode")                                              \
     X(VK_DEVICE, "vk_device", "mode seed")                                                         \
     X(BAD, "bad", "what s b k e g gr node i")                                                      \
+    X(LOST_ELSEWHERE, "lost_elsewhere", "")                                                        \
     X(END_CHECK, "end_check", "")
 
 enum op_kind {
@@ -795,6 +796,9 @@ typedef struct ctx {
     uint32_t calls_accepted;   /* ... that returned SALVO_OK */
     bool lost;
     int after_lost;
+    /* lost_elsewhere (replays only): the next call reads the device as
+     * not lost before it, as when another thread loses it in between. */
+    bool stale_lost, stale_now;
     bool failed;
     char why[4096];
     char *trace;
@@ -3291,9 +3295,27 @@ static void exec_vk_device(ctx *c, const op *o)
     }
 }
 
+/* Whether st, a DEVICE_LOST from a call that began with the device
+ * working, may come from a loss by another thread during the call: the
+ * call then answers as on a lost device. */
+static bool lost_meanwhile(const ctx *c, salvo_status st)
+{
+    return st == SALVO_ERROR_DEVICE_LOST && g_lost_ok && (g_cfg.threads > 1 || c->stale_now) &&
+           salvo_device_is_lost(g_dev);
+}
+
 static void exec_op(ctx *c, const op *o)
 {
-    bool lost_before = salvo_device_is_lost(g_dev);
+    if (o->kind == OP_LOST_ELSEWHERE) {
+        if (!c->replay || !salvo_device_is_lost(g_dev))
+            fail(c, "trace: lost_elsewhere %s", !c->replay ? "outside a replay"
+                                                           : "on a device that is not lost");
+        c->stale_lost = true;
+        return;
+    }
+    c->stale_now = c->stale_lost;
+    c->stale_lost = false;
+    bool lost_before = !c->stale_now && salvo_device_is_lost(g_dev);
     if (lost_before)
         note_lost(c);
     const int64_t *a = o->a;
@@ -3707,6 +3729,7 @@ static void exec_op(ctx *c, const op *o)
              : w ? salvo_event_wait(m->h, bound)
                  : salvo_event_synchronize(m->h);
         const char *what = q ? "event_query" : w ? "event_wait" : "event_synchronize";
+        lost_before |= lost_meanwhile(c, st);
         if (w && st == SALVO_TIMEOUT && bound != UINT64_MAX && m->recorded && !m->capn &&
             !lost_before) {
             set_boundary(c, m->sid, m->point); /* its batch was submitted; it goes on */
@@ -3762,6 +3785,7 @@ static void exec_op(ctx *c, const op *o)
         st = salvo_event_elapsed(m1->h, m2->h, &ns);
         if (st != SALVO_OK && ns != 0)
             fail(c, "event_elapsed returned %s and left *ns %" PRIu64, salvo_status_string(st), ns);
+        lost_before |= lost_meanwhile(c, st);
         if (lost_before) {
             outcome(c, "event_elapsed", st, F_DEVICE, true);
             break;
@@ -3847,6 +3871,7 @@ static void exec_op(ctx *c, const op *o)
             return;
         mevent *m = &c->ev[e];
         st = salvo_event_cancel(m->h);
+        lost_before |= lost_meanwhile(c, st);
         if (lost_before) {
             outcome(c, "event_cancel", st, F_DEVICE, true);
             break;
@@ -4360,6 +4385,8 @@ static void exec_op(ctx *c, const op *o)
     case OP_BAD:
         exec_bad(c, o, lost_before);
         break;
+    case OP_LOST_ELSEWHERE:
+        break; /* taken before the switch */
     case OP_END_CHECK: {
         /* Everything is destroyed: drain, then every live counter is 0. */
         if (salvo_device_is_lost(g_dev))
