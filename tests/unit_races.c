@@ -1,8 +1,8 @@
 /* Races made deterministic: the second thread's step is forced into the
  * exact window a race needs, by wrapping a call the library makes
- * (pthread_mutex_trylock, through the linker's --wrap, which also works
- * under the sanitizers) or by a fake that runs another thread's call at a
- * chosen point. No sleeps, no luck.
+ * (pthread_mutex_trylock or pthread_mutex_lock, through the linker's
+ * --wrap, which also works under the sanitizers) or by a fake that runs
+ * another thread's call at a chosen point. No sleeps, no luck.
  *
  * Freed host memory is made unreadable (a page allocator that protects
  * what salvo frees instead of reusing it), so a use after free crashes at
@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "accel/accel_fault.h"
 #include "api/internal.h"
 #include "support/fake_accel.h"
 
@@ -146,6 +147,27 @@ int __wrap_pthread_mutex_trylock(pthread_mutex_t *m)
         sem_wait(&done);
     }
     return __real_pthread_mutex_trylock(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* pthread_mutex_lock, wrapped                                         */
+/* ------------------------------------------------------------------ */
+
+int __real_pthread_mutex_lock(pthread_mutex_t *m);
+int __wrap_pthread_mutex_lock(pthread_mutex_t *m);
+
+/* Set on the thread whose next mutex lock must let the other thread run
+ * first: that lock posts go, then waits for done, then locks. */
+static _Thread_local bool hold_lock;
+
+int __wrap_pthread_mutex_lock(pthread_mutex_t *m)
+{
+    if (hold_lock) {
+        hold_lock = false;
+        sem_post(&go);
+        sem_wait(&done);
+    }
+    return __real_pthread_mutex_lock(m);
 }
 
 /* ------------------------------------------------------------------ */
@@ -465,6 +487,83 @@ static void test_stream_in_capture_freed_at_capture_end(void **state)
     sem_destroy(&unlock_now);
 }
 
+/* ------------------------------------------------------------------ */
+/* The fault decorator: a loss while a submit waits for the queue      */
+/* ------------------------------------------------------------------ */
+
+typedef struct gated_submit {
+    salvo_device *dev;
+    accel_cmd *cmd;
+    accel_timeline *gate;
+    accel_result r;
+} gated_submit;
+
+/* A submission that waits for the gate, held at its first mutex lock:
+ * in the decorator's submit that is the inner queue's, taken after the
+ * check for a loss. */
+static void *submit_held_at_the_queue(void *arg)
+{
+    gated_submit *s = arg;
+    accel_sem_op wait = {s->gate, 1};
+    accel_submit_desc d = {.queue = 0, .cmd = s->cmd, .waits = &wait, .wait_count = 1};
+    hold_lock = true;
+    s->r = s->dev->acc.vt->submit(s->dev->acc.self, s->dev->adev, &d);
+    return NULL;
+}
+
+/* An injected loss releases the gated work already on the inner device
+ * (nothing will raise its gates now). A submit that another thread's
+ * loss overtook between its check and the queue must not reach the inner
+ * device: its gate would be waited on for ever there, and every inner
+ * wait behind it with it (the random tester hung so, seed 12802762: a
+ * gate's raise was the faulted call while a stream's batch waiting on
+ * that gate was being submitted). */
+static void test_fault_loss_overtakes_a_gated_submit(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    assert_non_null(f);
+    accel wrapped;
+    fault_accel *h = NULL;
+    assert_true(accel_fault_wrap(NULL, fake_accel_get(f), &wrapped, &h));
+    salvo_device *dev = NULL;
+    assert_int_equal(device_create_with_accel(NULL, wrapped, &dev), SALVO_OK);
+    assert_int_equal(sem_init(&go, 0, 0), 0);
+    assert_int_equal(sem_init(&done, 0, 0), 0);
+    const accel_vtable *vt = dev->acc.vt;
+    void *self = dev->acc.self;
+    gated_submit s = {.dev = dev};
+    assert_int_equal(vt->timeline_create(self, dev->adev, 0, &s.gate), ACCEL_SUCCESS);
+    assert_int_equal(vt->cmd_create(self, dev->adev, 0, &s.cmd), ACCEL_SUCCESS);
+    assert_int_equal(vt->cmd_begin(self, dev->adev, s.cmd), ACCEL_SUCCESS);
+    assert_int_equal(vt->cmd_end(self, dev->adev, s.cmd), ACCEL_SUCCESS);
+    uint64_t submits = fake_queue_submits(f, 0);
+
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, submit_held_at_the_queue, &s), 0);
+    sem_wait(&go); /* past the decorator's check, not yet at the queue */
+    /* The device is lost here, by this thread's call (no other thread of
+     * the device makes timelines). */
+    assert_true(accel_fault_add(h, "timeline_create", accel_fault_calls(h, "timeline_create") + 1,
+                                ACCEL_ERROR_DEVICE_LOST, FAULT_LOST));
+    accel_timeline *other = NULL;
+    assert_int_equal(vt->timeline_create(self, dev->adev, 0, &other), ACCEL_ERROR_DEVICE_LOST);
+    assert_null(other);
+    sem_post(&done);
+    pthread_join(t, NULL);
+
+    assert_int_equal(s.r, ACCEL_ERROR_DEVICE_LOST);
+    assert_int_equal(fake_queue_submits(f, 0), submits); /* nothing reached the device */
+    vt->cmd_destroy(self, dev->adev, s.cmd);
+    vt->timeline_destroy(self, dev->adev, s.gate);
+    salvo_device_destroy(dev);
+    assert_int_equal(fake_illegal_total(f), 0);
+    assert_int_equal(fake_live_total(f), 0);
+    fake_free(f);
+    sem_destroy(&go);
+    sem_destroy(&done);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_stats_take_in_a_queued_release),
         cmocka_unit_test(test_stats_during_a_release),
         cmocka_unit_test(test_stream_in_capture_freed_at_capture_end),
+        cmocka_unit_test(test_fault_loss_overtakes_a_gated_submit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

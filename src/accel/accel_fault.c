@@ -345,6 +345,17 @@ static accel_result f_submit(void *self, accel_device *dev, const accel_submit_d
     if (r != ACCEL_SUCCESS)
         return r;
     salvo_mutex_lock(&f->queue_lock);
+    /* Lost since decide (another thread's call): the gated work was
+     * released then (release_gated, under this lock), so this submission
+     * would be the one left waiting on a gate nobody raises. */
+    if (atomic_load(&f->lost)) {
+        salvo_mutex_unlock(&f->queue_lock);
+        atomic_fetch_add(&f->injected, 1);
+        SALVO_LOG(&f->log, SALVO_LOG_DEBUG,
+                  "fault injected: submit returns %s (lost while the call began)",
+                  accel_result_name(ACCEL_ERROR_DEVICE_LOST));
+        return ACCEL_ERROR_DEVICE_LOST;
+    }
     r = CALL(self, submit, dev, d);
     uint32_t n = d->wait_count + d->signal_count;
     for (uint32_t i = 0; r == ACCEL_SUCCESS && i < n; i++) {
