@@ -2886,6 +2886,8 @@ static void trace_file_check(ctx *c, const char *when)
     atomic_fetch_add(&g_n_traces, 1);
 }
 
+static bool lost_meanwhile(const ctx *c, salvo_status st);
+
 /* trace_start: to the model's file (bad 1: to a directory that does not
  * exist, SALVO_ERROR_INVALID_ARGUMENT). SALVO_ERROR_INVALID_STATE while
  * the device traces. */
@@ -2895,6 +2897,7 @@ static void exec_trace_start(ctx *c, const op *o, bool lost_before)
     pthread_mutex_lock(&g_trace_mu);
     salvo_status st = salvo_trace_start(g_dev, bad ? "/nonexistent-model-dir/x/trace.json"
                                                     : g_trace_file);
+    lost_before |= lost_meanwhile(c, st); /* a lost device comes before the path */
     if (g_tracing) {
         if (st != SALVO_ERROR_INVALID_STATE)
             fail(c, "trace_start while tracing returned %s, expected SALVO_ERROR_INVALID_STATE",
