@@ -7,7 +7,9 @@
  * two calls never share a timeline value, even when one waits for a batch
  * slot; a read whose copy is not over when destroy stops waiting leaves
  * its staging to the retire queue; a synchronize returns only after the
- * stream's host calls ran, even when the batch behind one was refused. */
+ * stream's host calls ran, even when the batch behind one was refused; a
+ * call runs, and an event behind it times out, when every timeline wait
+ * times out. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <pthread.h>
 #include <semaphore.h>
@@ -662,6 +664,59 @@ static void read_in_place_pending_at_destroy(void **state)
     read_pending_at_destroy_on(true);
 }
 
+/* Every timeline wait times out (a driver that keeps answering
+ * VK_TIMEOUT), nothing completes until the test says so. The worker,
+ * waiting for the fill before the call, still sees it over once it is
+ * (it looks at the fence when its waits keep failing) and runs the call
+ * once; an event synchronize behind the call says SALVO_TIMEOUT (the work
+ * goes on) and the event completes once its batch does. Regression: the
+ * worker waited on the timeline for ever, and the event with it. */
+static void when_timeline_waits_time_out(void **state)
+{
+    (void)state;
+    fake_accel *f = fake_create();
+    fake_set_complete(f, FAKE_COMPLETE_MANUAL);
+    salvo_device *dev = open_fake(f);
+    salvo_stream *st = NULL;
+    salvo_buffer *b = NULL;
+    salvo_event *e = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    assert_int_equal(salvo_buffer_create(dev, 4096, SALVO_DOMAIN_DEVICE, &b), SALVO_OK);
+    assert_int_equal(salvo_event_create(dev, &e), SALVO_OK);
+    atomic_store(&runs, 0);
+    fake_set_result(f, "timeline_wait", 0, ACCEL_TIMEOUT);
+    assert_int_equal(salvo_fill(st, b, 0, 4096, 7), SALVO_OK);
+    assert_int_equal(salvo_stream_host_call(st, count, NULL), SALVO_OK);
+    assert_int_equal(salvo_fill(st, b, 0, 4096, 9), SALVO_OK);
+    assert_int_equal(salvo_event_record(e, st), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(st), SALVO_OK);
+    /* The fill before the call is pending: the call waits. */
+    nap_ms(20);
+    assert_int_equal(atomic_load(&runs), 0);
+    assert_int_equal(salvo_event_query(e), SALVO_NOT_READY);
+    assert_true(fake_complete_next(f));
+    assert_int_equal(wait_runs(1), 1);
+    /* The call ran and raised its value; the fill after it is pending. */
+    assert_true(fake_pending(f) > 0);
+    uint64_t waits = fake_calls(f, "timeline_wait");
+    salvo_status r = salvo_event_synchronize(e);
+    if (r != SALVO_TIMEOUT)
+        fail_msg("event_synchronize: %s, want SALVO_TIMEOUT", salvo_status_string(r));
+    assert_true(fake_calls(f, "timeline_wait") > waits); /* it did wait, on the timeline */
+    assert_int_equal(salvo_event_query(e), SALVO_NOT_READY);
+    assert_true(fake_complete_all(f) > 0);
+    assert_int_equal(salvo_event_query(e), SALVO_OK);
+    assert_int_equal(salvo_event_synchronize(e), SALVO_OK);
+    fake_clear_results(f);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    assert_int_equal(atomic_load(&runs), 1);
+    salvo_event_destroy(e);
+    salvo_buffer_destroy(b);
+    salvo_stream_destroy(st);
+    close_and_check(f, dev);
+    assert_int_equal(atomic_load(&runs), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -676,6 +731,7 @@ int main(void)
         cmocka_unit_test(destroy_beside_worker_section),
         cmocka_unit_test(read_pending_at_destroy),
         cmocka_unit_test(read_in_place_pending_at_destroy),
+        cmocka_unit_test(when_timeline_waits_time_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
