@@ -27,6 +27,12 @@
  *                 on a 256-byte slice of its own (salvo-bench's
  *                 independent launches), then a synchronize: the time
  *                 per launch of the launch calls (their submits included)
+ *   independent-streams  the same on OPS streams (default 16), made in
+ *                 turn and kept (they take the device's queues in turn):
+ *                 each stream's median of 9 operations, then a second
+ *                 pass over the same streams: whether a launch's cost is
+ *                 the stream's (its queue, its command memory) or the
+ *                 moment's
  *   gate          as salvo-bench's gate latency: a stream waits on a host
  *                 gate, then the launch (add) and an event, flushed; 200 us
  *                 later the gate is raised and the event queried until
@@ -97,6 +103,7 @@ typedef enum scenario {
     REPEAT,
     EMPTY,
     INDEPENDENT,
+    INDEPENDENT_STREAMS,
     GATE,
     GATE_EMPTY,
     GATE_STREAM,
@@ -127,6 +134,7 @@ static const struct {
     [REPEAT] = {"repeat", 0},
     [EMPTY] = {"empty", 0},
     [INDEPENDENT] = {"independent", 0},
+    [INDEPENDENT_STREAMS] = {"independent-streams", 0},
     [GATE] = {"gate", 0},
     [GATE_EMPTY] = {"gate-empty", 0},
     [GATE_STREAM] = {"gate-stream", 0},
@@ -261,6 +269,42 @@ static double op(probe *p, scenario s, int i)
     }
 }
 
+/* independent-streams: n streams (at most 64) made in turn and kept; per
+ * stream, the median of 9 operations of independent after 3 of warm-up,
+ * in two passes over the same streams. Returns how many operations the
+ * first stream then runs for the usual line (9). */
+static int independent_streams(probe *p, int n, uint32_t queues)
+{
+    salvo_stream *sts[64];
+    double med[2][64];
+    if (n > 64)
+        n = 64;
+    sts[0] = p->st; /* made first: the device's first queue */
+    for (int k = 1; k < n; k++)
+        CHECK(salvo_stream_create(p->dev, NULL, &sts[k]));
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < n; k++) {
+            p->st = sts[k];
+            double t[9];
+            for (int i = 0; i < 3; i++)
+                op(p, INDEPENDENT, i);
+            for (int i = 0; i < 9; i++)
+                t[i] = op(p, INDEPENDENT, i);
+            qsort(t, 9, sizeof *t, by_value);
+            med[pass][k] = t[4];
+        }
+    printf("independent-streams: %d streams over %u queue(s); us a launch, medians of 9\n", n,
+           queues);
+    printf("stream  queue  pass 1  pass 2\n");
+    for (int k = 0; k < n; k++)
+        printf("%6d  %5u  %6.2f  %6.2f\n", k, (uint32_t)k % queues, med[0][k] * 1e6,
+               med[1][k] * 1e6);
+    p->st = sts[0];
+    for (int k = 1; k < n; k++)
+        salvo_stream_destroy(sts[k]);
+    return 9;
+}
+
 int main(int argc, char **argv)
 {
     int s = -1;
@@ -279,6 +323,7 @@ int main(int argc, char **argv)
     bool raw = s >= RAW, graph = s >= GRAPH1 && !raw;
     int ops = argc == 3                 ? atoi(argv[2])
               : s == INDEPENDENT        ? 30
+              : s == INDEPENDENT_STREAMS ? 16
               : graph && s != GRAPH1    ? 300
                                         : 2000;
     if (ops < 1)
@@ -297,6 +342,9 @@ int main(int argc, char **argv)
     p.align = 256;
     while (p.align % info.min_storage_buffer_offset_alignment)
         p.align += 256;
+    bool streams = s == INDEPENDENT_STREAMS;
+    if (streams)
+        s = INDEPENDENT;
     uint64_t bytes = s == INDEPENDENT ? INDEPENDENT_LAUNCHES * p.align + 256 : 256;
     CHECK(salvo_buffer_create(p.dev, bytes, SALVO_DOMAIN_DEVICE, &p.buf));
     CHECK(salvo_stream_create(p.dev, NULL, &p.st));
@@ -313,6 +361,10 @@ int main(int argc, char **argv)
     }
     if (graph)
         p.graph = capture(&p, s == GRAPH1 ? 1 : 10000, s == REPLAY_EMPTY);
+    if (streams)
+        ops = independent_streams(&p, ops,
+                                  (info.queue_count ? info.queue_count : 1) -
+                                      (info.high_priority_queue && info.queue_count > 1));
     double *t = malloc(sizeof *t * (size_t)ops);
     for (int i = 0; i < (s == INDEPENDENT ? 3 : 20); i++) /* warm-up */
         op(&p, (scenario)s, i);
