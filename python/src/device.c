@@ -333,6 +333,37 @@ static PyObject *device_stats(py_device *self, PyObject *unused)
         "replays_ahead", s.replays_ahead, "launches_ahead", s.launches_ahead);
 }
 
+/* memory_info(): {"measured": bool, "heaps": [{size, device_local, budget,
+ * usage, allocated}, ...]} from salvo_device_memory_info. */
+static PyObject *device_memory_info(py_device *self, PyObject *unused)
+{
+    (void)unused;
+    salvo_device *dev = py_device_handle((PyObject *)self);
+    if (!dev)
+        return NULL;
+    salvo_memory_info m;
+    salvo_status st = salvo_device_memory_info(dev, &m); /* takes no lock: no wait */
+    if (st < 0)
+        return py_fail(st);
+    py_log_poll();
+    PyObject *heaps = PyList_New(0);
+    for (uint32_t h = 0; heaps && h < m.heap_count && h < 16; h++) {
+        const salvo_heap_usage *u = &m.heaps[h];
+        PyObject *heap = Py_BuildValue("{s:K,s:O,s:K,s:K,s:K}", "size", u->size, "device_local",
+                                       u->device_local ? Py_True : Py_False, "budget", u->budget,
+                                       "usage", u->usage, "allocated", u->allocated);
+        if (!heap || PyList_Append(heaps, heap) != 0)
+            Py_CLEAR(heaps);
+        Py_XDECREF(heap);
+    }
+    if (!heaps)
+        return NULL;
+    PyObject *d = Py_BuildValue("{s:O,s:O}", "measured", m.measured ? Py_True : Py_False, "heaps",
+                                heaps);
+    Py_DECREF(heaps);
+    return d;
+}
+
 static PyObject *features_dict(const salvo_device_features *f)
 {
     return Py_BuildValue(
@@ -506,6 +537,10 @@ static PyMethodDef device_methods[] = {
     {"synchronize", (PyCFunction)device_synchronize, METH_NOARGS,
      "Wait for every stream of the device (salvo_device_synchronize); returns a Status."},
     {"stats", (PyCFunction)device_stats, METH_NOARGS, "The device's counters, as a dict."},
+    {"memory_info", (PyCFunction)device_memory_info, METH_NOARGS,
+     "The device's memory heaps now (salvo_device_memory_info), as a dict: 'measured' (the "
+     "driver's budget and usage, or salvo's own count) and 'heaps', a list of dicts with size, "
+     "device_local, budget, usage and allocated (bytes)."},
     {"trace_start", (PyCFunction)device_trace_start, METH_O,
      "Write a trace of batches and launches to a file (Perfetto's JSON)."},
     {"trace_stop", (PyCFunction)device_trace_stop, METH_NOARGS, "Finish the trace file."},

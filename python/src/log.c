@@ -94,11 +94,10 @@ void py_log_drain(const char *failure)
     dropped = 0;
     atomic_store_explicit(&py_log_pending, 0, memory_order_relaxed);
     pthread_mutex_unlock(&log_lock);
-    if (!e && !lost)
-        return;
 
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
+    py_host_call_drain(); /* host calls' leftovers (host.c), with no exception pending */
     bool failure_seen = false;
     while (e) {
         log_entry *next = e->next;

@@ -219,6 +219,7 @@ PyObject *py_status(salvo_status st);
 /* The device log callback (log_user unused): queues the message. */
 void py_log_callback(void *user, salvo_log_level level, const char *file, int line,
                      const char *message);
+/* Set when messages are queued, or host calls ran (host.c): py_log_drain takes both. */
 extern atomic_int py_log_pending;
 /* Hand queued messages to Python's logging. An ERROR entry of this thread
  * whose text is `failure` (the error being raised) goes at DEBUG instead:
@@ -286,6 +287,28 @@ void py_push_release(py_push *p);
 /* A region from None or a sequence of up to 8 ints (x, y, z, width,
  * height, depth, layer, layers); 0 on success. */
 int py_region(PyObject *obj, salvo_image_region *out, bool *given);
+
+/* ---------------------------------------------------------------- host calls (host.c) */
+
+/* One salvo_stream_host_call of the module: fn (a callable, or NULL) run
+ * with the GIL on salvo's host-call thread, then the whole of it (fn's
+ * reference, view where has_view) released by a thread of Python's. */
+typedef struct py_host_call {
+    struct py_host_call *next;
+    PyObject *fn;
+    bool has_view;
+    Py_buffer view;
+} py_host_call;
+/* A new call holding a reference to fn (NULL: none), or NULL with
+ * MemoryError set. */
+py_host_call *py_host_call_new(PyObject *fn);
+/* Release what h holds and h (the GIL held). */
+void py_host_call_free(py_host_call *h);
+/* The salvo_stream_host_call function; user is a py_host_call. */
+void py_host_call_run(void *user);
+/* Release the calls that ran (the GIL held, no exception pending); py_log_drain calls it,
+ * as py_host_call_run sets py_log_pending. */
+void py_host_call_drain(void);
 
 /* _salvo._launch_loop (bench.c). */
 PyObject *py_launch_loop(PyObject *self, PyObject *args);

@@ -291,6 +291,147 @@ static PyObject *stream_write(py_stream *self, PyObject *args, PyObject *kw)
     return py_none_or_fail(st);
 }
 
+static PyObject *stream_launch_indirect(py_stream *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"kernel", "counts", "offset", "bindings", "push", NULL};
+    PyObject *kobj, *countsobj, *bindobj = Py_None, *pushobj = Py_None;
+    uint64_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O&OO:launch_indirect", names, &kobj,
+                                     &countsobj, py_arg_u64, &offset, &bindobj, &pushobj))
+        return NULL;
+    salvo_stream *s = handle(self, "launch_indirect");
+    salvo_kernel *k = s ? py_child_get(kobj, py_kernel_type, "launch_indirect: kernel") : NULL;
+    salvo_buffer *counts =
+        k ? py_child_get(countsobj, py_buffer_type, "launch_indirect: counts") : NULL;
+    if (!counts)
+        return NULL;
+    salvo_binding bindings[SALVO_MAX_BINDINGS];
+    int count = py_bindings((const py_kernel *)kobj, bindobj, bindings);
+    py_push push;
+    if (count < 0 || py_push_get(pushobj, &push) != 0)
+        return NULL;
+    salvo_status st;
+    PY_UNLOCK(self->head.dev)
+    st = salvo_launch_indirect(s, k, counts, offset, bindings, (uint32_t)count, push.data,
+                               push.size);
+    PY_RELOCK
+    py_push_release(&push);
+    if (st >= 0 && self->capture)
+        note_node(self, kobj);
+    return py_none_or_fail(st);
+}
+
+static PyObject *stream_fill_pattern(py_stream *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"buffer", "pattern", "offset", "size", NULL};
+    PyObject *bufobj, *sizeobj = Py_None;
+    Py_buffer pattern;
+    uint64_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oy*|O&O:fill_pattern", names, &bufobj, &pattern,
+                                     py_arg_u64, &offset, &sizeobj))
+        return NULL;
+    salvo_stream *s = handle(self, "fill_pattern");
+    salvo_buffer *buf = s ? py_child_get(bufobj, py_buffer_type, "fill_pattern: buffer") : NULL;
+    uint64_t size = 0, total = buf ? ((py_buffer *)bufobj)->size : 0;
+    if (buf && sizeobj == Py_None) {
+        /* The whole patterns that fit from offset (salvo refuses none). */
+        uint64_t left = offset < total ? total - offset : 0;
+        size = pattern.len > 0 ? left - left % (uint64_t)pattern.len : 0;
+    } else if (buf && py_u64(sizeobj, &size, "fill_pattern: size") != 0) {
+        buf = NULL;
+    }
+    if (!buf) {
+        PyBuffer_Release(&pattern);
+        return NULL;
+    }
+    salvo_status st;
+    PY_UNLOCK(self->head.dev)
+    st = salvo_fill_pattern(s, buf, offset, size, pattern.buf,
+                            pattern.len > 4 ? UINT32_MAX : (uint32_t)pattern.len);
+    PY_RELOCK
+    PyBuffer_Release(&pattern); /* read at the call */
+    if (st >= 0 && self->capture)
+        note_node(self, Py_None);
+    return py_none_or_fail(st);
+}
+
+static PyObject *stream_copy_image(py_stream *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"src", "dst", "src_region", "dst_region", NULL};
+    PyObject *srcobj, *dstobj, *srcreg = Py_None, *dstreg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OO:copy_image", names, &srcobj, &dstobj,
+                                     &srcreg, &dstreg))
+        return NULL;
+    salvo_stream *s = handle(self, "copy_image");
+    salvo_image *src = s ? py_child_get(srcobj, py_image_type, "copy_image: src") : NULL;
+    salvo_image *dst = src ? py_child_get(dstobj, py_image_type, "copy_image: dst") : NULL;
+    salvo_image_region sr, dr;
+    bool sgiven, dgiven;
+    if (!dst || py_region(srcreg, &sr, &sgiven) != 0 || py_region(dstreg, &dr, &dgiven) != 0)
+        return NULL;
+    salvo_status st;
+    PY_UNLOCK(self->head.dev)
+    st = salvo_copy_image(s, src, sgiven ? &sr : NULL, dst, dgiven ? &dr : NULL);
+    PY_RELOCK
+    if (st >= 0 && self->capture)
+        note_node(self, Py_None);
+    return py_none_or_fail(st);
+}
+
+static PyObject *stream_read(py_stream *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"buffer", "out", "offset", NULL};
+    PyObject *bufobj, *outobj;
+    uint64_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O&:Stream.read", names, &bufobj, &outobj,
+                                     py_arg_u64, &offset))
+        return NULL;
+    salvo_stream *s = handle(self, "Stream.read");
+    salvo_buffer *buf = s ? py_child_get(bufobj, py_buffer_type, "Stream.read: buffer") : NULL;
+    py_host_call *h = buf ? py_host_call_new(NULL) : NULL;
+    if (!h)
+        return NULL;
+    if (PyObject_GetBuffer(outobj, &h->view, PyBUF_WRITABLE) != 0) {
+        py_host_call_free(h);
+        return NULL;
+    }
+    h->has_view = true;
+    salvo_status st, released = SALVO_OK;
+    PY_UNLOCK(self->head.dev)
+    st = salvo_stream_read(s, buf, offset, h->view.buf, (uint64_t)h->view.len);
+    /* A host call after the read (they run in order) lets the view go. */
+    if (st >= 0)
+        released = salvo_stream_host_call(s, py_host_call_run, h);
+    PY_RELOCK
+    if (st < 0) {
+        py_host_call_free(h);
+        return py_fail(st);
+    }
+    /* Made, but its end cannot be seen: out stays held (the read may still write it). */
+    return py_none_or_fail(released);
+}
+
+static PyObject *stream_host_call(py_stream *self, PyObject *fn)
+{
+    salvo_stream *s = handle(self, "host_call");
+    if (!s)
+        return NULL;
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "host_call: fn must be callable");
+        return NULL;
+    }
+    py_host_call *h = py_host_call_new(fn);
+    if (!h)
+        return NULL;
+    salvo_status st;
+    PY_UNLOCK(self->head.dev)
+    st = salvo_stream_host_call(s, py_host_call_run, h);
+    PY_RELOCK
+    if (st < 0)
+        py_host_call_free(h);
+    return py_none_or_fail(st);
+}
+
 /* copy_buffer_to_image(buffer, image, region=None, offset=0) and
  * copy_image_to_buffer(image, buffer, region=None, offset=0): one parse,
  * the objects checked in the order they are given. */
@@ -532,6 +673,28 @@ static PyMethodDef stream_methods[] = {
      "Structure, or a tuple of numpy scalars (laid out as std430 scalars)."},
     {"fill", (PyCFunction)(void (*)(void))stream_fill, METH_VARARGS | METH_KEYWORDS,
      "fill(buffer, value=0, offset=0, size=None): a 32-bit value repeated, in stream order."},
+    {"launch_indirect", (PyCFunction)(void (*)(void))stream_launch_indirect,
+     METH_VARARGS | METH_KEYWORDS,
+     "launch_indirect(kernel, counts, offset=0, bindings=None, push=None): one dispatch whose "
+     "workgroup counts (three uint32) the device reads from the Buffer counts at offset when "
+     "it runs (salvo_launch_indirect); bindings and push as launch."},
+    {"fill_pattern", (PyCFunction)(void (*)(void))stream_fill_pattern,
+     METH_VARARGS | METH_KEYWORDS,
+     "fill_pattern(buffer, pattern, offset=0, size=None): a 1, 2 or 4-byte pattern (bytes or "
+     "a numpy scalar) repeated from any offset, in stream order (salvo_fill_pattern); size None: "
+     "the whole patterns that fit."},
+    {"copy_image", (PyCFunction)(void (*)(void))stream_copy_image, METH_VARARGS | METH_KEYWORDS,
+     "copy_image(src, dst, src_region=None, dst_region=None): image to image on the device, "
+     "in stream order (salvo_copy_image); regions of the same extents."},
+    {"read", (PyCFunction)(void (*)(void))stream_read, METH_VARARGS | METH_KEYWORDS,
+     "read(buffer, out, offset=0): len(out) bytes of the buffer into out (a writable, "
+     "contiguous object: bytearray, numpy array) in stream order, returning at once "
+     "(salvo_stream_read); out holds them once the stream has passed this point (synchronize, "
+     "an event, query). out is kept alive until then."},
+    {"host_call", (PyCFunction)stream_host_call, METH_O,
+     "host_call(fn): call fn() on salvo's host-call thread once the stream's earlier work is "
+     "over; its later work waits for it (salvo_stream_host_call). An exception goes to "
+     "sys.unraisablehook. fn must not wait for the stream's later work."},
     {"copy", (PyCFunction)(void (*)(void))stream_copy, METH_VARARGS | METH_KEYWORDS,
      "copy(src, dst, size=None, src_offset=0, dst_offset=0): a device copy, in stream order."},
     {"write", (PyCFunction)(void (*)(void))stream_write, METH_VARARGS | METH_KEYWORDS,
