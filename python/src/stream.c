@@ -60,6 +60,15 @@ static void note_node(py_stream *s, PyObject *what)
 
 /* ---------------------------------------------------------------- Stream */
 
+/* A command's result: noted as node (its kernel, or None) of the stream's
+ * capture where it was made in one, then None or salvo.Error. */
+static PyObject *command_done(py_stream *self, salvo_status st, PyObject *node)
+{
+    if (st >= 0 && self->capture)
+        note_node(self, node);
+    return py_none_or_fail(st);
+}
+
 static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"device", "batch_size", "first_batch", "priority", NULL};
@@ -204,9 +213,7 @@ static PyObject *stream_launch(py_stream *self, PyObject *const *args, Py_ssize_
     st = salvo_launch(s, k, groups, bindings, (uint32_t)count, push.data, push.size);
     PY_RELOCK
     py_push_release(&push);
-    if (st >= 0 && self->capture)
-        note_node(self, a[0]);
-    return py_none_or_fail(st);
+    return command_done(self, st, a[0]);
 }
 
 static PyObject *stream_fill(py_stream *self, PyObject *args, PyObject *kw)
@@ -231,9 +238,7 @@ static PyObject *stream_fill(py_stream *self, PyObject *args, PyObject *kw)
     PY_UNLOCK(self->head.dev)
     st = salvo_fill(s, buf, offset, size, value);
     PY_RELOCK
-    if (st >= 0 && self->capture)
-        note_node(self, Py_None);
-    return py_none_or_fail(st);
+    return command_done(self, st, Py_None);
 }
 
 static PyObject *stream_copy(py_stream *self, PyObject *args, PyObject *kw)
@@ -263,9 +268,7 @@ static PyObject *stream_copy(py_stream *self, PyObject *args, PyObject *kw)
     PY_UNLOCK(self->head.dev)
     st = salvo_copy(s, src, src_offset, dst, dst_offset, size);
     PY_RELOCK
-    if (st >= 0 && self->capture)
-        note_node(self, Py_None);
-    return py_none_or_fail(st);
+    return command_done(self, st, Py_None);
 }
 
 static PyObject *stream_write(py_stream *self, PyObject *args, PyObject *kw)
@@ -316,9 +319,7 @@ static PyObject *stream_launch_indirect(py_stream *self, PyObject *args, PyObjec
                                push.size);
     PY_RELOCK
     py_push_release(&push);
-    if (st >= 0 && self->capture)
-        note_node(self, kobj);
-    return py_none_or_fail(st);
+    return command_done(self, st, kobj);
 }
 
 static PyObject *stream_fill_pattern(py_stream *self, PyObject *args, PyObject *kw)
@@ -350,9 +351,7 @@ static PyObject *stream_fill_pattern(py_stream *self, PyObject *args, PyObject *
                             pattern.len > 4 ? UINT32_MAX : (uint32_t)pattern.len);
     PY_RELOCK
     PyBuffer_Release(&pattern); /* read at the call */
-    if (st >= 0 && self->capture)
-        note_node(self, Py_None);
-    return py_none_or_fail(st);
+    return command_done(self, st, Py_None);
 }
 
 static PyObject *stream_copy_image(py_stream *self, PyObject *args, PyObject *kw)
@@ -373,9 +372,7 @@ static PyObject *stream_copy_image(py_stream *self, PyObject *args, PyObject *kw
     PY_UNLOCK(self->head.dev)
     st = salvo_copy_image(s, src, sgiven ? &sr : NULL, dst, dgiven ? &dr : NULL);
     PY_RELOCK
-    if (st >= 0 && self->capture)
-        note_node(self, Py_None);
-    return py_none_or_fail(st);
+    return command_done(self, st, Py_None);
 }
 
 static PyObject *stream_read(py_stream *self, PyObject *args, PyObject *kw)
@@ -470,9 +467,7 @@ static PyObject *stream_buffer_image_copy(py_stream *self, PyObject *args, PyObj
     st = to_image ? salvo_copy_buffer_to_image(s, buf, offset, img, r)
                   : salvo_copy_image_to_buffer(s, img, r, buf, offset);
     PY_RELOCK
-    if (st >= 0 && self->capture)
-        note_node(self, Py_None);
-    return py_none_or_fail(st);
+    return command_done(self, st, Py_None);
 }
 
 static PyObject *stream_buffer_to_image(py_stream *self, PyObject *args, PyObject *kw)
