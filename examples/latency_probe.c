@@ -43,6 +43,8 @@
  *                 the host signals 200 us after the submit, timed from the
  *                 signal
  *   raw-gate-bind the same, the add kernel bound as salvo's launch
+ *   raw-gate-salvo  the same, barrier and fresh: what salvo's gated batch
+ *                 of one launch records (the recording is not timed)
  *   replay-idle   launch of a 10,000-node dependent graph, device idle
  *                 (each replay synchronized before the next)
  *   replay-busy   the same, three launches back to back, then synchronize
@@ -123,6 +125,7 @@ typedef enum scenario {
     RAW_BOUND_SALVO,
     RAW_GATED,
     RAW_GATED_BOUND,
+    RAW_GATED_SALVO,
     SCENARIOS
 } scenario;
 
@@ -154,6 +157,7 @@ static const struct {
     [RAW_BOUND_SALVO] = {"raw-bind-salvo", RAW_BIND | RAW_BARRIER | RAW_FRESH},
     [RAW_GATED] = {"raw-gate", RAW_GATE},
     [RAW_GATED_BOUND] = {"raw-gate-bind", RAW_GATE | RAW_BIND},
+    [RAW_GATED_SALVO] = {"raw-gate-salvo", RAW_GATE | RAW_BIND | RAW_BARRIER | RAW_FRESH},
 };
 
 static void usage(FILE *to)

@@ -861,8 +861,11 @@ static void replay_busy(gpu *g)
     }
 
     static double busy[WAY_COUNT][MAX_ROUNDS * (IN_FLIGHT - 1)], idle[WAY_COUNT][MAX_ROUNDS];
-    /* Round r's first replay follows round r - 1's wait: polled where r - 1
-     * is odd (round -1, which warms up, included). */
+    /* What the wait before each idle replay was: the wait of the way
+     * before it in the same round (the first way's: the last wait of the
+     * round before), so it is noted as it happens. */
+    static bool idle_after_poll[WAY_COUNT][MAX_ROUNDS];
+    bool polled = false; /* the last wait's kind */
     for (int r = -1; r < rounds; r++)
         for (int w = 0; w < WAY_COUNT; w++) {
             if (w >= MADE_PUSH && !s.bound)
@@ -874,14 +877,17 @@ static void replay_busy(gpu *g)
                 double t = now_us() - t0;
                 if (r < 0)
                     continue;
-                if (i == 0)
+                if (i == 0) {
                     idle[w][r] = t;
+                    idle_after_poll[w][r] = polled;
+                }
                 else
                     busy[w][r * (IN_FLIGHT - 1) + i - 1] = t;
             }
             /* The fence's signal follows every earlier submit to the queue,
              * so the round's primaries are free to be begun again. */
-            if (r & 1) {
+            polled = r & 1;
+            if (polled) {
                 VkResult fr;
                 while ((fr = vkGetFenceStatus(g->device, g->fence)) == VK_NOT_READY) {
                 }
@@ -939,11 +945,10 @@ static void replay_busy(gpu *g)
             first3[k++] = busy[w][r * (IN_FLIGHT - 1)];
             first3[k++] = busy[w][r * (IN_FLIGHT - 1) + 1];
         }
-        /* Round r's idle replay followed a polled wait where r - 1 is odd. */
         static double after_block[MAX_ROUNDS], after_poll[MAX_ROUNDS];
         size_t nb = 0, np = 0;
         for (int r = 0; r < rounds; r++) {
-            if ((r - 1) & 1)
+            if (idle_after_poll[w][r])
                 after_poll[np++] = idle[w][r];
             else
                 after_block[nb++] = idle[w][r];
