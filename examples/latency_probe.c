@@ -39,6 +39,12 @@
  *                 complete, timed from the raise
  *   gate-empty    the same with the empty kernel
  *   gate-stream   the same (add), the stream queried instead of an event
+ *   gate-untimed  the same, the event made with SALVO_EVENT_DISABLE_TIMING
+ *   event-trip    repeat's launch, then an event recorded and synchronized
+ *                 instead of the stream
+ *   event-trip-untimed  the same, the event made with
+ *                 SALVO_EVENT_DISABLE_TIMING (the launch stays recorded
+ *                 ahead: no timestamp follows it)
  *   raw-gate      raw_floor.h's trip of the empty kernel waiting on a gate
  *                 the host signals 200 us after the submit, timed from the
  *                 signal
@@ -109,6 +115,9 @@ typedef enum scenario {
     GATE,
     GATE_EMPTY,
     GATE_STREAM,
+    GATE_UNTIMED,
+    EVENT_TRIP,
+    EVENT_TRIP_UNTIMED,
     GRAPH1,
     REPLAY_IDLE,
     REPLAY_BUSY,
@@ -141,6 +150,9 @@ static const struct {
     [GATE] = {"gate", 0},
     [GATE_EMPTY] = {"gate-empty", 0},
     [GATE_STREAM] = {"gate-stream", 0},
+    [GATE_UNTIMED] = {"gate-untimed", 0},
+    [EVENT_TRIP] = {"event-trip", 0},
+    [EVENT_TRIP_UNTIMED] = {"event-trip-untimed", 0},
     [GRAPH1] = {"graph1", 0},
     [REPLAY_IDLE] = {"replay-idle", 0},
     [REPLAY_BUSY] = {"replay-busy", 0},
@@ -198,7 +210,8 @@ static salvo_graph *capture(probe *p, uint32_t n, bool empty)
 /* One operation of scenario s; returns the host time it times. */
 static double op(probe *p, scenario s, int i)
 {
-    uint32_t push[2] = {64, s == REPEAT ? 1 : 1 + (uint32_t)(i & 1)}, groups[3] = {1, 1, 1};
+    bool same = s == REPEAT || s == EVENT_TRIP || s == EVENT_TRIP_UNTIMED;
+    uint32_t push[2] = {64, same ? 1 : 1 + (uint32_t)(i & 1)}, groups[3] = {1, 1, 1};
     salvo_binding bd = {.binding = 0, .buffer = p->buf, .size = 256};
     double t0 = now_s(), t = 0;
     switch (s) {
@@ -220,9 +233,16 @@ static double op(probe *p, scenario s, int i)
         t = (now_s() - t0) / INDEPENDENT_LAUNCHES;
         CHECK(salvo_stream_synchronize(p->st));
         return t;
+    case EVENT_TRIP:
+    case EVENT_TRIP_UNTIMED:
+        CHECK(salvo_launch(p->st, p->add, groups, &bd, 1, push, sizeof push));
+        CHECK(salvo_event_record(p->event, p->st));
+        CHECK(salvo_event_synchronize(p->event));
+        return now_s() - t0;
     case GATE:
     case GATE_EMPTY:
-    case GATE_STREAM: {
+    case GATE_STREAM:
+    case GATE_UNTIMED: {
         uint64_t v = ++p->gate_value;
         CHECK(salvo_stream_wait_gate(p->st, p->gate, v));
         if (s == GATE_EMPTY)
@@ -352,12 +372,13 @@ int main(int argc, char **argv)
     uint64_t bytes = s == INDEPENDENT ? INDEPENDENT_LAUNCHES * p.align + 256 : 256;
     CHECK(salvo_buffer_create(p.dev, bytes, SALVO_DOMAIN_DEVICE, &p.buf));
     CHECK(salvo_stream_create(p.dev, NULL, &p.st));
-    if (s >= GATE && s <= GATE_STREAM) {
-        if (salvo_gate_create(p.dev, &p.gate) != SALVO_OK) {
+    if (s >= GATE && s <= EVENT_TRIP_UNTIMED) {
+        if (s <= GATE_UNTIMED && salvo_gate_create(p.dev, &p.gate) != SALVO_OK) {
             fprintf(stderr, "latency-probe: no timeline semaphores for a gate\n");
             return 77;
         }
-        CHECK(salvo_event_create(p.dev, &p.event));
+        bool untimed = s == GATE_UNTIMED || s == EVENT_TRIP_UNTIMED;
+        CHECK(salvo_event_create_flags(p.dev, untimed ? SALVO_EVENT_DISABLE_TIMING : 0, &p.event));
     }
     if (raw && !raw_floor_open(&p.floor, p.dev, scenarios[s].raw_variant, p.buf, 0 /* p.st's */)) {
         fprintf(stderr, "latency-probe: no Vulkan 1.2 device for the raw floor\n");
@@ -388,7 +409,7 @@ int main(int argc, char **argv)
      * raw trips' calls go through salvo's instance and are checked too). */
     salvo_stats stats;
     CHECK(salvo_device_stats(p.dev, &stats));
-    if (s == REPEAT || s == ROUNDTRIP)
+    if (s == REPEAT || s == ROUNDTRIP || s == EVENT_TRIP || s == EVENT_TRIP_UNTIMED)
         printf("%s: %llu of %d launches recorded ahead\n", scenarios[s].name,
                (unsigned long long)stats.launches_ahead, ops + 20);
     fflush(stdout);

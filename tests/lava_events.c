@@ -173,6 +173,36 @@ static void ping_pong(void **state)
     salvo_event_destroy(eb);
 }
 
+/* The same with events made with SALVO_EVENT_DISABLE_TIMING (no
+ * timestamps), some recorded on a stream synchronized just before (the
+ * mark is then its last batch, already complete): every link still reads
+ * what the other stream wrote, and elapsed refuses them. */
+static void untimed_events_order_streams(void **state)
+{
+    fixture *f = *state;
+    salvo_event *ea = NULL, *eb = NULL;
+    assert_int_equal(salvo_event_create_flags(f->dev, SALVO_EVENT_DISABLE_TIMING, &ea), SALVO_OK);
+    assert_int_equal(salvo_event_create_flags(f->dev, SALVO_EVENT_DISABLE_TIMING, &eb), SALVO_OK);
+    for (int i = 0; i < 30; i++) {
+        add_n(f, f->a, f->x, 1, 1); /* x += 1 */
+        if (i % 10 == 9)
+            assert_int_equal(salvo_stream_synchronize(f->a), SALVO_OK);
+        assert_int_equal(salvo_event_record(ea, f->a), SALVO_OK);
+        assert_int_equal(salvo_stream_wait_event(f->b, ea), SALVO_OK);
+        copy_to(f, f->b, f->x, f->y, 0); /* y = x */
+        assert_int_equal(salvo_event_record(eb, f->b), SALVO_OK);
+        assert_int_equal(salvo_stream_wait_event(f->a, eb), SALVO_OK);
+    }
+    assert_int_equal(salvo_event_synchronize(eb), SALVO_OK);
+    expect_all(f->y, 30);
+    uint64_t ns = 1;
+    assert_int_equal(salvo_event_elapsed(ea, eb, &ns), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ns, 0);
+    assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
+    salvo_event_destroy(ea);
+    salvo_event_destroy(eb);
+}
+
 static void *aligned(salvo_device *dev, size_t bytes, size_t *rounded)
 {
     salvo_device_info info;
@@ -315,6 +345,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(unrecorded_event_is_no_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(query_then_synchronize, setup, teardown),
         cmocka_unit_test_setup_teardown(ping_pong, setup, teardown),
+        cmocka_unit_test_setup_teardown(untimed_events_order_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(gate_holds_work_until_raised, setup, teardown),
         cmocka_unit_test_setup_teardown(gate_raised_from_another_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(destroying_a_gate_releases_waiters, setup, teardown),

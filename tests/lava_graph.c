@@ -555,7 +555,8 @@ static void test_replay_ahead(void **state)
     assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
     copy_add(f, f->st, a, b, 0);
     assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
-    assert_int_equal(replays_ahead(f) - ahead, 7);
+    /* Recorded into the batch for the copy after it: not counted. */
+    assert_int_equal(replays_ahead(f) - ahead, 6);
     expect(a, 35);
     expect(b, 35);
     /* A timed event after it: its timestamp follows the replay. The graph

@@ -555,6 +555,64 @@ static void test_lost(void **state)
     close_env(&e);
 }
 
+/* An event made with SALVO_EVENT_DISABLE_TIMING: a record on a stream
+ * with nothing open opens no batch (its mark is the last batch
+ * submitted, complete once that is) and writes no timestamp, it orders
+ * another stream as a timed one does, and salvo_event_elapsed refuses
+ * it, first among its errors. An unknown flag is refused.
+ * (unit_launch_ahead: a launch recorded ahead stays so with one.) */
+static void test_untimed(void **state)
+{
+    (void)state;
+    env e = {0};
+    open_env(&e);
+    salvo_event *u = NULL, *t = event_new(e.dev), *bad = (salvo_event *)&e;
+    assert_int_equal(salvo_event_create_flags(e.dev, 1u << 5, &bad), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_null(bad);
+    assert_int_equal(salvo_event_create_flags(e.dev, SALVO_EVENT_DISABLE_TIMING, &u), SALVO_OK);
+    assert_non_null(u);
+
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_OK);
+    uint64_t submits = fake_calls(e.f, "submit"), stamps = fake_calls(e.f, "cmd_timestamp");
+    assert_int_equal(salvo_event_record(u, e.st), SALVO_OK); /* nothing open */
+    assert_int_equal(salvo_event_query(u), SALVO_OK);        /* the last batch: done */
+    assert_int_equal(salvo_stream_query(e.st), SALVO_OK);
+    assert_int_equal(fake_calls(e.f, "submit"), submits);
+    /* The timed one opens a batch for its timestamp, which a query submits. */
+    assert_int_equal(salvo_event_record(t, e.st), SALVO_OK);
+    assert_int_equal(salvo_event_synchronize(t), SALVO_OK);
+    assert_int_equal(fake_calls(e.f, "submit"), submits + 1);
+    assert_int_equal(fake_calls(e.f, "cmd_timestamp"), stamps + 1);
+
+    /* Another stream waits for it: the wait goes in before its launch. */
+    salvo_stream *other = NULL;
+    assert_int_equal(salvo_stream_create(e.dev, NULL, &other), SALVO_OK);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_event_record(u, e.st), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(other, u), SALVO_OK);
+    launch_ok(other, e.k, e.buf);
+    assert_int_equal(salvo_stream_synchronize(other), SALVO_OK);
+    assert_int_equal(salvo_event_query(u), SALVO_OK); /* the other stream's work followed it */
+
+    /* elapsed: refused with either end untimed, before the other checks. */
+    uint64_t ns = 9;
+    assert_int_equal(salvo_event_elapsed(t, u, &ns), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ns, 0);
+    assert_int_equal(salvo_event_elapsed(u, t, &ns), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "SALVO_EVENT_DISABLE_TIMING"));
+    assert_int_equal(salvo_event_elapsed(t, t, &ns), SALVO_OK);
+    fake_lose_device(e.f);
+    launch_ok(e.st, e.k, e.buf);
+    assert_int_equal(salvo_stream_synchronize(e.st), SALVO_ERROR_DEVICE_LOST);
+    assert_int_equal(salvo_event_elapsed(u, u, &ns), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_event_elapsed(t, t, &ns), SALVO_ERROR_DEVICE_LOST);
+    salvo_stream_destroy(other);
+    salvo_event_destroy(u);
+    salvo_event_destroy(t);
+    close_env(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -565,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_lost),            cmocka_unit_test(test_failed_record_keeps_mark),
         cmocka_unit_test(test_queries_reset_on_host),
         cmocka_unit_test(test_read_when_asked),
+        cmocka_unit_test(test_untimed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

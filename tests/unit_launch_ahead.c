@@ -584,6 +584,39 @@ static void test_arrays_take_sets(void **state)
     finish(&c);
 }
 
+/* An event recorded after a launch made ahead: one made with
+ * SALVO_EVENT_DISABLE_TIMING leaves the batch as the recording made ahead
+ * (nothing recorded at the trip); a timed one writes its timestamp after
+ * the launch, which is then recorded into the batch. Each launch ran. */
+static void test_untimed_event_keeps_ahead(void **state)
+{
+    (void)state;
+    ctx c;
+    start(&c, true, 64, FAKE_COMPLETE_AUTO);
+    salvo_event *untimed = NULL, *timed = NULL;
+    assert_int_equal(salvo_event_create_flags(c.dev, SALVO_EVENT_DISABLE_TIMING, &untimed),
+                     SALVO_OK);
+    assert_int_equal(salvo_event_create(c.dev, &timed), SALVO_OK);
+    settle(&c, 2);
+    for (int round = 0; round < 2; round++) {
+        salvo_event *ev = round == 0 ? untimed : timed;
+        for (int i = 0; i < 3; i++) {
+            uint64_t d0 = recorded(&c), a0 = made_ahead(&c);
+            assert_int_equal(add(&c, 2), SALVO_OK);
+            assert_int_equal(salvo_event_record(ev, c.st), SALVO_OK);
+            assert_int_equal(salvo_event_synchronize(ev), SALVO_OK);
+            assert_int_equal(recorded(&c) - d0, round == 0 ? 0 : 1);
+            /* The timed event's batch went as recorded into it. */
+            assert_int_equal(made_ahead(&c) - a0, round == 0 ? 1 : 0);
+        }
+    }
+    assert_int_equal(salvo_stream_synchronize(c.st), SALVO_OK);
+    assert_int_equal(c.sum, 2 * (3 + 6));
+    salvo_event_destroy(untimed);
+    salvo_event_destroy(timed);
+    finish(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -598,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_where_made),
         cmocka_unit_test(test_arrays_take_sets),
         cmocka_unit_test(test_indirect),
+        cmocka_unit_test(test_untimed_event_keeps_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

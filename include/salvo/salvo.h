@@ -1263,11 +1263,29 @@ SALVO_API salvo_status salvo_stream_host_call(salvo_stream *stream, void (*fn)(v
  * salvo_event_destroy; waits already issued keep what they need. */
 SALVO_API salvo_status salvo_event_create(salvo_device *device, salvo_event **out);
 
+/* Flags of salvo_event_create_flags. */
+typedef enum salvo_event_flag {
+    /* Only a point to wait for, as CUDA's cudaEventDisableTiming: its
+     * records write no timestamp, so a record on a stream with no open
+     * batch opens none (the mark is then the end of the last batch
+     * submitted, as on a device without timestamps), and a launch or
+     * replay the batch holds recorded ahead stays so. salvo_event_elapsed
+     * refuses it. */
+    SALVO_EVENT_DISABLE_TIMING = 1u << 0
+} salvo_event_flag;
+
+/* salvo_event_create with flags (salvo_event_flag, or-ed; 0 is
+ * salvo_event_create). SALVO_ERROR_INVALID_ARGUMENT for a bit it does not
+ * know. Thread safety and lifetime as salvo_event_create. */
+SALVO_API salvo_status salvo_event_create_flags(salvo_device *device, uint32_t flags,
+                                                salvo_event **out);
+
 /* Mark the point after every launch recorded on stream so far, and after
  * the work of the events the stream waits for (salvo_stream_wait_event)
  * (re-recording moves the mark; waits already issued keep the old one).
  * Where the device has timestamps the record writes one for
- * salvo_event_elapsed: on a stream with no open batch it opens one (as a
+ * salvo_event_elapsed (unless the event was made with
+ * SALVO_EVENT_DISABLE_TIMING): on a stream with no open batch it opens one (as a
  * launch would, so it may return SALVO_ERROR_TIMEOUT, nothing recorded,
  * when no batch slot frees up within the fence timeout), and the event
  * completes once that batch has run. It opens one likewise, timestamps or
@@ -1324,8 +1342,9 @@ SALVO_API salvo_status salvo_event_wait(salvo_event *event, uint64_t timeout_ns)
  *    are submitted, as by salvo_event_query); *ns is 0.
  *  - SALVO_ERROR_UNSUPPORTED where the device's compute queue has no
  *    timestamps (where salvo_trace_start is refused likewise).
- *  - SALVO_ERROR_INVALID_ARGUMENT: an event NULL, never recorded, or the
- *    two of different devices; ns NULL.
+ *  - SALVO_ERROR_INVALID_ARGUMENT: an event NULL, never recorded, made
+ *    with SALVO_EVENT_DISABLE_TIMING, or the two of different devices; ns
+ *    NULL.
  *  - SALVO_ERROR_INVALID_STATE: an event recorded during a capture (a
  *    point of a graph); end's point came before start's on the device.
  *    A salvo_event_cancel keeps the times of the batch's other events:
@@ -1336,8 +1355,8 @@ SALVO_API salvo_status salvo_event_wait(salvo_event *event, uint64_t timeout_ns)
  *  - SALVO_CANCELLED: either event was cancelled.
  *  - SALVO_ERROR_BATCH_FAILED: an event's batch did not run (its failure
  *    is reported to its stream).
- * Where several apply, the first of this order wins: INVALID_ARGUMENT,
- * DEVICE_LOST, UNSUPPORTED, INVALID_ARGUMENT for an event never recorded,
+ * Where several apply, the first of this order wins: INVALID_ARGUMENT
+ * (NULL, different devices, DISABLE_TIMING), DEVICE_LOST, UNSUPPORTED, INVALID_ARGUMENT for an event never recorded,
  * INVALID_STATE for a capture's event, CANCELLED, NOT_READY, then what
  * each event's time says (start's before end's).
  * The first timed record of a device makes a pool of timestamp queries

@@ -1148,6 +1148,14 @@ public:
         salvo_status st = salvo_event_create(handle_, &e);
         return detail::deliver(st, event(e), "salvo_event_create");
     }
+    /* flags: salvo_event_flag bits (SALVO_EVENT_DISABLE_TIMING: a point to
+     * wait for only, with no timestamp). */
+    [[nodiscard]] returns<event> create_event(uint32_t flags) SALVO_HPP_NOEXCEPT
+    {
+        salvo_event *e = nullptr;
+        salvo_status st = salvo_event_create_flags(handle_, flags, &e);
+        return detail::deliver(st, event(e), "salvo_event_create_flags");
+    }
     /* salvo_gate_create: SALVO_ERROR_UNSUPPORTED without timeline semaphores. */
     [[nodiscard]] returns<gate> create_gate() SALVO_HPP_NOEXCEPT
     {

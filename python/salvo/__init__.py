@@ -167,8 +167,8 @@ class Device(_Closing, _salvo.Device):
     def stream(self, batch_size=0, first_batch=0, priority=0):
         return Stream(self, batch_size, first_batch, priority)
 
-    def event(self):
-        return Event(self)
+    def event(self, timing=True):
+        return Event(self, timing=timing)
 
     def gate(self):
         return Gate(self)
@@ -287,7 +287,9 @@ class Stream(_Closing, _salvo.Stream):
 
 
 class Event(_Closing, _salvo.Event):
-    """A marker in a stream: Event(device)."""
+    """A marker in a stream: Event(device, timing=True). timing=False
+    (SALVO_EVENT_DISABLE_TIMING): a point to wait for only; records write
+    no timestamp and elapsed_ns refuses it."""
 
     __slots__ = ()
 

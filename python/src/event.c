@@ -14,9 +14,10 @@ PyTypeObject *py_gate_type;
 
 static PyObject *event_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"device", NULL};
+    static char *names[] = {"device", "timing", NULL};
     PyObject *devobj;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O:Event", names, &devobj))
+    int timing = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$p:Event", names, &devobj, &timing))
         return NULL;
     salvo_device *dev = py_device_handle(devobj);
     if (!dev)
@@ -26,7 +27,8 @@ static PyObject *event_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         return NULL;
     py_child_attach(&self->head, (py_device *)devobj, PY_KIND_EVENT);
     salvo_event *ev = NULL;
-    salvo_status st = salvo_event_create(dev, &ev);
+    salvo_status st = timing ? salvo_event_create(dev, &ev)
+                             : salvo_event_create_flags(dev, SALVO_EVENT_DISABLE_TIMING, &ev);
     py_log_after(st);
     if (st < 0) {
         Py_DECREF(self);
@@ -198,7 +200,8 @@ static PyType_Slot event_slots[] = {
     {Py_tp_traverse, event_traverse},
     {Py_tp_methods, event_methods},
     {Py_tp_getset, event_getset},
-    {Py_tp_doc, "Event(device): a marker in a stream, as in CUDA."},
+    {Py_tp_doc, "Event(device, *, timing=True): a marker in a stream, as in CUDA; timing=False "
+                "writes no timestamps (elapsed_ns refuses it)."},
     {0, NULL},
 };
 

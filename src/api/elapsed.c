@@ -53,6 +53,11 @@ salvo_status salvo_event_elapsed(salvo_event *start, salvo_event *end, uint64_t 
     if (end->dev != dev)
         return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
                         "event_elapsed: the events belong to different devices");
+    if (start->untimed || end->untimed)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT,
+                        "event_elapsed: %s was made with SALVO_EVENT_DISABLE_TIMING: it has no "
+                        "times",
+                        start->untimed ? "start" : "end");
     salvo_mutex_lock(&dev->q.lock);
     salvo_status r = SALVO_OK;
     salvo_event *ev[2] = {start, end};

@@ -91,18 +91,28 @@ static salvo_status timed_open_locked(salvo_device *dev, stream_engine *e, bool 
 
 salvo_status salvo_event_create(salvo_device *dev, salvo_event **out)
 {
+    return salvo_event_create_flags(dev, 0, out);
+}
+
+salvo_status salvo_event_create_flags(salvo_device *dev, uint32_t flags, salvo_event **out)
+{
     if (!out)
         return SALVO_FAIL(dev ? &dev->log : NULL, SALVO_ERROR_INVALID_ARGUMENT,
                           "event_create: out is NULL");
     *out = NULL;
     if (!dev)
         return SALVO_FAIL(NULL, SALVO_ERROR_INVALID_ARGUMENT, "event_create: device is NULL");
+    uint32_t unknown = flags & ~(uint32_t)SALVO_EVENT_DISABLE_TIMING;
+    if (unknown)
+        return DEV_FAIL(dev, SALVO_ERROR_INVALID_ARGUMENT, "event_create: unknown flags 0x%x",
+                        unknown);
     if (device_is_lost(dev))
         return device_lost_error(dev);
     salvo_event *ev = salvo_mem_calloc(dev->alloc, 1, sizeof *ev);
     if (!ev)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "event_create: out of host memory");
     ev->dev = dev;
+    ev->untimed = flags & SALVO_EVENT_DISABLE_TIMING;
     resource_init(&ev->res, RESOURCE_EVENT, event_release, 0);
     salvo_mutex_lock(&dev->q.lock);
     live_link_locked(dev, &ev->res);
@@ -134,7 +144,7 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
     salvo_mutex_lock(&dev->q.lock);
     salvo_mutex_same(&dev->q.lock, &st->e.q->lock);
     salvo_status r = SALVO_OK;
-    bool timed = false, timestamps = timed_device(dev);
+    bool timed = false, timestamps = !ev->untimed && timed_device(dev);
     salvo_status why = SALVO_OK;
     if (timestamps && !device_is_lost(dev) && !stream_capture_locked(st))
         r = timed_open_locked(dev, &st->e, &timed, &why);

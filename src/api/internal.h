@@ -100,6 +100,7 @@ struct salvo_event {
     /* [lock] The GPU time of its latest record (salvo_event_elapsed);
      * NONE where the device has no timestamps. */
     timing_point time;
+    bool untimed; /* SALVO_EVENT_DISABLE_TIMING: no timestamps; set once, at creation */
 };
 
 struct salvo_gate {

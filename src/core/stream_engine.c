@@ -664,6 +664,12 @@ salvo_status stream_undirect_locked(stream_engine *st)
                        : command_record(q->acc, q->adev, s->cmd, s->pool, &c);
         if (ar == ACCEL_SUCCESS) {
             s->direct = NULL;
+            /* Submitted as recorded into the batch after all: the stats
+             * count only what goes as the recording made ahead. */
+            if (graph)
+                COUNTER_SUB(&q->n, replays_ahead, 1);
+            else
+                COUNTER_SUB(&q->n, launches_ahead, 1);
             return SALVO_OK;
         }
         s->direct_dirty = true;

@@ -627,6 +627,22 @@ void events_and_gates()
         EXPECT_EQ(cut.query(), SALVO_CANCELLED);
         EXPECT_EQ(s3.synchronize(), SALVO_OK);
         EXPECT(all_equal(x.read_vector<std::uint32_t>(), 11u, "x after the cancel"));
+
+        /* Without timing: orders s2 after s1 as well; elapsed refuses it;
+         * an unknown flag throws. */
+        salvo::event sync_only = dev.create_event(SALVO_EVENT_DISABLE_TIMING);
+        for (int i = 0; i < 4; i++)
+            s1.launch(add, {N / 64}, salvo::bind(0, x), push2{N, 1});
+        EXPECT_EQ(sync_only.record(s1), SALVO_OK);
+        EXPECT_EQ(s2.wait(sync_only), SALVO_OK);
+        s2.launch(copy, {N / 64}, {salvo::bind(0, x), salvo::bind(1, y)}, push2{N, 0});
+        EXPECT_EQ(s2.synchronize(), SALVO_OK);
+        EXPECT(all_equal(y.read_vector<std::uint32_t>(), 15u, "y after the untimed event"));
+        EXPECT_THROW(SALVO_ERROR_INVALID_ARGUMENT, "salvo_event_elapsed",
+                     salvo::event::elapsed(sync_only, sync_only));
+        EXPECT_THROW(SALVO_ERROR_INVALID_ARGUMENT, "salvo_event_create_flags",
+                     dev.create_event(1u << 9));
+        EXPECT_EQ(s1.synchronize(), SALVO_OK);
     }
     expect_nothing_live(dev);
 }

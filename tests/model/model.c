@@ -105,7 +105,7 @@ enum {
     X(BUFFER_DESTROY, "buffer_destroy", "b")                                                       \
     X(KERNEL_CREATE, "kernel_create", "k kind local")                                              \
     X(KERNEL_DESTROY, "kernel_destroy", "k")                                                       \
-    X(EVENT_CREATE, "event_create", "e")                                                           \
+    X(EVENT_CREATE, "event_create", "e untimed")                                                   \
     X(EVENT_DESTROY, "event_destroy", "e")                                                         \
     X(GATE_CREATE, "gate_create", "g")                                                             \
     X(GATE_DESTROY, "gate_destroy", "g drop")                                                      \
@@ -217,6 +217,7 @@ enum bad_kind {
     BAD_INDIRECT_OFFSET,  /* an indirect launch's counts at an offset not a multiple of 4 */
     BAD_FILL_PATTERN,     /* a fill with a 3-byte pattern */
     BAD_COPY_IMAGE,       /* a copy between images of regions of different extents */
+    BAD_EVENT_FLAGS,      /* an event made with a flag salvo does not know */
     BAD_COUNT
 };
 
@@ -670,6 +671,7 @@ typedef struct mevent {
     int state;
     int capn; /* recorded during capture capn (mcap.num): a point of a graph, 0 none */
     bool twin; /* another event of the stream was recorded at the same point first */
+    bool untimed; /* made with SALVO_EVENT_DISABLE_TIMING: elapsed refuses it */
 } mevent;
 
 /* An image: scratch for image_add, which overwrites the box it uses
@@ -3456,10 +3458,13 @@ static void exec_op(ctx *c, const op *o)
             return;
         }
         salvo_event *h = NULL;
-        st = salvo_event_create(g_dev, &h);
+        bool untimed = a[1] != 0;
+        st = untimed ? salvo_event_create_flags(g_dev, SALVO_EVENT_DISABLE_TIMING, &h)
+                     : salvo_event_create(g_dev, &h);
         if (outcome(c, "event_create", st, F_DEVICE | F_ERR, lost_before) == OUT_OK) {
             memset(&c->ev[e], 0, sizeof c->ev[e]);
             c->ev[e].h = h;
+            c->ev[e].untimed = untimed;
         }
         break;
     }
@@ -3692,7 +3697,7 @@ static void exec_op(ctx *c, const op *o)
         }
         mevent *m = &c->ev[e];
         mevent before = *m;
-        c->sid[sid].opened = true;
+        c->sid[sid].opened = true; /* a record may open a batch (an untimed one more rarely) */
         st = salvo_event_record(m->h, c->sh[a[1]]);
         m->recorded = true;
         m->sid = sid;
@@ -3788,6 +3793,15 @@ static void exec_op(ctx *c, const op *o)
         st = salvo_event_elapsed(m1->h, m2->h, &ns);
         if (st != SALVO_OK && ns != 0)
             fail(c, "event_elapsed returned %s and left *ns %" PRIu64, salvo_status_string(st), ns);
+        /* An event without timing is refused first, whatever its state
+         * or the device's. */
+        if (m1->untimed || m2->untimed) {
+            if (st != SALVO_ERROR_INVALID_ARGUMENT)
+                fail(c, "event_elapsed of an event made with SALVO_EVENT_DISABLE_TIMING returned "
+                        "%s, expected SALVO_ERROR_INVALID_ARGUMENT",
+                     salvo_status_string(st));
+            break;
+        }
         lost_before |= lost_meanwhile(c, st);
         if (lost_before) {
             outcome(c, "event_elapsed", st, F_DEVICE, true);
@@ -4597,6 +4611,15 @@ static void exec_bad(ctx *c, const op *o, bool lost_before)
     case BAD_FILL_PATTERN:
         st = salvo_fill_pattern(sh, bh, 0, 3, &word, 3);
         break;
+    case BAD_EVENT_FLAGS: {
+        salvo_event *ne = NULL;
+        st = salvo_event_create_flags(g_dev, 1u << 7, &ne);
+        if (ne) {
+            fail(c, "event_create_flags with an unknown flag gave an event");
+            salvo_event_destroy(ne);
+        }
+        break;
+    }
     case BAD_COPY_IMAGE: {
         /* A 1 x 1 box to a 2 x 1 one (of the same image, which is also
          * refused: the regions share its one layer). */
@@ -4759,7 +4782,7 @@ static int pick_event(ctx *c, bool create)
             free_slot = e;
     }
     if ((n == 0 || (create && free_slot >= 0 && rnd(c, 4) == 0)) && free_slot >= 0) {
-        ISSUE(c, OP_EVENT_CREATE, free_slot);
+        ISSUE(c, OP_EVENT_CREATE, free_slot, rnd(c, 3) == 0);
         if (c->ev[free_slot].h)
             return free_slot;
     }

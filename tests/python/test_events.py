@@ -60,6 +60,27 @@ class TestEvents(DeviceTest):
             end.elapsed_ns(self.dev.event())  # never recorded
         self.assertStatus(cm, S.ERROR_INVALID_ARGUMENT)
 
+    def test_untimed(self):
+        # timing=False: a point to wait for only; it orders streams as a
+        # timed event does and elapsed_ns refuses it.
+        a, b = self.dev.stream(), self.dev.stream()
+        ev = self.dev.event(timing=False)
+        src, dst = self.u32(np.zeros(64)), self.dev.buffer(256)
+        add = self.add_kernel()
+        for _ in range(4):
+            a.launch(add, 1, [src], (np.uint32(64), np.uint32(2)))
+        ev.record(a)
+        b.wait_event(ev)
+        b.copy(src, dst)
+        b.synchronize()
+        self.assertEqual(dst.to_numpy(np.uint32).tolist(), [8] * 64)
+        self.assertIs(ev.synchronize(), S.OK)
+        with self.assertRaises(salvo.Error) as cm:
+            ev.elapsed_ns(ev)
+        self.assertStatus(cm, S.ERROR_INVALID_ARGUMENT)
+        with self.assertRaises(TypeError):
+            salvo.Event(self.dev, False)  # keyword only
+
     def test_cancel(self):
         s = self.dev.stream(batch_size=64)
         buf = self.u32(np.zeros(64))
