@@ -28,18 +28,23 @@ class TestEvents(DeviceTest):
         self.assertEqual(buf.to_numpy(np.uint32)[0], 10)
 
     def test_cross_stream_wait(self):
-        a, b = self.dev.stream(), self.dev.stream()
-        ev = self.dev.event()
-        src, dst = self.u32(np.zeros(64)), self.dev.buffer(256)
-        add = self.add_kernel()
-        for _ in range(5):
-            a.launch(add, 1, [src], (np.uint32(64), np.uint32(3)))
-        ev.record(a)
-        b.wait_event(ev)
-        b.copy(src, dst)
-        b.synchronize()
-        self.assertEqual(dst.to_numpy(np.uint32).tolist(), [15] * 64)
-        a.synchronize()
+        # timing=False (SALVO_EVENT_DISABLE_TIMING) orders the streams the
+        # same way.
+        for timing in (True, False):
+            with self.subTest(timing=timing):
+                a, b = self.dev.stream(), self.dev.stream()
+                ev = self.dev.event(timing=timing)
+                src, dst = self.u32(np.zeros(64)), self.dev.buffer(256)
+                add = self.add_kernel()
+                for _ in range(5):
+                    a.launch(add, 1, [src], (np.uint32(64), np.uint32(3)))
+                ev.record(a)
+                b.wait_event(ev)
+                b.copy(src, dst)
+                b.synchronize()
+                self.assertEqual(dst.to_numpy(np.uint32).tolist(), [15] * 64)
+                self.assertIs(ev.synchronize(), S.OK)
+                a.synchronize()
 
     def test_elapsed(self):
         s = self.dev.stream()
@@ -60,20 +65,13 @@ class TestEvents(DeviceTest):
             end.elapsed_ns(self.dev.event())  # never recorded
         self.assertStatus(cm, S.ERROR_INVALID_ARGUMENT)
 
-    def test_untimed(self):
-        # timing=False: a point to wait for only; it orders streams as a
-        # timed event does and elapsed_ns refuses it.
-        a, b = self.dev.stream(), self.dev.stream()
+    def test_untimed_elapsed_refused(self):
+        # timing=False: a point to wait for only (test_cross_stream_wait);
+        # elapsed_ns refuses it, even recorded and complete.
+        s = self.dev.stream()
         ev = self.dev.event(timing=False)
-        src, dst = self.u32(np.zeros(64)), self.dev.buffer(256)
-        add = self.add_kernel()
-        for _ in range(4):
-            a.launch(add, 1, [src], (np.uint32(64), np.uint32(2)))
-        ev.record(a)
-        b.wait_event(ev)
-        b.copy(src, dst)
-        b.synchronize()
-        self.assertEqual(dst.to_numpy(np.uint32).tolist(), [8] * 64)
+        s.launch(self.add_kernel(), 1, [self.u32(np.zeros(64))], (np.uint32(64), np.uint32(1)))
+        ev.record(s)
         self.assertIs(ev.synchronize(), S.OK)
         with self.assertRaises(salvo.Error) as cm:
             ev.elapsed_ns(ev)
