@@ -1285,8 +1285,8 @@ SALVO_API salvo_status salvo_event_create_flags(salvo_device *device, uint32_t f
  * (re-recording moves the mark; waits already issued keep the old one).
  * Where the device has timestamps the record writes one for
  * salvo_event_elapsed (unless the event was made with
- * SALVO_EVENT_DISABLE_TIMING): on a stream with no open batch it opens one (as a
- * launch would, so it may return SALVO_ERROR_TIMEOUT, nothing recorded,
+ * SALVO_EVENT_DISABLE_TIMING): on a stream with no open batch it opens
+ * one (as a launch would, so it may return SALVO_ERROR_TIMEOUT, nothing recorded,
  * when no batch slot frees up within the fence timeout), and the event
  * completes once that batch has run. It opens one likewise, timestamps or
  * not, where the stream waits on an event of a stream that shares its
@@ -1356,9 +1356,10 @@ SALVO_API salvo_status salvo_event_wait(salvo_event *event, uint64_t timeout_ns)
  *  - SALVO_ERROR_BATCH_FAILED: an event's batch did not run (its failure
  *    is reported to its stream).
  * Where several apply, the first of this order wins: INVALID_ARGUMENT
- * (NULL, different devices, DISABLE_TIMING), DEVICE_LOST, UNSUPPORTED, INVALID_ARGUMENT for an event never recorded,
- * INVALID_STATE for a capture's event, CANCELLED, NOT_READY, then what
- * each event's time says (start's before end's).
+ * (NULL, different devices, DISABLE_TIMING), DEVICE_LOST, UNSUPPORTED,
+ * INVALID_ARGUMENT for an event never recorded, INVALID_STATE for a
+ * capture's event, CANCELLED, NOT_READY, then what each event's time says
+ * (start's before end's).
  * The first timed record of a device makes a pool of timestamp queries
  * (more are made as records pending at once outgrow it): a record that
  * cannot make it (or open its batch) returns that failure and records
