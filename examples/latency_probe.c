@@ -36,7 +36,9 @@
  *   gate          as salvo-bench's gate latency: a stream waits on a host
  *                 gate, then the launch (add) and an event, flushed; 200 us
  *                 later the gate is raised and the event queried until
- *                 complete, timed from the raise
+ *                 complete, timed from the raise; a second line gives the
+ *                 queries a trip took and the host time of the one that
+ *                 saw the work complete (medians)
  *   gate-empty    the same with the empty kernel
  *   gate-stream   the same (add), the stream queried instead of an event
  *   gate-untimed  the same, the event made with SALVO_EVENT_DISABLE_TIMING
@@ -190,6 +192,9 @@ typedef struct probe {
     salvo_event *event;
     uint64_t align; /* bytes between independent launches' slices */
     uint64_t gate_value;
+    double *gate_last;  /* per gate trip: the host time of the query that saw it complete */
+    uint32_t *gate_polls; /* per gate trip: the queries it took, that one included */
+    int trip;           /* the gate trip timed now (-1 in the warm-up) */
     raw_floor floor;
 } probe;
 
@@ -257,11 +262,20 @@ static double op(probe *p, scenario s, int i)
         t0 = now_s();
         CHECK(salvo_gate_raise(p->gate, v));
         salvo_status q;
-        while ((q = s == GATE_STREAM ? salvo_stream_query(p->st) : salvo_event_query(p->event)) ==
-               SALVO_NOT_READY) {
-        }
+        uint32_t polls = 0;
+        double before;
+        do {
+            before = now_s();
+            q = s == GATE_STREAM ? salvo_stream_query(p->st) : salvo_event_query(p->event);
+            polls++;
+        } while (q == SALVO_NOT_READY);
+        double end = now_s();
         CHECK(q);
-        return now_s() - t0;
+        if (p->trip >= 0) {
+            p->gate_last[p->trip] = end - before;
+            p->gate_polls[p->trip] = polls;
+        }
+        return end - t0;
     }
     case GRAPH1:
         CHECK(salvo_graph_launch(p->graph, p->st));
@@ -391,19 +405,43 @@ int main(int argc, char **argv)
                                   (info.queue_count ? info.queue_count : 1) -
                                       (info.high_priority_queue && info.queue_count > 1));
     double *t = malloc(sizeof *t * (size_t)ops);
+    p.gate_last = calloc((size_t)ops, sizeof *p.gate_last);
+    p.gate_polls = calloc((size_t)ops, sizeof *p.gate_polls);
+    if (!t || !p.gate_last || !p.gate_polls)
+        return 1;
+    p.trip = -1;
     for (int i = 0; i < (s == INDEPENDENT ? 3 : 20); i++) /* warm-up */
         op(&p, (scenario)s, i);
     accel_vk_driver_clock_reset();
     p.floor.submit_s = 0;
     double t0 = now_s();
-    for (int i = 0; i < ops; i++)
+    for (int i = 0; i < ops; i++) {
+        p.trip = i;
         t[i] = op(&p, (scenario)s, i);
+    }
     double wall = now_s() - t0;
     qsort(t, (size_t)ops, sizeof *t, by_value);
     printf("%s: %d ops, median %.2f us, p10 %.2f, p90 %.2f; wall per op %.2f us\n", scenarios[s].name,
            ops, t[ops / 2] * 1e6, t[ops / 10] * 1e6, t[ops * 9 / 10] * 1e6, wall / ops * 1e6);
     if (raw)
         printf("%s: vkQueueSubmit %.2f us per op\n", scenarios[s].name, p.floor.submit_s / ops * 1e6);
+    if (s >= GATE && s <= GATE_UNTIMED) {
+        /* Where a trip's time goes after the raise: the queries that found
+         * the work not done yet, and the one that saw it complete. */
+        double *per = malloc(sizeof *per * (size_t)ops);
+        if (!per)
+            return 1;
+        for (int i = 0; i < ops; i++)
+            per[i] = p.gate_polls[i];
+        qsort(per, (size_t)ops, sizeof *per, by_value);
+        double polls = per[ops / 2];
+        qsort(p.gate_last, (size_t)ops, sizeof *p.gate_last, by_value);
+        printf("%s: %.0f queries a trip (median), the completing one %.2f us (median; p90 %.2f)\n",
+               scenarios[s].name, polls, p.gate_last[ops / 2] * 1e6, p.gate_last[ops * 9 / 10] * 1e6);
+        free(per);
+    }
+    free(p.gate_last);
+    free(p.gate_polls);
     free(t);
     /* With SALVO_VALIDATION set, a finding of the layer fails the run (the
      * raw trips' calls go through salvo's instance and are checked too). */
