@@ -193,7 +193,7 @@ typedef struct probe {
     uint64_t align; /* bytes between independent launches' slices */
     uint64_t gate_value;
     double *gate_last;  /* per gate trip: the host time of the query that saw it complete */
-    uint32_t *gate_polls; /* per gate trip: the queries it took, that one included */
+    double *gate_polls; /* per gate trip: the queries it took, that one included */
     int trip;           /* the gate trip timed now (-1 in the warm-up) */
     raw_floor floor;
 } probe;
@@ -262,8 +262,7 @@ static double op(probe *p, scenario s, int i)
         t0 = now_s();
         CHECK(salvo_gate_raise(p->gate, v));
         salvo_status q;
-        uint32_t polls = 0;
-        double before;
+        double polls = 0, before;
         do {
             before = now_s();
             q = s == GATE_STREAM ? salvo_stream_query(p->st) : salvo_event_query(p->event);
@@ -428,17 +427,11 @@ int main(int argc, char **argv)
     if (s >= GATE && s <= GATE_UNTIMED) {
         /* Where a trip's time goes after the raise: the queries that found
          * the work not done yet, and the one that saw it complete. */
-        double *per = malloc(sizeof *per * (size_t)ops);
-        if (!per)
-            return 1;
-        for (int i = 0; i < ops; i++)
-            per[i] = p.gate_polls[i];
-        qsort(per, (size_t)ops, sizeof *per, by_value);
-        double polls = per[ops / 2];
+        qsort(p.gate_polls, (size_t)ops, sizeof *p.gate_polls, by_value);
         qsort(p.gate_last, (size_t)ops, sizeof *p.gate_last, by_value);
         printf("%s: %.0f queries a trip (median), the completing one %.2f us (median; p90 %.2f)\n",
-               scenarios[s].name, polls, p.gate_last[ops / 2] * 1e6, p.gate_last[ops * 9 / 10] * 1e6);
-        free(per);
+               scenarios[s].name, p.gate_polls[ops / 2], p.gate_last[ops / 2] * 1e6,
+               p.gate_last[ops * 9 / 10] * 1e6);
     }
     free(p.gate_last);
     free(p.gate_polls);
