@@ -1286,8 +1286,8 @@ SALVO_API salvo_status salvo_event_create_flags(salvo_device *device, uint32_t f
  * Where the device has timestamps the record writes one for
  * salvo_event_elapsed (unless the event was made with
  * SALVO_EVENT_DISABLE_TIMING): on a stream with no open batch it opens
- * one (as a launch would, so it may return SALVO_ERROR_TIMEOUT, nothing recorded,
- * when no batch slot frees up within the fence timeout), and the event
+ * one (as a launch would, so it may return SALVO_ERROR_TIMEOUT, nothing
+ * recorded, when no batch slot frees up within the fence timeout), and the event
  * completes once that batch has run. It opens one likewise, timestamps or
  * not, where the stream waits on an event of a stream that shares its
  * hardware queue. A record that fails (that timeout, out of memory while
