@@ -14,6 +14,7 @@
 
 #include "add.spv.h"
 #include "api/internal.h"
+#include "empty.spv.h"
 #include "salvo/salvo.h"
 #include "spin.spv.h"
 #include "support/lava.h"
@@ -382,6 +383,55 @@ static void test_graph_update(void **state)
     salvo_buffer *all[] = {a, b, c, d, x, y, z, w};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         salvo_buffer_destroy(all[i]);
+}
+
+/* Graphs with no parameters at all (no nodes; nodes with no bindings and
+ * no push constants) capture, update and replay like any other: nothing
+ * to copy is not a null pointer handed to memcpy (the ASan/UBSan job
+ * halts on that). */
+static void test_graph_update_without_parameters(void **state)
+{
+    fixture *f = *state;
+    salvo_kernel_desc kd = {.spirv = empty_spv, .spirv_size = sizeof empty_spv, .name = "empty"};
+    salvo_kernel *empty = NULL;
+    assert_int_equal(salvo_kernel_create(f->dev, &kd, &empty), SALVO_OK);
+    const uint32_t one[3] = {1, 1, 1};
+    salvo_graph *none = NULL, *none2 = NULL, *bare = NULL, *bare2 = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &none), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &none2), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_launch(f->st, empty, one, NULL, 0, NULL, 0), SALVO_OK);
+    assert_int_equal(salvo_launch(f->st, empty, one, NULL, 0, NULL, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &bare), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    assert_int_equal(salvo_launch(f->st, empty, (uint32_t[3]){2, 1, 1}, NULL, 0, NULL, 0),
+                     SALVO_OK);
+    assert_int_equal(salvo_launch(f->st, empty, one, NULL, 0, NULL, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_end_capture(f->st, &bare2), SALVO_OK);
+
+    assert_int_equal(salvo_graph_update(none, none2), SALVO_OK);
+    assert_int_equal(salvo_graph_update(none, none), SALVO_OK);
+    assert_int_equal(salvo_graph_update(bare, none), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "not the same shape"));
+    assert_int_equal(salvo_graph_update(bare, bare2), SALVO_OK);
+    assert_int_equal(salvo_graph_set_bindings(bare2, 1, NULL, 0), SALVO_OK);
+    assert_int_equal(salvo_graph_set_push(bare2, 0, NULL, 0), SALVO_OK);
+    assert_int_equal(salvo_graph_set_push(bare2, 0, one, 4), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(salvo_last_error(), "takes 0 bytes"));
+    assert_int_equal(salvo_graph_launch(none, f->st), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(bare, f->st), SALVO_OK);
+    assert_int_equal(salvo_graph_launch(bare2, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    assert_int_equal(s.live_graphs, 4);
+    salvo_graph_destroy(none);
+    salvo_graph_destroy(none2);
+    salvo_graph_destroy(bare);
+    salvo_graph_destroy(bare2);
+    salvo_kernel_destroy(empty);
 }
 
 /* Fork and join through events: the second stream's work belongs to the
@@ -761,6 +811,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_updates_later_replays_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_mid_graph, setup, teardown),
         cmocka_unit_test_setup_teardown(test_graph_update, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_graph_update_without_parameters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fork_join, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replays_pending_on_two_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_replay_keeps_its_recording, setup, teardown),

@@ -106,9 +106,12 @@ static salvo_status add_node(engine_graph *g, command_kind kind, const engine_ke
     if (g->node_count == UINT32_MAX - 1 ||
         !salvo_mem_grow(a, (void **)&g->nodes, &g->node_cap, (size_t)g->node_count + 1,
                         sizeof *g->nodes) ||
-        !salvo_mem_grow(a, (void **)&g->binds, &g->bind_cap, g->bind_count + bind_count,
+        /* Room for one at least: with a node, neither array is NULL, so
+         * that a node's slice of either (empty or not) is never a null
+         * pointer handed to memcpy or offset. */
+        !salvo_mem_grow(a, (void **)&g->binds, &g->bind_cap, g->bind_count + bind_count + 1,
                         sizeof *g->binds) ||
-        !salvo_mem_grow(a, (void **)&g->push, &g->push_cap, g->push_used + push_size, 1))
+        !salvo_mem_grow(a, (void **)&g->push, &g->push_cap, g->push_used + push_size + 1, 1))
         return QUEUE_FAIL(g->q, SALVO_ERROR_OUT_OF_HOST_MEMORY,
                           "capture into %s: out of host memory; the call was not captured",
                           g->label);
@@ -120,7 +123,8 @@ static salvo_status add_node(engine_graph *g, command_kind kind, const engine_ke
                       .push_size = push_size,
                       .bind_at = g->bind_count,
                       .push_at = g->push_used};
-    memcpy(g->binds + g->bind_count, binds, bind_count * sizeof *binds);
+    if (bind_count)
+        memcpy(g->binds + g->bind_count, binds, bind_count * sizeof *binds);
     g->bind_count += bind_count;
     if (push_size)
         memcpy(g->push + g->push_used, push, push_size);
@@ -557,7 +561,8 @@ static salvo_status build_payload_locked(engine_graph *g) SALVO_REQUIRES(g->q->l
     command_graph h = {.parts = g->chunk_count, .nodes = nodes};
     memcpy(g->payload, &h, sizeof h);
     unsigned char *parts = g->payload + sizeof h;
-    memcpy(parts, g->cmds, (size_t)g->chunk_count * sizeof *g->cmds);
+    if (g->chunk_count)
+        memcpy(parts, g->cmds, (size_t)g->chunk_count * sizeof *g->cmds);
     unsigned char *node_at = parts + (size_t)g->chunk_count * sizeof(accel_cmd *);
     unsigned char *push_at = node_at + (size_t)nodes * sizeof(command_graph_node);
     accel_bind *bind_at = g->payload_binds;
@@ -579,7 +584,8 @@ static salvo_status build_payload_locked(engine_graph *g) SALVO_REQUIRES(g->q->l
         if (c.push_size)
             memcpy(push_at, c.push, c.push_size);
         push_at += c.push_size;
-        memcpy(bind_at, c.binds, c.bind_count * sizeof *bind_at);
+        if (c.bind_count)
+            memcpy(bind_at, c.binds, c.bind_count * sizeof *bind_at);
         bind_at += c.bind_count;
     }
     g->payload_size = size;
@@ -909,6 +915,8 @@ salvo_status graph_update_locked(engine_graph *g, const engine_graph *from)
                           "nothing changed",
                           i, sa, g->label, sb, from->label);
     }
+    if (g->node_count == 0)
+        return SALVO_OK; /* nothing to take (and no arrays to copy from) */
     /* The old parameters, and the old order, kept to put back should the
      * new plan find no memory. */
     const salvo_allocator *al = q->alloc;

@@ -4345,7 +4345,8 @@ static void exec_op(ctx *c, const op *o)
                 fail(c, "graph_update of graphs of %u and %u nodes of other kinds returned %s",
                      g->nodes.n, from->nodes.n, salvo_status_string(st));
         } else if (st == SALVO_OK) {
-            memcpy(g->nodes.v, from->nodes.v, from->nodes.n * sizeof *from->nodes.v);
+            if (from->nodes.n) /* an empty graph's array may be NULL */
+                memcpy(g->nodes.v, from->nodes.v, from->nodes.n * sizeof *from->nodes.v);
         } else if (st != SALVO_ERROR_INVALID_ARGUMENT) {
             fail(c, "graph_update returned %s", salvo_status_string(st));
         }
