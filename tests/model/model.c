@@ -59,6 +59,7 @@
 #include "addr_add.spv.h"
 #include "arr_add.spv.h"
 #include "copy.spv.h"
+#include "empty.spv.h"
 #include "img_add.spv.h"
 #include "img_fetch_add.spv.h"
 #include "support/fake_accel.h"
@@ -113,6 +114,7 @@ enum {
     X(LAUNCH_COPY, "launch_copy", "s k src soff ssz dst doff dsz n add")                           \
     X(LAUNCH_ADDR, "launch_addr", "s b off n v")                                                   \
     X(LAUNCH_ARR, "launch_arr", "s b0 off0 sz0 b1 off1 sz1 n v")                                   \
+    X(LAUNCH_BARE, "launch_bare", "s gx")                                                          \
     X(FILL, "fill", "s b off n v")                                                                 \
     X(FILL_PATTERN, "fill_pattern", "s b off n w p")                                               \
     X(LAUNCH_INDIRECT, "launch_indirect", "s k b off sz n v gx gy gz mode")                        \
@@ -391,7 +393,7 @@ static int g_fake_queues; /* what --fake-queues asked for (0: lavapipe) */
 static char g_fault_op[48];
 static uint64_t g_fault_n;
 /* The model's kernels, as the fake's dispatch_hook knows them. */
-static uint64_t g_h_add, g_h_copy, g_h_addr, g_h_arr, g_h_img_add, g_h_img_fetch;
+static uint64_t g_h_add, g_h_copy, g_h_addr, g_h_arr, g_h_img_add, g_h_img_fetch, g_h_empty;
 static _Atomic uint64_t g_fake_unknown; /* dispatches of a kernel the hook does not know */
 static _Atomic uint64_t g_fake_ran;     /* dispatches the hook ran */
 /* Over the run: submissions per queue (the transfer queue at index fake). */
@@ -487,7 +489,7 @@ static void fake_kernel(void *user, const fake_dispatch *d)
                         ((uint32_t *)(void *)b->mem)[to] =
                             ((const uint32_t *)(void *)a->mem)[at] + v;
                 }
-    } else {
+    } else if (d->module_hash != g_h_empty) { /* the empty kernel does nothing */
         atomic_fetch_add(&g_fake_unknown, 1);
     }
 }
@@ -534,6 +536,9 @@ static mkernel g_kern[MAX_KERNELS];
 static salvo_kernel *g_addr_kernel;
 /* One that adds to both buffers of an array of two (NULL when refused). */
 static salvo_kernel *g_arr_kernel;
+/* The empty kernel: no bindings, no push constants, touches nothing (NULL
+ * when refused). */
+static salvo_kernel *g_bare_kernel;
 /* Images (image_* ops): where the device offers R32_UINT images for storage
  * and sampled use, img_add (adds to every texel of a storage image) and
  * img_fetch_add (texelFetch through a combined image sampler into a
@@ -697,7 +702,7 @@ typedef struct mgate {
  * slot, or a zombie (>= MAX_BUFS) once the user destroyed the buffer while
  * a graph still used it. Offsets and sizes in elements (sz 0: to the
  * end). */
-enum { NK_ADD, NK_LCOPY, NK_COPY, NK_ARR };
+enum { NK_ADD, NK_LCOPY, NK_COPY, NK_ARR, NK_BARE };
 
 typedef struct mnode {
     int kind;
@@ -1573,7 +1578,7 @@ static void nodes_free(nodelist *l)
 
 static int node_nbufs(const mnode *nd)
 {
-    return nd->kind == NK_ADD ? 1 : 2;
+    return nd->kind == NK_BARE ? 0 : nd->kind == NK_ADD ? 1 : 2;
 }
 
 /* Which of nd's buffers it writes (an array add writes both: the
@@ -1711,6 +1716,10 @@ static void cap_close(ctx *c, mcap *cp)
 /* A replay on stream sid ran node nd (ok), or failed: its target unknown. */
 static void node_apply(ctx *c, int sid, const mnode *nd, bool ok)
 {
+    if (nd->kind == NK_BARE) { /* a point of the stream; touches nothing, run or not */
+        c->sid[sid].seq++;
+        return;
+    }
     if (!ok) {
         int w = node_wi(nd);
         advance_unknown(c, sid, nd->b[w], nd->off[w], nd->off[w] + nd->n);
@@ -2290,6 +2299,41 @@ static void exec_launch_arr(ctx *c, const op *o, bool lost_before)
         buf_unknown(&c->buf[b1], off1, off1 + n);
         note_use(c, sid, b1);
         win_add(c, sid, b1, off1, off1 + n);
+        stream_error(c, sid);
+        break;
+    }
+}
+
+/* launch_bare: the empty kernel (no bindings, no push constants) over gx
+ * workgroups; captured, a node with no parameters. */
+static void exec_launch_bare(ctx *c, const op *o, bool lost_before)
+{
+    int s = (int)o->a[0];
+    int sid = slot_sid(c, s);
+    uint32_t gx = (uint32_t)o->a[1];
+    if (sid < 0 || !g_bare_kernel || gx == 0) {
+        fail(c, "trace names a missing object");
+        return;
+    }
+    const uint32_t groups[3] = {gx, 1, 1};
+    salvo_status st = salvo_launch(c->sh[s], g_bare_kernel, groups, NULL, 0, NULL, 0);
+    if (c->sid[sid].cap) {
+        mnode nd = {NK_BARE, 1, gx, {-1, -1}, {0, 0}, {0, 0}, 0, 0, false, 0};
+        captured(c, sid, st, &nd, lost_before, "launch(bare) (captured)");
+        return;
+    }
+    switch (outcome(c, "launch(bare)", st, F_DEVICE | F_PTIMEOUT | F_NTIMEOUT | F_ERR,
+                    lost_before)) {
+    case OUT_OK:
+    case OUT_PTIMEOUT:
+        c->sid[sid].seq++;
+        if (g_cfg.batch == 1)
+            set_boundary(c, sid, c->sid[sid].seq);
+        break;
+    case OUT_NTIMEOUT:
+        break;
+    default:
+        c->sid[sid].seq++; /* as any launch's, failed or not */
         stream_error(c, sid);
         break;
     }
@@ -3521,6 +3565,9 @@ static void exec_op(ctx *c, const op *o)
     case OP_LAUNCH_ARR:
         exec_launch_arr(c, o, lost_before);
         break;
+    case OP_LAUNCH_BARE:
+        exec_launch_bare(c, o, lost_before);
+        break;
     case OP_FILL:
         exec_fill(c, o, lost_before);
         break;
@@ -4236,8 +4283,11 @@ static void exec_op(ctx *c, const op *o)
         mgraph *g = &c->graph[gi];
         uint32_t node = (uint32_t)a[1];
         const uint32_t push[2] = {(uint32_t)a[2], (uint32_t)a[3]};
-        mnode *nd = node < g->nodes.n && g->nodes.v[node].kind != NK_COPY ? &g->nodes.v[node]
-                                                                         : NULL;
+        /* A bare node takes no push constants: 8 bytes are refused. */
+        mnode *nd = node < g->nodes.n && g->nodes.v[node].kind != NK_COPY &&
+                            g->nodes.v[node].kind != NK_BARE
+                        ? &g->nodes.v[node]
+                        : NULL;
         if (nd) {
             uint32_t most = nd->groups * nd->local;
             for (int j = 0; j < node_nbufs(nd); j++) {
@@ -4255,7 +4305,10 @@ static void exec_op(ctx *c, const op *o)
             if (st != SALVO_ERROR_INVALID_ARGUMENT)
                 fail(c, "graph_set_push of node %u (%s) returned %s, expected "
                         "SALVO_ERROR_INVALID_ARGUMENT", node,
-                     node < g->nodes.n ? "a copy" : "no such node", salvo_status_string(st));
+                     node >= g->nodes.n                      ? "no such node"
+                     : g->nodes.v[node].kind == NK_BARE ? "a launch with no push constants"
+                                                             : "a copy",
+                     salvo_status_string(st));
             break;
         }
         if (st != SALVO_OK) {
@@ -4425,6 +4478,7 @@ static void exec_op(ctx *c, const op *o)
         }
         /* The kernels and the sampler open_device made stay to the close. */
         uint64_t kernels = (g_addr_kernel ? 1u : 0u) + (g_arr_kernel ? 1u : 0u) +
+                           (g_bare_kernel ? 1u : 0u) +
                            (g_img_add_kernel ? 1u : 0u) + (g_img_fetch_kernel ? 1u : 0u);
         if (s.live_buffers || s.live_kernels != kernels || s.live_streams || s.live_events ||
             s.live_gates || s.live_buffer_bytes || s.live_graphs || s.live_images ||
@@ -5674,7 +5728,8 @@ static void gen_bad(ctx *c)
         if (g >= 0)
             raiser_drain(&c->gate[g]);
     }
-    /* The graph calls on a graph's launch node where there is one. */
+    /* The graph calls on a graph's launch node where there is one (one
+     * with bindings and push constants: a bare node takes none, rightly). */
     int gi = -1, node = 0;
     for (int i = 0; i < MAX_GRAPHS; i++)
         if (c->graph[i].h && (gi < 0 || rnd(c, 2)))
@@ -5683,7 +5738,7 @@ static void gen_bad(ctx *c)
         const nodelist *l = &c->graph[gi].nodes;
         node = -1;
         for (uint32_t i = 0; i < l->n; i++)
-            if (l->v[i].kind != NK_COPY && (node < 0 || rnd(c, 2)))
+            if (l->v[i].kind != NK_COPY && l->v[i].kind != NK_BARE && (node < 0 || rnd(c, 2)))
                 node = (int)i;
         if (node < 0) {
             gi = -1; /* no launch node: the NULL graph variants */
@@ -5761,13 +5816,15 @@ static int graph_room(ctx *c, bool make)
 /* A launch or copy on stream s (a node when s captures). */
 static void gen_node(ctx *c, int s)
 {
-    uint32_t r = rnd(c, 10);
+    uint32_t r = rnd(c, 11);
     if (r < 5)
         gen_launch_add(c, s);
     else if (r < 8)
         gen_launch_copy(c, s);
-    else
+    else if (r < 10)
         gen_copy(c, s);
+    else if (g_bare_kernel && c->sh[s])
+        ISSUE(c, OP_LAUNCH_BARE, s, 1 + rnd(c, 4)); /* a node with no parameters */
 }
 
 static void gen_end_capture(ctx *c, mcap *cp)
@@ -6645,6 +6702,9 @@ static bool open_device(ctx *c)
                             .name = "arr_add"};
     if (salvo_kernel_create(g_dev, &ad, &g_arr_kernel) != SALVO_OK)
         g_arr_kernel = NULL;
+    salvo_kernel_desc bd = {.spirv = empty_spv, .spirv_size = sizeof empty_spv, .name = "empty"};
+    if (salvo_kernel_create(g_dev, &bd, &g_bare_kernel) != SALVO_OK)
+        g_bare_kernel = NULL;
     g_host_import = false;
     g_import_align = 4096;
     if (salvo_device_info_get(g_dev, &info) == SALVO_OK) {
@@ -6703,6 +6763,8 @@ static bool close_device(ctx *c)
     g_addr_kernel = NULL;
     salvo_kernel_destroy(g_arr_kernel);
     g_arr_kernel = NULL;
+    salvo_kernel_destroy(g_bare_kernel);
+    g_bare_kernel = NULL;
     salvo_kernel_destroy(g_img_add_kernel);
     salvo_kernel_destroy(g_img_fetch_kernel);
     salvo_sampler_destroy(g_sampler);
@@ -7060,6 +7122,7 @@ int main(int argc, char **argv)
     g_h_arr = fake_module_hash(arr_add_spv, sizeof arr_add_spv);
     g_h_img_add = fake_module_hash(img_add_spv, sizeof img_add_spv);
     g_h_img_fetch = fake_module_hash(img_fetch_add_spv, sizeof img_fetch_add_spv);
+    g_h_empty = fake_module_hash(empty_spv, sizeof empty_spv);
     trace_file_init();
 
     uint32_t ndev = 0;
