@@ -4,18 +4,23 @@
  * time from two threads, each a few hundred dependent launches of the add
  * kernel on buffers of its own; both results must be exact. Objects of one
  * device are refused by the other, and both end with nothing live and no
- * validation message. */
+ * validation message. A device's close takes the loader's calls under the
+ * lock its open holds (the loader does not guard its device lists). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
+#include "accel/vulkan/vk_internal.h"
 #include "salvo/salvo.h"
 #include "support/lava.h"
 
@@ -189,11 +194,59 @@ static void two_devices_one_gpu_two_threads(void **state)
     assert_int_equal(lava_validation_messages(), 0);
 }
 
+static void *destroy_device(void *arg)
+{
+    _Atomic(salvo_device *) *cell = arg;
+    salvo_device_destroy(atomic_load(cell));
+    atomic_store(cell, NULL); /* the close has returned */
+    return NULL;
+}
+
+/* The loader frees a device's node in its device list at vkDestroyDevice
+ * with no lock, while another thread's vkCreateDevice or
+ * vkGetDeviceProcAddr may walk that list (on any instance): a device of
+ * salvo's closing on one thread while another opened on a second crashed
+ * the loader. Closing now waits for the lock an open holds: with it held
+ * here, the close has not returned 300 ms later, and returns once it is
+ * let go. (Before, the close returned at once.) */
+static void close_waits_for_open(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 4);
+    salvo_kernel *add = lava_add_kernel(dev);
+    salvo_kernel_destroy(add);
+    _Atomic(salvo_device *) cell = dev;
+    accel_vk_instance_lock();
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, destroy_device, (void *)&cell), 0);
+    struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    bool closed_early = atomic_load(&cell) == NULL;
+    accel_vk_instance_unlock();
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_false(closed_early);
+    assert_null(atomic_load(&cell));
+    /* A device opens and runs after it. */
+    dev = lava_open(0, 4);
+    add = lava_add_kernel(dev);
+    salvo_buffer *b = lava_zeroed(dev, 256, SALVO_DOMAIN_DEVICE);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    lava_add(st, add, b, 0, 256, 5);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    lava_expect_all(b, 256, 5);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(b);
+    salvo_kernel_destroy(add);
+    lava_close(dev);
+}
+
 int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_devices_one_gpu_two_threads),
+        cmocka_unit_test(close_waits_for_open),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     return failed || lava_validation_messages() ? 1 : 0;

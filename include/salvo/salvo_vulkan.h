@@ -140,6 +140,12 @@ typedef struct salvo_vk_device_import {
  * device_extensions NULL; SALVO_ERROR_UNSUPPORTED when the instance or the
  * device is older than Vulkan 1.1.
  * Thread safety: any thread; the handles must stay valid throughout.
+ * The Vulkan loader (up to 1.4.341 at least) does not guard its lists of
+ * devices: a vkCreateDevice or vkDestroyDevice of yours on one thread
+ * while another thread is in salvo_device_create, salvo_device_create_vk
+ * or salvo_device_destroy (which make, look up and destroy devices through
+ * those lists, one at a time among themselves) can crash the loader. Keep
+ * your own device creation and destruction apart from those calls.
  * Lifetime: keep the instance, the device and the queue alive until
  * salvo_device_destroy has returned. A device lost under salvo is lost for
  * the program too: salvo reports it (salvo_device_is_lost) and the

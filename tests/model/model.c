@@ -3259,6 +3259,15 @@ static void vk_device_on(ctx *c, uint64_t seed, const vk_home *h)
     atomic_fetch_add(&g_n_vk_devices, 1);
 }
 
+/* One vk_device at a time across the seed's threads: the Vulkan loader
+ * does not guard its lists of devices (Vulkan-Loader issue 2018), so the
+ * program's own vkCreateDevice or vkDestroyDevice on one thread beside
+ * another thread's salvo_device_create_vk (whose table load walks those
+ * lists) crashed the loader. salvo holds its own lock over the loader
+ * calls it makes; a program that makes devices of its own on several
+ * threads must keep them apart likewise. */
+static pthread_mutex_t g_vk_device_mu = PTHREAD_MUTEX_INITIALIZER;
+
 /* vk_device mode 0. The validation layer of Debian 12 (1.3.239) keeps its
  * instances and devices in a table it does not guard: one created or
  * destroyed on a layered instance while another thread calls into the
@@ -3270,7 +3279,7 @@ static void vk_device_on(ctx *c, uint64_t seed, const vk_home *h)
  * call or a stream read is pending (salvo's host-call thread may be in the
  * layer); otherwise on the seed device's (its validation messages fail
  * the op), the raiser held off meanwhile. */
-static void vk_device_run(ctx *c, uint64_t seed)
+static void vk_device_run_locked(ctx *c, uint64_t seed)
 {
     vk_home h = {.instance = g_vk.instance, .physical_device = g_vk.physical_device};
     /* A host call or stream read not yet passed: salvo's host-call thread
@@ -3291,6 +3300,13 @@ static void vk_device_run(ctx *c, uint64_t seed)
     pthread_mutex_lock(&R.mu);
     vk_device_on(c, seed, &h);
     pthread_mutex_unlock(&R.mu);
+}
+
+static void vk_device_run(ctx *c, uint64_t seed)
+{
+    pthread_mutex_lock(&g_vk_device_mu);
+    vk_device_run_locked(c, seed);
+    pthread_mutex_unlock(&g_vk_device_mu);
 }
 
 /* vk_device: salvo_device_create_vk. Mode 0 (g_dev has Vulkan handles): a

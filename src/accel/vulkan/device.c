@@ -20,12 +20,19 @@ static void device_release(accel_device *d)
     if (d->pipeline_cache)
         d->vk.vkDestroyPipelineCache(d->device, d->pipeline_cache, NULL);
     salvo_mem_free(d->alloc, d->cache_path);
+    /* Under instance_lock, as device creation is: the loader does not
+     * guard its lists of devices (a vkDestroyDevice frees a node another
+     * thread's vkCreateDevice or vkGetDeviceProcAddr may be walking, on any
+     * instance: Vulkan-Loader issue 2018), so one device of salvo's closing
+     * while another opens on another thread could crash it. */
+    accel_vk_instance_lock();
     if (d->device && !d->imported)
         d->vk.vkDestroyDevice(d->device, NULL);
     if (d->messenger)
         d->destroy_messenger(d->instance, d->messenger, NULL);
     if (d->instance && !d->imported)
         d->destroy_instance(d->instance, NULL);
+    accel_vk_instance_unlock();
     salvo_mem_free(d->alloc, d);
 }
 

@@ -177,7 +177,10 @@ struct accel_timeline {
 /* The result of loading libvulkan (done once, at the first call). */
 VkResult accel_vk_loader_ready(void);
 /* instance_lock: around volkLoadInstanceOnly and every use of volk's
- * instance-level globals. */
+ * instance-level globals, and around salvo's vkCreateDevice with the
+ * table's load (vkGetDeviceProcAddr) and its vkDestroyDevice and
+ * vkDestroyInstance: the loader walks and changes its lists of devices
+ * with no lock of its own (device.c, device_release). */
 void accel_vk_instance_lock(void);
 void accel_vk_instance_unlock(void);
 /* The messenger that passes the layers' and the loader's messages to d's
