@@ -15,7 +15,7 @@ endforeach()
 # Left to C, with why. Both: the Vulkan interop of salvo_vulkan.h hands out
 # and takes Vulkan handles, which a program includes that header for.
 set(vulkan_interop salvo_device_create_vk salvo_device_vk_handles salvo_buffer_vk_handle
-                   salvo_vk_stream_record)
+                   salvo_vk_stream_record salvo_vk_loader_lock salvo_vk_loader_unlock)
 set(except_cpp ${vulkan_interop})
 set(except_python ${vulkan_interop}
     # The imported memory's lifetime is the program's, past what Python can

@@ -5,7 +5,9 @@
  * kernel on buffers of its own; both results must be exact. Objects of one
  * device are refused by the other, and both end with nothing live and no
  * validation message. A device's close takes the loader's calls under the
- * lock its open holds (the loader does not guard its device lists). */
+ * lock its open holds (the loader does not guard its device lists), and a
+ * program's own loader calls under salvo_vk_loader_lock are kept apart
+ * from salvo's opens and closes. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "accel/vulkan/vk_internal.h"
 #include "salvo/salvo.h"
+#include "salvo/salvo_vulkan.h"
 #include "support/lava.h"
 
 enum {
@@ -206,9 +208,10 @@ static void *destroy_device(void *arg)
  * with no lock, while another thread's vkCreateDevice or
  * vkGetDeviceProcAddr may walk that list (on any instance): a device of
  * salvo's closing on one thread while another opened on a second crashed
- * the loader. Closing now waits for the lock an open holds: with it held
- * here, the close has not returned 300 ms later, and returns once it is
- * let go. (Before, the close returned at once.) */
+ * the loader. Closing now waits for the lock an open holds (the one
+ * salvo_vk_loader_lock takes): with it held here, the close has not
+ * returned 300 ms later, and returns once it is let go. (Before, the close
+ * returned at once.) */
 static void close_waits_for_open(void **state)
 {
     (void)state;
@@ -216,13 +219,13 @@ static void close_waits_for_open(void **state)
     salvo_kernel *add = lava_add_kernel(dev);
     salvo_kernel_destroy(add);
     _Atomic(salvo_device *) cell = dev;
-    accel_vk_instance_lock();
+    salvo_vk_loader_lock();
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, destroy_device, (void *)&cell), 0);
     struct timespec pause = {0, 300 * 1000 * 1000};
     nanosleep(&pause, NULL);
     bool closed_early = atomic_load(&cell) == NULL;
-    accel_vk_instance_unlock();
+    salvo_vk_loader_unlock();
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_false(closed_early);
     assert_null(atomic_load(&cell));
@@ -241,12 +244,135 @@ static void close_waits_for_open(void **state)
     lava_close(dev);
 }
 
+/* Runs one add on dev and checks it: the device is whole. */
+static void check_runs(salvo_device *dev, uint32_t value)
+{
+    salvo_kernel *add = lava_add_kernel(dev);
+    salvo_buffer *b = lava_zeroed(dev, 256, SALVO_DOMAIN_DEVICE);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    lava_add(st, add, b, 0, 256, value);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    lava_expect_all(b, 256, value);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(b);
+    salvo_kernel_destroy(add);
+}
+
+static void *open_device(void *arg)
+{
+    _Atomic(salvo_device *) *cell = arg;
+    atomic_store(cell, lava_open(0, 4)); /* non-NULL: the open has returned */
+    return NULL;
+}
+
+static void *enumerate_devices(void *arg)
+{
+    atomic_int *count = arg;
+    uint32_t n = 0;
+    salvo_status st = salvo_device_enumerate(NULL, &n);
+    atomic_store(count, st == SALVO_OK ? (int)n : -1);
+    return NULL;
+}
+
+/* salvo_vk_loader_lock, held by the program, holds off salvo's device
+ * opens and enumeration on other threads (each makes an instance and a
+ * device through the loader's lists) until it is let go. */
+static void loader_lock_holds_off_opens(void **state)
+{
+    (void)state;
+    _Atomic(salvo_device *) cell = NULL;
+    atomic_int count = -2;
+    salvo_vk_loader_lock();
+    pthread_t t_open, t_enum;
+    assert_int_equal(pthread_create(&t_open, NULL, open_device, (void *)&cell), 0);
+    assert_int_equal(pthread_create(&t_enum, NULL, enumerate_devices, &count), 0);
+    struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    bool opened_early = atomic_load(&cell) != NULL;
+    int enumerated_early = atomic_load(&count);
+    salvo_vk_loader_unlock();
+    assert_int_equal(pthread_join(t_open, NULL), 0);
+    assert_int_equal(pthread_join(t_enum, NULL), 0);
+    assert_false(opened_early);
+    assert_int_equal(enumerated_early, -2);
+    assert_true(atomic_load(&count) >= 1);
+    salvo_device *dev = atomic_load(&cell);
+    assert_non_null(dev);
+    check_runs(dev, 7);
+    lava_close(dev);
+}
+
+/* The program's own VkDevice, made on a salvo device's instance and
+ * physical device, and destroyed, each time under salvo_vk_loader_lock. */
+typedef struct own_devices {
+    salvo_vk_handles h;
+    int rounds;
+    int made; /* devices made and destroyed */
+} own_devices;
+
+static void *make_own_devices(void *arg)
+{
+    own_devices *o = arg;
+    PFN_vkGetInstanceProcAddr gipa = o->h.get_instance_proc_addr;
+    PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(o->h.instance, "vkCreateDevice");
+    PFN_vkGetDeviceProcAddr gdpa =
+        (PFN_vkGetDeviceProcAddr)gipa(o->h.instance, "vkGetDeviceProcAddr");
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                  .queueFamilyIndex = o->h.queue_family_index,
+                                  .queueCount = 1,
+                                  .pQueuePriorities = &priority};
+    VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .queueCreateInfoCount = 1,
+                             .pQueueCreateInfos = &qi};
+    for (int i = 0; i < o->rounds && create && gdpa; i++) {
+        VkDevice vd = VK_NULL_HANDLE;
+        salvo_vk_loader_lock();
+        VkResult r = create(o->h.physical_device, &di, NULL, &vd);
+        PFN_vkDestroyDevice destroy =
+            r == VK_SUCCESS ? (PFN_vkDestroyDevice)gdpa(vd, "vkDestroyDevice") : NULL;
+        salvo_vk_loader_unlock();
+        if (!destroy)
+            break;
+        salvo_vk_loader_lock();
+        destroy(vd, NULL);
+        salvo_vk_loader_unlock();
+        o->made++;
+    }
+    return NULL;
+}
+
+/* One thread makes and destroys VkDevices of its own under the lock while
+ * this one opens, runs and closes salvo devices: every salvo device runs
+ * exactly and every device of the program's was made and destroyed. */
+static void own_devices_beside_salvos(void **state)
+{
+    (void)state;
+    salvo_device *home = lava_open(0, 4);
+    own_devices o = {.rounds = 20};
+    assert_int_equal(salvo_device_vk_handles(home, &o.h), SALVO_OK);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, make_own_devices, &o), 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        salvo_device *dev = lava_open(0, 4);
+        check_runs(dev, 3 + i);
+        lava_close(dev);
+    }
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(o.made, o.rounds);
+    check_runs(home, 11);
+    lava_close(home);
+}
+
 int main(void)
 {
     lava_require_device();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_devices_one_gpu_two_threads),
         cmocka_unit_test(close_waits_for_open),
+        cmocka_unit_test(loader_lock_holds_off_opens),
+        cmocka_unit_test(own_devices_beside_salvos),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     return failed || lava_validation_messages() ? 1 : 0;

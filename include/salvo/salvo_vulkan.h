@@ -144,8 +144,8 @@ typedef struct salvo_vk_device_import {
  * devices: a vkCreateDevice or vkDestroyDevice of yours on one thread
  * while another thread is in salvo_device_create, salvo_device_create_vk
  * or salvo_device_destroy (which make, look up and destroy devices through
- * those lists, one at a time among themselves) can crash the loader. Keep
- * your own device creation and destruction apart from those calls.
+ * those lists, one at a time among themselves) can crash the loader. Make
+ * those calls of yours under salvo_vk_loader_lock (below).
  * Lifetime: keep the instance, the device and the queue alive until
  * salvo_device_destroy has returned. A device lost under salvo is lost for
  * the program too: salvo reports it (salvo_device_is_lost) and the
@@ -153,6 +153,25 @@ typedef struct salvo_vk_device_import {
 SALVO_API salvo_status salvo_device_create_vk(const salvo_vk_device_import *vk,
                                               const salvo_device_desc *desc,
                                               salvo_device **out);
+
+/* salvo's lock over the Vulkan loader's lists of instances and devices,
+ * one per process. The loader does not guard its lists of devices (see
+ * salvo_device_create_vk), so salvo makes every loader call of its own that
+ * creates, looks up or destroys a VkInstance or a VkDevice under this lock
+ * (within salvo_device_create, salvo_device_create_vk, salvo_device_destroy
+ * and salvo_device_enumerate). A program that makes Vulkan devices of its
+ * own on one thread while salvo opens or closes devices on another takes
+ * the lock around its own vkCreateDevice, vkGetDeviceProcAddr (which
+ * searches the loader's lists), vkDestroyDevice, vkCreateInstance and
+ * vkDestroyInstance, and those calls are then never made beside salvo's.
+ * Hold it briefly: salvo's device creation and destruction on every
+ * thread wait while it is held.
+ * Thread safety: any thread. Not recursive: call no salvo function between
+ * salvo_vk_loader_lock and salvo_vk_loader_unlock (one that opens or closes
+ * a device would wait for the lock forever); unlock on the thread that
+ * locked. */
+SALVO_API void salvo_vk_loader_lock(void);
+SALVO_API void salvo_vk_loader_unlock(void);
 
 /* The VkBuffer behind buffer: salvo_buffer_size(buffer) bytes from offset
  * 0, bound to memory salvo allocated (or imported). Created with storage,

@@ -485,5 +485,9 @@ typedef struct accel {
 /* Constructors. Each returns false (and leaves *out untouched) on failure
  * to allocate. alloc may be NULL (malloc). */
 bool accel_vulkan_create(const salvo_allocator *alloc, accel *out);
+/* The Vulkan accelerator's process-wide loader lock (instance.c), for the
+ * program's own loader calls (salvo_vk_loader_lock). */
+void accel_vulkan_loader_lock(void);
+void accel_vulkan_loader_unlock(void);
 
 #endif /* SALVO_ACCEL_H */

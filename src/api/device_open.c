@@ -146,3 +146,13 @@ salvo_status salvo_device_enumerate(salvo_device_entry *entries, uint32_t *count
     salvo_clear_error();
     return SALVO_OK;
 }
+
+void salvo_vk_loader_lock(void)
+{
+    accel_vulkan_loader_lock();
+}
+
+void salvo_vk_loader_unlock(void)
+{
+    accel_vulkan_loader_unlock();
+}

@@ -3092,8 +3092,9 @@ typedef struct vk_home {
 
 /* An instance of the program's own, without layers, at the seed device's
  * version, and the physical device there of the seed device's (the same
- * vendor and device ID, and name): false where it cannot be made. */
-static bool vk_home_own(vk_home *h)
+ * vendor and device ID, and name): false where it cannot be made. Call
+ * under salvo_vk_loader_lock (vk_home_own). */
+static bool vk_home_own_locked(vk_home *h)
 {
     PFN_vkGetInstanceProcAddr gipa = g_vk.get_instance_proc_addr;
     PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(NULL, "vkCreateInstance");
@@ -3130,6 +3131,24 @@ static bool vk_home_own(vk_home *h)
     return h->physical_device != VK_NULL_HANDLE;
 }
 
+/* vk_home_own under salvo_vk_loader_lock, as the program's every loader
+ * call that makes or destroys an instance or a device is (vk_device_run). */
+static bool vk_home_own(vk_home *h)
+{
+    salvo_vk_loader_lock();
+    bool made = vk_home_own_locked(h);
+    salvo_vk_loader_unlock();
+    return made;
+}
+
+/* The program's own vkDestroyDevice, under salvo_vk_loader_lock. */
+static void vk_device_destroy(PFN_vkDestroyDevice destroy, VkDevice vd)
+{
+    salvo_vk_loader_lock();
+    destroy(vd, NULL);
+    salvo_vk_loader_unlock();
+}
+
 /* The salvo device on the program's own VkDevice (vk_device mode 0), made
  * on h's instance. */
 static void vk_device_on(ctx *c, uint64_t seed, const vk_home *h)
@@ -3157,12 +3176,16 @@ static void vk_device_on(ctx *c, uint64_t seed, const vk_home *h)
                              .queueCreateInfoCount = 1,
                              .pQueueCreateInfos = &qi};
     VkDevice vd = VK_NULL_HANDLE;
-    if (create(h->physical_device, &di, NULL, &vd) != VK_SUCCESS) {
+    salvo_vk_loader_lock();
+    bool made = create(h->physical_device, &di, NULL, &vd) == VK_SUCCESS;
+    PFN_vkDestroyDevice destroy = made ? (PFN_vkDestroyDevice)gdpa(vd, "vkDestroyDevice") : NULL;
+    PFN_vkGetDeviceQueue get_queue =
+        made ? (PFN_vkGetDeviceQueue)gdpa(vd, "vkGetDeviceQueue") : NULL;
+    salvo_vk_loader_unlock();
+    if (!made) {
         fail(c, "vk_device: vkCreateDevice failed");
         return;
     }
-    PFN_vkDestroyDevice destroy = (PFN_vkDestroyDevice)gdpa(vd, "vkDestroyDevice");
-    PFN_vkGetDeviceQueue get_queue = (PFN_vkGetDeviceQueue)gdpa(vd, "vkGetDeviceQueue");
     VkQueue vq = VK_NULL_HANDLE;
     get_queue(vd, g_vk.queue_family_index, 0, &vq);
     pthread_mutex_t qmu = PTHREAD_MUTEX_INITIALIZER;
@@ -3191,7 +3214,7 @@ static void vk_device_on(ctx *c, uint64_t seed, const vk_home *h)
     if (st != SALVO_OK || !sub) {
         fail(c, "device_create_vk on the program's own VkDevice returned %s",
              salvo_status_string(st));
-        destroy(vd, NULL);
+        vk_device_destroy(destroy, vd);
         return;
     }
     salvo_device_info info;
@@ -3254,19 +3277,10 @@ static void vk_device_on(ctx *c, uint64_t seed, const vk_home *h)
         stats.live_streams)
         fail(c, "vk_device: live objects after destroying them all");
     salvo_device_destroy(sub);
-    destroy(vd, NULL);
+    vk_device_destroy(destroy, vd);
     pthread_mutex_destroy(&qmu);
     atomic_fetch_add(&g_n_vk_devices, 1);
 }
-
-/* One vk_device at a time across the seed's threads: the Vulkan loader
- * does not guard its lists of devices (Vulkan-Loader issue 2018), so the
- * program's own vkCreateDevice or vkDestroyDevice on one thread beside
- * another thread's salvo_device_create_vk (whose table load walks those
- * lists) crashed the loader. salvo holds its own lock over the loader
- * calls it makes; a program that makes devices of its own on several
- * threads must keep them apart likewise. */
-static pthread_mutex_t g_vk_device_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* vk_device mode 0. The validation layer of Debian 12 (1.3.239) keeps its
  * instances and devices in a table it does not guard: one created or
@@ -3278,8 +3292,15 @@ static pthread_mutex_t g_vk_device_mu = PTHREAD_MUTEX_INITIALIZER;
  * without layers (its commands go unvalidated), and so it is where a host
  * call or a stream read is pending (salvo's host-call thread may be in the
  * layer); otherwise on the seed device's (its validation messages fail
- * the op), the raiser held off meanwhile. */
-static void vk_device_run_locked(ctx *c, uint64_t seed)
+ * the op), the raiser held off meanwhile.
+ * The Vulkan loader does not guard its lists of devices (Vulkan-Loader
+ * issue 2018): the program's own vkCreateDevice or vkDestroyDevice on one
+ * thread beside another thread's salvo_device_create_vk (whose table load
+ * walks those lists) crashed the loader. So every loader call of the
+ * program's that makes, looks up or destroys an instance or a device is
+ * made under salvo_vk_loader_lock, as salvo_vulkan.h asks, and the seed's
+ * threads run their vk_device ops side by side. */
+static void vk_device_run(ctx *c, uint64_t seed)
 {
     vk_home h = {.instance = g_vk.instance, .physical_device = g_vk.physical_device};
     /* A host call or stream read not yet passed: salvo's host-call thread
@@ -3293,20 +3314,15 @@ static void vk_device_run_locked(ctx *c, uint64_t seed)
             return;
         }
         vk_device_on(c, seed, &h);
+        salvo_vk_loader_lock();
         if (h.destroy)
             h.destroy(h.instance, NULL);
+        salvo_vk_loader_unlock();
         return;
     }
     pthread_mutex_lock(&R.mu);
     vk_device_on(c, seed, &h);
     pthread_mutex_unlock(&R.mu);
-}
-
-static void vk_device_run(ctx *c, uint64_t seed)
-{
-    pthread_mutex_lock(&g_vk_device_mu);
-    vk_device_run_locked(c, seed);
-    pthread_mutex_unlock(&g_vk_device_mu);
 }
 
 /* vk_device: salvo_device_create_vk. Mode 0 (g_dev has Vulkan handles): a

@@ -43,6 +43,16 @@ void accel_vk_instance_unlock(void)
     pthread_mutex_unlock(&instance_lock);
 }
 
+void accel_vulkan_loader_lock(void)
+{
+    accel_vk_instance_lock();
+}
+
+void accel_vulkan_loader_unlock(void)
+{
+    accel_vk_instance_unlock();
+}
+
 /* One bare instance kept for the life of the process [instance_lock].
  * The loader loads the drivers for each instance and unloads them with
  * the last one; the NVIDIA driver (580 on an H200) fails to load again
@@ -293,8 +303,12 @@ VkResult accel_vk_instance_create(const salvo_allocator *alloc, const accel_open
      * reallocation (pfnReallocation, with its alignment), and
      * salvo_allocator has neither (alloc(size), malloc's alignment; free).
      * A driver out of host memory still reaches the caller: its
-     * VK_ERROR_OUT_OF_HOST_MEMORY becomes SALVO_ERROR_OUT_OF_HOST_MEMORY. */
+     * VK_ERROR_OUT_OF_HOST_MEMORY becomes SALVO_ERROR_OUT_OF_HOST_MEMORY.
+     * Under instance_lock, as every loader call salvo makes that creates or
+     * destroys an instance or a device (salvo_vk_loader_lock's promise). */
+    accel_vk_instance_lock();
     r = vkCreateInstance(&ci, NULL, &instance);
+    accel_vk_instance_unlock();
     if (r == VK_SUCCESS) {
         *out = instance;
         *api_out = api;

@@ -177,10 +177,11 @@ struct accel_timeline {
 /* The result of loading libvulkan (done once, at the first call). */
 VkResult accel_vk_loader_ready(void);
 /* instance_lock: around volkLoadInstanceOnly and every use of volk's
- * instance-level globals, and around salvo's vkCreateDevice with the
- * table's load (vkGetDeviceProcAddr) and its vkDestroyDevice and
- * vkDestroyInstance: the loader walks and changes its lists of devices
- * with no lock of its own (device.c, device_release). */
+ * instance-level globals, and around salvo's vkCreateInstance,
+ * vkCreateDevice with the table's load (vkGetDeviceProcAddr) and its
+ * vkDestroyDevice and vkDestroyInstance: the loader walks and changes its
+ * lists of devices with no lock of its own (device.c, device_release). The
+ * program takes it around its own such calls (salvo_vk_loader_lock). */
 void accel_vk_instance_lock(void);
 void accel_vk_instance_unlock(void);
 /* The messenger that passes the layers' and the loader's messages to d's
@@ -219,6 +220,7 @@ VkResult accel_vk_extensions_get(const salvo_allocator *alloc, VkPhysicalDevice 
                                  const char *layer, VkExtensionProperties **out,
                                  uint32_t *count);
 bool accel_vk_has_extension(const VkExtensionProperties *p, uint32_t n, const char *name);
+/* Call without instance_lock (taken around vkCreateInstance). */
 VkResult accel_vk_instance_create(const salvo_allocator *alloc, const accel_open_options *opt,
                                   accel_device *d, VkInstance *out, uint32_t *api_out);
 uint32_t accel_vk_compute_family(VkPhysicalDevice pd);
