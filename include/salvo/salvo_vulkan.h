@@ -169,7 +169,9 @@ SALVO_API salvo_status salvo_device_create_vk(const salvo_vk_device_import *vk,
  * Thread safety: any thread. Not recursive: call no salvo function between
  * salvo_vk_loader_lock and salvo_vk_loader_unlock (one that opens or closes
  * a device would wait for the lock forever); unlock on the thread that
- * locked. */
+ * locked.
+ * Lifetime: the process's; usable before any device is made and after the
+ * last is destroyed. */
 SALVO_API void salvo_vk_loader_lock(void);
 SALVO_API void salvo_vk_loader_unlock(void);
 
