@@ -196,6 +196,21 @@ static void two_devices_one_gpu_two_threads(void **state)
     assert_int_equal(lava_validation_messages(), 0);
 }
 
+/* Runs one add on dev and checks it: the device is whole. */
+static void check_runs(salvo_device *dev, uint32_t value)
+{
+    salvo_kernel *add = lava_add_kernel(dev);
+    salvo_buffer *b = lava_zeroed(dev, 256, SALVO_DOMAIN_DEVICE);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    lava_add(st, add, b, 0, 256, value);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    lava_expect_all(b, 256, value);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(b);
+    salvo_kernel_destroy(add);
+}
+
 static void *destroy_device(void *arg)
 {
     _Atomic(salvo_device *) *cell = arg;
@@ -231,32 +246,8 @@ static void close_waits_for_open(void **state)
     assert_null(atomic_load(&cell));
     /* A device opens and runs after it. */
     dev = lava_open(0, 4);
-    add = lava_add_kernel(dev);
-    salvo_buffer *b = lava_zeroed(dev, 256, SALVO_DOMAIN_DEVICE);
-    salvo_stream *st = NULL;
-    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
-    lava_add(st, add, b, 0, 256, 5);
-    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
-    lava_expect_all(b, 256, 5);
-    salvo_stream_destroy(st);
-    salvo_buffer_destroy(b);
-    salvo_kernel_destroy(add);
+    check_runs(dev, 5);
     lava_close(dev);
-}
-
-/* Runs one add on dev and checks it: the device is whole. */
-static void check_runs(salvo_device *dev, uint32_t value)
-{
-    salvo_kernel *add = lava_add_kernel(dev);
-    salvo_buffer *b = lava_zeroed(dev, 256, SALVO_DOMAIN_DEVICE);
-    salvo_stream *st = NULL;
-    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
-    lava_add(st, add, b, 0, 256, value);
-    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
-    lava_expect_all(b, 256, value);
-    salvo_stream_destroy(st);
-    salvo_buffer_destroy(b);
-    salvo_kernel_destroy(add);
 }
 
 static void *open_device(void *arg)
