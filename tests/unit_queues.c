@@ -7,6 +7,7 @@
  * synchronize, query and later event records still cover that event's
  * work. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1519,10 +1520,53 @@ static void test_gpu_poll_ends_at_the_timeout(void **state)
     close_env(&e);
 }
 
+/* A bound too long to count in nanoseconds is no bound: fence_timeout_s
+ * of 1e11 s or INFINITY waits for work that ends 5 ms on (it once came to
+ * 0 ns, and every wait expired at once), and the device says it has no
+ * bound. A negative or NaN bound is refused, with nothing opened. */
+static void test_endless_timeout_is_no_bound(void **state)
+{
+    (void)state;
+    unsetenv("SALVO_FENCE_TIMEOUT_S");
+    const double endless[] = {1e11, (double)INFINITY, 1e9};
+    for (int c = 0; c < 3; c++) {
+        env e;
+        open_fake(&e, 1, FAKE_COMPLETE_MANUAL, false);
+        e.f->blocking_waits = true;
+        open_device(&e, &(salvo_device_desc){.batch_size = 64, .fence_timeout_s = endless[c]});
+        salvo_device_info info;
+        assert_int_equal(salvo_device_info_get(e.dev, &info), SALVO_OK);
+        assert_true(info.fence_timeout_s == (c == 2 ? 1e9 : 0));
+        assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, complete_after_5ms, &e), 0);
+        assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+        pthread_join(t, NULL);
+        close_env(&e);
+    }
+    const double bad[] = {-1, (double)NAN, -(double)INFINITY};
+    for (int c = 0; c < 3; c++) {
+        fake_accel *f = fake_create();
+        assert_non_null(f);
+        salvo_device *dev = NULL;
+        assert_int_equal(
+            device_create_with_accel(&(salvo_device_desc){.fence_timeout_s = bad[c]},
+                                     fake_accel_get(f), &dev),
+            SALVO_ERROR_INVALID_ARGUMENT);
+        assert_null(dev);
+        assert_non_null(strstr(salvo_last_error(), "fence_timeout_s"));
+        assert_true(fake_destroyed(f));
+        assert_int_equal(fake_live_total(f), 0);
+        fake_free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_streams_take_queues_in_turn),
+        cmocka_unit_test(test_endless_timeout_is_no_bound),
         cmocka_unit_test(test_high_priority_queue),
         cmocka_unit_test(test_no_false_ordering),
         cmocka_unit_test(test_event_wait_across_queues),

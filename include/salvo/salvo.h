@@ -243,7 +243,8 @@ typedef struct salvo_device_desc {
      * (SALVO_ERROR_INVALID_ARGUMENT). */
     uint32_t batch_size;
     /* Bound on each fence wait, in seconds. 0: $SALVO_FENCE_TIMEOUT_S,
-     * else no bound. */
+     * else no bound. More than 1e9 (INFINITY too): no bound. Negative or
+     * NaN: refused (SALVO_ERROR_INVALID_ARGUMENT). */
     double fence_timeout_s;
     /* Queued releases past which the next launch first runs them.
      * 0: $SALVO_RELEASE_MAX_COUNT / $SALVO_RELEASE_MAX_BYTES, else defaults. */

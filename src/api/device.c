@@ -1,6 +1,7 @@
 /* The device: settings, create and destroy, queries, the live ring, and
  * the device-wide synchronize; the engine behind it is core/queue.c. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,13 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
                           "device_create: batch_size %u is more than %u", desc->batch_size,
                           (unsigned)MAX_BATCH);
     }
+    if (isnan(desc->fence_timeout_s) || desc->fence_timeout_s < 0) {
+        acc.vt->destroy(acc.self);
+        return SALVO_FAIL(&user_sink, SALVO_ERROR_INVALID_ARGUMENT,
+                          "device_create: fence_timeout_s %g is not a number of seconds (0: "
+                          "$SALVO_FENCE_TIMEOUT_S, more than %g: no bound)",
+                          desc->fence_timeout_s, MAX_FENCE_TIMEOUT_S);
+    }
     salvo_device *dev = salvo_mem_calloc(desc->allocator, 1, sizeof *dev);
     if (!dev) {
         acc.vt->destroy(acc.self);
@@ -224,7 +232,11 @@ salvo_status device_create_on(const salvo_device_desc *desc, accel acc, const vo
     q->acc = &dev->acc;
     q->log = &dev->log;
     q->alloc = dev->alloc;
-    double timeout = desc->fence_timeout_s > 0 ? desc->fence_timeout_s : 0;
+    /* Past MAX_FENCE_TIMEOUT_S (infinity too) a bound is no bound: nanoseconds
+     * of it would not fit a uint64_t. */
+    double timeout = desc->fence_timeout_s > 0 && desc->fence_timeout_s <= MAX_FENCE_TIMEOUT_S
+                         ? desc->fence_timeout_s
+                         : 0;
     if (!(desc->fence_timeout_s > 0) &&
         env_seconds("SALVO_FENCE_TIMEOUT_S", MAX_FENCE_TIMEOUT_S, &timeout, why) == ENV_BAD)
         ENV_WARN(&dev->log, "SALVO_FENCE_TIMEOUT_S", why, "0 (no bound)");
