@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "api/internal.h"
+#include "add.spv.h"
 #include "api/spirv_check.h"
 #include "copy.spv.h"
 #include "image_float_atomics.spv.h"
@@ -268,6 +269,63 @@ static void test_workgroup_memory_limit(void **state)
     refused_on(f, workgroup_memory_spv, sizeof workgroup_memory_spv, SALVO_OK, NULL);
 }
 
+/* The local size a kernel reports, made on a fresh fake with the given
+ * spec constants. */
+static void local_size_with(const uint32_t *spirv, size_t size, const salvo_spec_constant *sc,
+                            uint32_t count, uint32_t want_x)
+{
+    fake_accel *f = fake();
+    salvo_device *dev = NULL;
+    assert_int_equal(device_create_with_accel(&(salvo_device_desc){0}, fake_accel_get(f), &dev),
+                     SALVO_OK);
+    salvo_kernel_desc kd = {.spirv = spirv, .spirv_size = size, .name = "sized",
+                            .spec_constants = sc, .spec_constant_count = count};
+    salvo_kernel *k = NULL;
+    salvo_status st = salvo_kernel_create(dev, &kd, &k);
+    if (st != SALVO_OK)
+        fail_msg("kernel_create: %s: %s", salvo_status_string(st), salvo_last_error());
+    salvo_kernel_info ki;
+    assert_int_equal(salvo_kernel_info_get(k, &ki), SALVO_OK);
+    assert_int_equal(ki.local_size[0], want_x);
+    assert_int_equal(ki.local_size[1], 1);
+    assert_int_equal(ki.local_size[2], 1);
+    salvo_kernel_destroy(k);
+    salvo_device_destroy(dev);
+    assert_int_equal(fake_live_total(f), 0);
+    fake_free(f);
+}
+
+/* Only a spec constant the local size is made of overrides it. A constant
+ * the module does not declare changes nothing, whatever its id: one with
+ * id 0xFFFFFFFF once replaced a literal local size (a value of 0 then had
+ * the kernel refused as 0 x 0 x 0). That id is a valid SpecId as well: a
+ * local size made of it is overridden by it. */
+static void test_local_size_only_from_its_spec_constants(void **state)
+{
+    (void)state;
+    const salvo_spec_constant stray[2] = {{UINT32_MAX, 0}, {7, 0}};
+    local_size_with(copy_spv, sizeof copy_spv, stray, 2, 64); /* local_size_x = 64 */
+    const salvo_spec_constant one = {UINT32_MAX, 1};
+    local_size_with(copy_spv, sizeof copy_spv, &one, 1, 64);
+    const salvo_spec_constant sized[2] = {{UINT32_MAX, 0}, {0, 32}};
+    local_size_with(add_spv, sizeof add_spv, sized, 2, 32); /* local_size_x_id = 0 */
+
+    /* add's local size with its SpecId made 0xFFFFFFFF by hand. */
+    uint32_t words[sizeof add_spv / 4];
+    memcpy(words, add_spv, sizeof words);
+    int patched = 0;
+    for (size_t at = 5; at < sizeof words / 4; at += words[at] >> 16)
+        if (words[at] == (4u << 16 | 71u) && words[at + 2] == 1u) { /* OpDecorate SpecId */
+            assert_int_equal(words[at + 3], 0);
+            words[at + 3] = UINT32_MAX;
+            patched++;
+        }
+    assert_int_equal(patched, 1);
+    local_size_with(words, sizeof words, &sized[1], 1, 1); /* {0, 32} no longer applies: the default */
+    const salvo_spec_constant max_id = {UINT32_MAX, 16};
+    local_size_with(words, sizeof words, &max_id, 1, 16);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_depth_comparison_sampler),
         cmocka_unit_test(test_image_format_named),
         cmocka_unit_test(test_local_size_id_needs_maintenance4),
+        cmocka_unit_test(test_local_size_only_from_its_spec_constants),
         cmocka_unit_test(test_image_float_atomics),
         cmocka_unit_test(test_workgroup_memory_limit),
         cmocka_unit_test(test_set_other_than_0),

@@ -91,6 +91,9 @@ static void expect_local_size(const reflect_module *m, uint32_t x, uint32_t y, u
     assert_int_equal(m->local_size_spec_id[0], sx);
     assert_int_equal(m->local_size_spec_id[1], sy);
     assert_int_equal(m->local_size_spec_id[2], sz);
+    assert_int_equal(m->local_size_is_spec[0], sx != NO_SPEC);
+    assert_int_equal(m->local_size_is_spec[1], sy != NO_SPEC);
+    assert_int_equal(m->local_size_is_spec[2], sz != NO_SPEC);
 }
 
 /* ------------------------------------------------------------------ */

@@ -341,7 +341,8 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
     /* The local size the launch will really use: spec constants override. */
     for (int i = 0; i < 3; i++)
         for (uint32_t c = 0; c < desc->spec_constant_count; c++)
-            if (k->ek.refl.local_size_spec_id[i] == desc->spec_constants[c].id)
+            if (k->ek.refl.local_size_is_spec[i] &&
+                k->ek.refl.local_size_spec_id[i] == desc->spec_constants[c].id)
                 k->ek.refl.local_size[i] = desc->spec_constants[c].value;
     uint32_t ls[3]; /* k is freed before the message is made */
     memcpy(ls, k->ek.refl.local_size, sizeof ls);

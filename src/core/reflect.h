@@ -68,9 +68,12 @@ typedef struct reflect_module {
     /* LocalSize execution mode of the entry point; when given by
      * specialization constants (LocalSizeId or a WorkgroupSize builtin made
      * of spec constants), the default values, and local_size_spec_id[i] is
-     * the spec constant id (or UINT32_MAX when literal). */
+     * the spec constant id (or UINT32_MAX when literal).
+     * local_size_is_spec[i] tells the two apart: UINT32_MAX is a valid
+     * SpecId too. */
     uint32_t local_size[3];
     uint32_t local_size_spec_id[3];
+    bool local_size_is_spec[3];
     /* The local size comes from the LocalSizeId execution mode (Vulkan:
      * needs maintenance4). */
     bool local_size_id;

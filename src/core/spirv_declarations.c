@@ -8,7 +8,8 @@
 
 /* One local-size component: an integer constant, or a spec constant's
  * default value and its SpecId. */
-static salvo_status local_size_component(ctx *c, uint32_t id, uint32_t *value, uint32_t *spec_id)
+static salvo_status local_size_component(ctx *c, uint32_t id, uint32_t *value, uint32_t *spec_id,
+                                         bool *is_spec)
 {
     node *nd = NULL;
     salvo_status st = spirv_walk_defined(c, id, &nd);
@@ -17,8 +18,8 @@ static salvo_status local_size_component(ctx *c, uint32_t id, uint32_t *value, u
     if (nd->opcode != OP_CONSTANT && nd->opcode != OP_SPEC_CONSTANT)
         return spirv_walk_fail(c, "local size component (id %u) is not an integer constant", id);
     *value = c->w[nd->at + 3];
-    *spec_id =
-        nd->opcode == OP_SPEC_CONSTANT && (nd->flags & NF_SPEC_ID) ? nd->spec_id : UINT32_MAX;
+    *is_spec = nd->opcode == OP_SPEC_CONSTANT && (nd->flags & NF_SPEC_ID);
+    *spec_id = *is_spec ? nd->spec_id : UINT32_MAX;
     return SALVO_OK;
 }
 
@@ -41,7 +42,8 @@ salvo_status spirv_declarations_local_size(ctx *c, const char *entry, reflect_mo
     if (ids != NULL) {
         for (int i = 0; i < 3; i++) {
             salvo_status st =
-                local_size_component(c, ids[i], &out->local_size[i], &out->local_size_spec_id[i]);
+                local_size_component(c, ids[i], &out->local_size[i], &out->local_size_spec_id[i],
+                                     &out->local_size_is_spec[i]);
             if (st != SALVO_OK)
                 return st;
         }
@@ -52,6 +54,7 @@ salvo_status spirv_declarations_local_size(ctx *c, const char *entry, reflect_mo
     for (int i = 0; i < 3; i++) {
         out->local_size[i] = c->w[c->local_size_at + 3 + (uint32_t)i];
         out->local_size_spec_id[i] = UINT32_MAX;
+        out->local_size_is_spec[i] = false;
     }
     return SALVO_OK;
 }
