@@ -180,6 +180,10 @@ int py_push_get(PyObject *push, py_push *p)
     if (!push || push == Py_None)
         return 0;
     if (PyBytes_CheckExact(push)) {
+        if ((uint64_t)PyBytes_GET_SIZE(push) > UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "push: too large");
+            return -1;
+        }
         p->data = PyBytes_AS_STRING(push);
         p->size = (uint32_t)PyBytes_GET_SIZE(push);
         return 0;

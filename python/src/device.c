@@ -186,6 +186,10 @@ void py_release(py_device *dev, py_kind kind, void *h)
  * work), then hand on what it logged. */
 static void destroy_device(salvo_device *dev)
 {
+    if (py_in_host_call()) { /* salvo refuses it there */
+        py_host_call_defer_destroy(dev);
+        return;
+    }
     Py_BEGIN_ALLOW_THREADS
     salvo_device_destroy(dev);
     Py_END_ALLOW_THREADS
@@ -520,8 +524,8 @@ static PyObject *device_format_support(py_device *self, PyObject *arg)
     salvo_device *dev = py_device_handle((PyObject *)self);
     if (!dev)
         return NULL;
-    long f = PyLong_AsLong(arg);
-    if (f == -1 && PyErr_Occurred())
+    int f;
+    if (py_enum_arg(arg, &f, "Device.format_support") != 0)
         return NULL;
     uint32_t usage = 0;
     salvo_status st = salvo_image_format_support(dev, (salvo_format)f, &usage);

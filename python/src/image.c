@@ -180,15 +180,7 @@ static PyType_Spec image_spec = {
  * refused here rather than cut down to one that might be valid. */
 static int address_mode(PyObject *obj, int *out)
 {
-    long m = PyLong_AsLong(obj);
-    if (m == -1 && PyErr_Occurred())
-        return -1;
-    if (m < INT_MIN || m > INT_MAX) {
-        PyErr_Format(PyExc_OverflowError, "Sampler: address mode %R is out of range", obj);
-        return -1;
-    }
-    *out = (int)m;
-    return 0;
+    return py_enum_arg(obj, out, "Sampler: address mode");
 }
 
 static PyObject *sampler_new(PyTypeObject *type, PyObject *args, PyObject *kw)

@@ -28,10 +28,22 @@ static int spec_constants(PyObject *spec, salvo_spec_constant **out, uint32_t *c
         PyErr_NoMemory();
         return -1;
     }
+    PyObject *pair = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *id, *value;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(items, i), "OO:spec", &id, &value) ||
-            py_u32(id, &sc[i].id, "Kernel: spec constant id") != 0)
+        /* (id, value): a tuple, a list, any pair. */
+        Py_XSETREF(pair, PySequence_Fast(PyList_GET_ITEM(items, i),
+                                         "Kernel: spec: (id, value) pairs or a dict are needed"));
+        if (!pair)
+            goto fail;
+        if (PySequence_Fast_GET_SIZE(pair) != 2) {
+            PyErr_Format(PyExc_TypeError,
+                         "Kernel: spec: item %zd has %zd entries, not 2 (id, value)", i,
+                         PySequence_Fast_GET_SIZE(pair));
+            goto fail;
+        }
+        PyObject *id = PySequence_Fast_GET_ITEM(pair, 0);
+        PyObject *value = PySequence_Fast_GET_ITEM(pair, 1);
+        if (py_u32(id, &sc[i].id, "Kernel: spec constant id") != 0)
             goto fail;
         if (PyBool_Check(value)) {
             sc[i].value = value == Py_True;
@@ -54,11 +66,13 @@ static int spec_constants(PyObject *spec, salvo_spec_constant **out, uint32_t *c
             sc[i].value = (uint32_t)v;
         }
     }
+    Py_XDECREF(pair);
     Py_DECREF(items);
     *out = sc;
     *count = (uint32_t)n;
     return 0;
 fail:
+    Py_XDECREF(pair);
     Py_DECREF(items);
     PyMem_Free(sc);
     return -1;

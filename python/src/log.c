@@ -105,8 +105,9 @@ void py_log_drain(const char *failure)
             /* The failure being raised goes at DEBUG: the exception says it. */
             bool raised = !failure_seen && is_failure(e, failure);
             failure_seen |= raised;
-            PyObject *r = PyObject_CallFunction(py_log_deliver, "isisO", (int)e->level, e->file,
-                                                e->line, e->text, raised ? Py_True : Py_False);
+            PyObject *r = PyObject_CallFunction(py_log_deliver, "isiNO", (int)e->level, e->file,
+                                                e->line, py_text(e->text),
+                                                raised ? Py_True : Py_False);
             if (!r)
                 PyErr_WriteUnraisable(py_log_deliver);
             Py_XDECREF(r);

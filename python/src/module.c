@@ -16,10 +16,15 @@ PyObject *py_graph_class;
 
 /* ---------------------------------------------------------------- errors */
 
+PyObject *py_text(const char *text)
+{
+    return PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace");
+}
+
 static PyObject *raise_error(salvo_status st, const char *message)
 {
     PyObject *cls = py_error_class ? py_error_class : PyExc_RuntimeError;
-    PyObject *exc = py_error_class ? PyObject_CallFunction(cls, "is", (int)st, message)
+    PyObject *exc = py_error_class ? PyObject_CallFunction(cls, "iN", (int)st, py_text(message))
                                    : PyUnicode_FromFormat("%s: %s", salvo_status_string(st),
                                                           message);
     if (!exc)
@@ -162,11 +167,24 @@ static PyObject *mod_configure(PyObject *self, PyObject *args, PyObject *kw)
     Py_RETURN_NONE;
 }
 
+int py_enum_arg(PyObject *arg, int *out, const char *what)
+{
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < INT_MIN || v > INT_MAX) { /* refused, not cut down to one that might be valid */
+        PyErr_Format(PyExc_OverflowError, "%s: %ld is out of range", what, v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 static PyObject *mod_status_string(PyObject *self, PyObject *arg)
 {
     (void)self;
-    long v = PyLong_AsLong(arg);
-    if (v == -1 && PyErr_Occurred())
+    int v;
+    if (py_enum_arg(arg, &v, "status_string") != 0)
         return NULL;
     return PyUnicode_FromString(salvo_status_string((salvo_status)v));
 }
@@ -175,7 +193,7 @@ static PyObject *mod_last_error(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    return PyUnicode_FromString(salvo_last_error());
+    return py_text(salvo_last_error());
 }
 
 static PyObject *mod_enumerate(PyObject *self, PyObject *unused)
@@ -218,8 +236,8 @@ static PyObject *mod_enumerate(PyObject *self, PyObject *unused)
 static PyObject *mod_format_info(PyObject *self, PyObject *arg)
 {
     (void)self;
-    long v = PyLong_AsLong(arg);
-    if (v == -1 && PyErr_Occurred())
+    int v;
+    if (py_enum_arg(arg, &v, "format") != 0)
         return NULL;
     return Py_BuildValue("(sI)", salvo_format_name((salvo_format)v),
                          salvo_format_texel_size((salvo_format)v));

@@ -101,6 +101,11 @@ typedef struct py_capture {
     PyObject_HEAD
     PyObject *nodes; /* list */
     bool active;     /* false once the capture ended or was abandoned */
+    /* Commands of the capture between their salvo call and their note: two
+     * at once (threads) may return in one order and take the GIL back in
+     * the other, so after an overlap the nodes' order is unknown. */
+    uint32_t in_flight;
+    bool overlapped;
     void *origin;    /* the py_stream that began it (not a reference) */
 } py_capture;
 
@@ -211,6 +216,13 @@ Py_ssize_t py_buffer_exports(py_child *c);
 /* Raise salvo.Error for a failed call (st < 0) with salvo_last_error(), after
  * handing queued log messages to Python; returns NULL. */
 PyObject *py_fail(salvo_status st);
+/* salvo's text (a message, a path it was given) as a str: bytes that are
+ * not UTF-8 (a path's, a character cut at a message's limit) become
+ * U+FFFD. NULL with an exception set when out of memory. */
+PyObject *py_text(const char *text);
+/* An int of salvo's enums (a status, a format) into *out: 0, or -1 with
+ * TypeError or OverflowError set. */
+int py_enum_arg(PyObject *arg, int *out, const char *what);
 /* Raise salvo.Error(st, formatted message); returns NULL. */
 PyObject *py_error(salvo_status st, const char *fmt, ...);
 /* The Status member for st (a plain int before _configure). */
@@ -306,9 +318,16 @@ py_host_call *py_host_call_new(PyObject *fn);
 void py_host_call_free(py_host_call *h);
 /* The salvo_stream_host_call function; user is a py_host_call. */
 void py_host_call_run(void *user);
-/* Release the calls that ran (the GIL held, no exception pending); py_log_drain calls it,
- * as py_host_call_run sets py_log_pending. */
+/* Release the calls that ran and destroy the devices left to it (the GIL
+ * held, no exception pending); py_log_drain calls it, as py_host_call_run
+ * sets py_log_pending. On the host-call thread it does nothing: what it
+ * would release might hold the last reference to a device. */
 void py_host_call_drain(void);
+/* True on salvo's host-call thread while a callable runs there. */
+bool py_in_host_call(void);
+/* A device to destroy where salvo allows it (not on the host-call thread):
+ * the next py_host_call_drain of another thread destroys it. */
+void py_host_call_defer_destroy(salvo_device *dev);
 
 /* _salvo._launch_loop (bench.c). */
 PyObject *py_launch_loop(PyObject *self, PyObject *args);

@@ -44,30 +44,39 @@ static py_capture *live_capture(py_stream *s)
     return s->capture;
 }
 
-/* Node (kernel, or None for a copy or fill) made on s during a capture.
- * Should the list fail, the graph's nodes are unknown (set_bindings then
- * takes a dict only), and the capture itself goes on. */
-static void note_node(py_stream *s, PyObject *what)
+/* Before a command lets the GIL go: its stream's capture (a new reference,
+ * or NULL when none), with the command counted in flight. */
+static py_capture *command_begin(py_stream *self)
 {
-    py_capture *c = live_capture(s);
-    if (!c || !c->nodes)
-        return;
-    if (PyList_Append(c->nodes, what) != 0) {
-        PyErr_Clear();
-        Py_CLEAR(c->nodes);
+    py_capture *c = self->capture ? live_capture(self) : NULL;
+    if (!c)
+        return NULL;
+    if (c->in_flight++ > 0)
+        c->overlapped = true;
+    return (py_capture *)Py_NewRef(c);
+}
+
+/* A command's result: noted as node (its kernel, or None for a copy or
+ * fill) of the capture command_begin gave, then None or salvo.Error.
+ * Where the list fails, or commands of the capture overlapped, the
+ * graph's nodes are unknown (set_bindings then takes a dict only); the
+ * capture itself goes on. */
+static PyObject *command_done(py_capture *c, salvo_status st, PyObject *node)
+{
+    if (c) {
+        c->in_flight--;
+        if (c->overlapped) {
+            Py_CLEAR(c->nodes);
+        } else if (st >= 0 && c->active && c->nodes && PyList_Append(c->nodes, node) != 0) {
+            PyErr_Clear();
+            Py_CLEAR(c->nodes);
+        }
+        Py_DECREF(c);
     }
+    return py_none_or_fail(st);
 }
 
 /* ---------------------------------------------------------------- Stream */
-
-/* A command's result: noted as node (its kernel, or None) of the stream's
- * capture where it was made in one, then None or salvo.Error. */
-static PyObject *command_done(py_stream *self, salvo_status st, PyObject *node)
-{
-    if (st >= 0 && self->capture)
-        note_node(self, node);
-    return py_none_or_fail(st);
-}
 
 static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
@@ -209,11 +218,12 @@ static PyObject *stream_launch(py_stream *self, PyObject *const *args, Py_ssize_
     if (py_push_get(a[3], &push) != 0)
         return NULL;
     salvo_status st;
+    py_capture *cap = command_begin(self);
     PY_UNLOCK(self->head.dev)
     st = salvo_launch(s, k, groups, bindings, (uint32_t)count, push.data, push.size);
     PY_RELOCK
     py_push_release(&push);
-    return command_done(self, st, a[0]);
+    return command_done(cap, st, a[0]);
 }
 
 static PyObject *stream_fill(py_stream *self, PyObject *args, PyObject *kw)
@@ -235,10 +245,11 @@ static PyObject *stream_fill(py_stream *self, PyObject *args, PyObject *kw)
     else if (py_u64(sizeobj, &size, "fill: size") != 0)
         return NULL;
     salvo_status st;
+    py_capture *cap = command_begin(self);
     PY_UNLOCK(self->head.dev)
     st = salvo_fill(s, buf, offset, size, value);
     PY_RELOCK
-    return command_done(self, st, Py_None);
+    return command_done(cap, st, Py_None);
 }
 
 static PyObject *stream_copy(py_stream *self, PyObject *args, PyObject *kw)
@@ -265,10 +276,11 @@ static PyObject *stream_copy(py_stream *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     salvo_status st;
+    py_capture *cap = command_begin(self);
     PY_UNLOCK(self->head.dev)
     st = salvo_copy(s, src, src_offset, dst, dst_offset, size);
     PY_RELOCK
-    return command_done(self, st, Py_None);
+    return command_done(cap, st, Py_None);
 }
 
 static PyObject *stream_write(py_stream *self, PyObject *args, PyObject *kw)
@@ -314,12 +326,13 @@ static PyObject *stream_launch_indirect(py_stream *self, PyObject *args, PyObjec
     if (count < 0 || py_push_get(pushobj, &push) != 0)
         return NULL;
     salvo_status st;
+    py_capture *cap = command_begin(self);
     PY_UNLOCK(self->head.dev)
     st = salvo_launch_indirect(s, k, counts, offset, bindings, (uint32_t)count, push.data,
                                push.size);
     PY_RELOCK
     py_push_release(&push);
-    return command_done(self, st, kobj);
+    return command_done(cap, st, kobj);
 }
 
 static PyObject *stream_fill_pattern(py_stream *self, PyObject *args, PyObject *kw)
@@ -346,12 +359,13 @@ static PyObject *stream_fill_pattern(py_stream *self, PyObject *args, PyObject *
         return NULL;
     }
     salvo_status st;
+    py_capture *cap = command_begin(self);
     PY_UNLOCK(self->head.dev)
     st = salvo_fill_pattern(s, buf, offset, size, pattern.buf,
                             pattern.len > 4 ? UINT32_MAX : (uint32_t)pattern.len);
     PY_RELOCK
     PyBuffer_Release(&pattern); /* read at the call */
-    return command_done(self, st, Py_None);
+    return command_done(cap, st, Py_None);
 }
 
 static PyObject *stream_copy_image(py_stream *self, PyObject *args, PyObject *kw)
@@ -369,10 +383,11 @@ static PyObject *stream_copy_image(py_stream *self, PyObject *args, PyObject *kw
     if (!dst || py_region(srcreg, &sr, &sgiven) != 0 || py_region(dstreg, &dr, &dgiven) != 0)
         return NULL;
     salvo_status st;
+    py_capture *cap = command_begin(self);
     PY_UNLOCK(self->head.dev)
     st = salvo_copy_image(s, src, sgiven ? &sr : NULL, dst, dgiven ? &dr : NULL);
     PY_RELOCK
-    return command_done(self, st, Py_None);
+    return command_done(cap, st, Py_None);
 }
 
 static PyObject *stream_read(py_stream *self, PyObject *args, PyObject *kw)
@@ -463,11 +478,12 @@ static PyObject *stream_buffer_image_copy(py_stream *self, PyObject *args, PyObj
         return NULL;
     const salvo_image_region *r = given ? &region : NULL;
     salvo_status st;
+    py_capture *cap = command_begin(self);
     PY_UNLOCK(self->head.dev)
     st = to_image ? salvo_copy_buffer_to_image(s, buf, offset, img, r)
                   : salvo_copy_image_to_buffer(s, img, r, buf, offset);
     PY_RELOCK
-    return command_done(self, st, Py_None);
+    return command_done(cap, st, Py_None);
 }
 
 static PyObject *stream_buffer_to_image(py_stream *self, PyObject *args, PyObject *kw)
@@ -563,6 +579,8 @@ static PyObject *stream_begin_capture(py_stream *self, PyObject *unused)
     c->nodes = PyList_New(0);
     c->active = false;
     c->origin = self;
+    c->in_flight = 0;
+    c->overlapped = false;
     if (!c->nodes) {
         Py_DECREF(c);
         return NULL;
@@ -602,6 +620,7 @@ static PyObject *stream_end_capture(py_stream *self, PyObject *args, PyObject *k
             return NULL;
         }
         graph = (py_graph *)Py_NewRef(into);
+        Py_CLEAR(graph->nodes); /* a closed graph's */
     }
     salvo_graph *g = NULL;
     salvo_status st;

@@ -109,6 +109,10 @@ class TestDevice(DeviceTest):
         self.assertEqual(salvo.format_name(salvo.Format.RGBA8_UNORM), "RGBA8_UNORM")
         self.assertEqual(salvo.format_texel_size(salvo.Format.RGBA32_FLOAT), 16)
         self.assertEqual(salvo.MAX_BINDINGS, 32)
+        # A number no salvo enum holds is refused, not cut to 32 bits.
+        for call in (salvo.status_string, salvo.format_name, self.dev.format_support):
+            with self.assertRaises(OverflowError):
+                call(2**32 + 5)
 
     def test_synchronize_returns_a_status(self):
         self.assertIs(self.dev.synchronize(), salvo.Status.OK)

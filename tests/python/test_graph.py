@@ -184,6 +184,53 @@ class TestGraph(DeviceTest):
         self.assertEqual(b.to_numpy(np.uint32)[0], 10)
         self.assertEqual(a.to_numpy(np.uint32).tolist(), [14] * 32 + [5] * 32)
 
+    def test_capture_from_two_threads(self):
+        # Commands of one capture made at once from two threads may return
+        # from salvo in one order and note their nodes in the other: the
+        # nodes are then unknown (None), never listed out of order.
+        import threading
+        other = self.dev.stream()
+        x, y, z = (self.u32(np.zeros(64)) for _ in range(3))
+        fork = self.dev.event()
+        for _ in range(6):
+            with self.s.capture() as g:
+                fork.record(self.s)
+                other.wait_event(fork)
+                start = threading.Barrier(2)
+
+                def launches():
+                    start.wait()
+                    for i in range(150):
+                        self.s.launch(self.add, 1, [x], (np.uint32(64), np.uint32(i)))
+
+                def copies():
+                    start.wait()
+                    for _ in range(150):
+                        other.copy(y, z, 64)
+
+                threads = [threading.Thread(target=launches), threading.Thread(target=copies)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+            if g.nodes is not None:
+                self.assertEqual(len(g.nodes), 300)
+                for i, n in enumerate(g.nodes):
+                    if n is not None:
+                        g.set_push(i, (np.uint32(64), np.uint32(7)))  # a launch indeed
+            g.close()
+
+    def test_end_capture_into_a_closed_graph(self):
+        buf = self.u32(np.zeros(64))
+        with self.s.capture() as g:
+            self.s.launch(self.add, 1, [buf], (np.uint32(64), np.uint32(1)))
+        self.assertEqual(g.nodes, (self.add,))
+        g.close()
+        self.s.begin_capture()
+        self.s.copy(buf, buf, 64, 0, 128)
+        self.assertIs(self.s.end_capture(into=g), g)
+        self.assertEqual(g.nodes, (None,))  # the new capture's, not the closed graph's
+
     def test_graph_keeps_what_it_uses(self):
         buf = self.u32(np.zeros(64))
         with self.s.capture() as g:

@@ -24,6 +24,7 @@ class TestKernel(DeviceTest):
     def test_spec_constants(self):
         self.assertEqual(self.dev.kernel(glsl=ADD_GLSL, spec={0: 32}).local_size, (32, 1, 1))
         self.assertEqual(self.dev.kernel(glsl=ADD_GLSL, spec=[(0, 128)]).local_size, (128, 1, 1))
+        self.assertEqual(self.dev.kernel(glsl=ADD_GLSL, spec=[[0, 16]]).local_size, (16, 1, 1))
         src = """
         #version 450
         layout(local_size_x = 1) in;
@@ -82,6 +83,9 @@ class TestKernel(DeviceTest):
             self.dev.kernel(glsl=ADD_GLSL, spec={0: "64"})
         with self.assertRaises(OverflowError):
             self.dev.kernel(glsl=ADD_GLSL, spec={-1: 64})
+        for bad in ([(0,)], [(0, 64, 1)], [64]):
+            with self.assertRaises(TypeError):
+                self.dev.kernel(glsl=ADD_GLSL, spec=bad)
 
     def test_missing_entry_point(self):
         with self.assertRaises(salvo.Error) as cm:

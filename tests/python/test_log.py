@@ -42,6 +42,41 @@ class TestLog(DeviceTest):
         self.assertGreater(r.salvo_line, 0)
         self.assertTrue(cm.exception.message.startswith(f"{r.salvo_file}:{r.salvo_line}: "))
 
+    def test_text_that_is_not_utf8(self):
+        # A path's bytes that are not UTF-8 reach the message; the error is
+        # still salvo.Error, and its record still reaches the logger.
+        with self.assertRaises(salvo.Error) as cm:
+            self.dev.trace_start(b"/nonexistent/\xff/t.json")
+        self.assertStatus(cm, salvo.Status.ERROR_INVALID_ARGUMENT)
+        self.assertIn("/nonexistent/\ufffd/t.json", cm.exception.message)
+        self.assertTrue(any("/nonexistent/\ufffd/t.json" in r.getMessage()
+                            for r in self.log.records))
+        # A character cut at the message's limit (1024 bytes).
+        with self.assertRaises(salvo.Error) as cm:
+            self.dev.trace_start("/nonexistent/x" + "\u00e9" * 600 + "/t.json")
+        self.assertIn("/nonexistent/x\u00e9\u00e9", cm.exception.message)
+
+    def test_device_let_go_in_a_host_call(self):
+        # salvo refuses a device's destroy inside a host call's function: a
+        # device closed, or collected, there is destroyed afterwards on a
+        # thread of Python's, and nothing says it was refused.
+        s = self.dev.stream()
+        other = salvo.Device()
+        s.host_call((lambda d: (lambda: d))(other))  # its last holder
+        del other
+        closed = salvo.Device()
+        scratch = self.dev.buffer(64)
+        s.host_call(lambda: (scratch.close(), closed.close()))  # both poll the log
+        s.synchronize()
+        self.assertTrue(closed.closed)
+        self.assertTrue(scratch.closed)
+        salvo._salvo.last_error()  # polls nothing; the records below are all there were
+        self.dev.synchronize()
+        refused = [r.getMessage() for r in self.log.records
+                   if "host call" in r.getMessage() or r.salvo_level == salvo.LogLevel.ERROR]
+        self.assertEqual(refused, [])
+        s.close()
+
     def test_warnings_arrive_with_their_place(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "cache.bin")
