@@ -265,6 +265,59 @@ static void test_event_wait_across_queues(void **state)
     close_env(&e);
 }
 
+/* An event's point does not take the waits added after it: recorded on a
+ * batch that holds only a gate's wait, the event is complete once that
+ * gate is raised, though the stream's later work waits for a second gate
+ * (that wait once went into the event's batch). Likewise a stream that
+ * waits for another stream's event after recording one of its own. */
+static void test_event_point_keeps_out_later_waits(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, 1, FAKE_COMPLETE_AUTO);
+    salvo_gate *g1 = NULL, *g2 = NULL;
+    salvo_event *ev = NULL, *other = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g1), SALVO_OK);
+    assert_int_equal(salvo_gate_create(e.dev, &g2), SALVO_OK);
+    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+    assert_int_equal(salvo_event_create(e.dev, &other), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g1, 1), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g2, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_event_query(ev), SALVO_NOT_READY);
+    assert_int_equal(salvo_gate_raise(g1, 1), SALVO_OK);
+    assert_int_equal(salvo_event_query(ev), SALVO_OK);
+    assert_int_equal(salvo_event_wait(ev, 0), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 0); /* behind g2 */
+    assert_int_equal(salvo_stream_query(e.st[0]), SALVO_NOT_READY);
+
+    /* Across streams: stream 1 records after a wait for gate g1 (raised:
+     * nothing holds it), then waits for stream 0's event behind g2. */
+    assert_int_equal(salvo_event_record(other, e.st[0]), SALVO_OK); /* behind g2 */
+    salvo_gate *g3 = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g3), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[1], g3, 1), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, e.st[1]), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(e.st[1], other), SALVO_OK);
+    assert_int_equal(launch(&e, 1, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[1]), SALVO_OK);
+    assert_int_equal(salvo_gate_raise(g3, 1), SALVO_OK);
+    assert_int_equal(salvo_event_query(ev), SALVO_OK); /* not behind g2 */
+    assert_int_equal(salvo_event_query(other), SALVO_NOT_READY);
+    assert_int_equal(salvo_gate_raise(g2, 1), SALVO_OK);
+    assert_int_equal(salvo_device_synchronize(e.dev), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 2);
+    assert_int_equal(salvo_event_query(other), SALVO_OK);
+    salvo_event_destroy(ev);
+    salvo_event_destroy(other);
+    salvo_gate_destroy(g1);
+    salvo_gate_destroy(g2);
+    salvo_gate_destroy(g3);
+    close_env(&e);
+}
+
 /* The stream an event belongs to is destroyed while another stream's
  * batch still waits on its timeline: the timeline is freed only once that
  * batch is over (the fake counts a destroy of a semaphore pending work
@@ -1570,6 +1623,7 @@ int main(void)
         cmocka_unit_test(test_high_priority_queue),
         cmocka_unit_test(test_no_false_ordering),
         cmocka_unit_test(test_event_wait_across_queues),
+        cmocka_unit_test(test_event_point_keeps_out_later_waits),
         cmocka_unit_test(test_timeline_outlives_its_stream),
         cmocka_unit_test(test_wait_opens_after_owner_freed),
         cmocka_unit_test(test_busy_stream_freed_at_drain_point),

@@ -173,6 +173,7 @@ salvo_status salvo_event_record(salvo_event *ev, salvo_stream *st)
         ev->log_offset = 0;
     } else if (st->e.open) {
         ev->serial = st->e.open->serial;
+        st->e.open->pointed = true;
         ev->stream = &st->e;
         /* A log that could not be kept (out of memory) has no position to
          * give: past its end when work is before the point, so a cancel

@@ -279,6 +279,7 @@ static void open_batch(slot *s, const slot_env *env, uint64_t serial, accel_sem_
     s->host_reads = 0;
     s->to_host = false;
     s->launches = 0;
+    s->pointed = false;
     s->name_count = 0;
     s->names_dropped = 0;
 }

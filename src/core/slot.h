@@ -141,6 +141,10 @@ struct slot {
      * race the driver may not survive. */
     uint32_t waiters;
     uint32_t launches; /* launches recorded in this batch */
+    /* An event's point is the end of this batch (recorded while it was
+     * open): a wait added later goes into the next batch, or the point
+     * would wait for it too. */
+    bool pointed;
     /* A command of the batch may write memory the host maps (or any
      * memory): the batch ends with a barrier to the host. */
     bool to_host;

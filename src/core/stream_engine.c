@@ -156,7 +156,7 @@ salvo_status stream_open_on_locked(stream_engine *st, bool copy)
 
 salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
 {
-    if (st->open && st->open->launches > 0) {
+    if (st->open && (st->open->launches > 0 || st->open->pointed)) {
         salvo_status r = stream_submit_locked(st, true);
         if (r != SALVO_OK)
             return r;
