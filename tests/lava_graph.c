@@ -2,13 +2,18 @@
  * values read back exactly, updates seen only by later replays, forked
  * branches, barriers only where nodes depend on each other, lifetimes
  * across pending replays, and the calls a capture refuses. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -708,6 +713,102 @@ static void test_lifetimes(void **state)
     salvo_buffer_destroy(out);
 }
 
+typedef struct late_raise {
+    salvo_gate *gate;
+    _Atomic bool raised;
+} late_raise;
+
+static void *raise_after_500ms(void *user)
+{
+    late_raise *l = user;
+    nanosleep(&(struct timespec){0, 500 * 1000 * 1000}, NULL);
+    atomic_store(&l->raised, true);
+    assert_int_equal(salvo_gate_raise(l->gate, 1), SALVO_OK);
+    return NULL;
+}
+
+static uint64_t live_buffers(fixture *f)
+{
+    assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
+    salvo_stats s;
+    assert_int_equal(salvo_device_stats(f->dev, &s), SALVO_OK);
+    return s.live_buffers;
+}
+
+/* A graph holds what its nodes bind now, no more: a refused update takes
+ * nothing of the other graph, and a buffer a node is rebound away from is
+ * let go of (pending replays keep it until they end). Replays after the
+ * rebinding do not use it: a host write of it does not wait for one held
+ * behind a gate (it once waited for the raise). */
+static void test_holds_follow_the_nodes(void **state)
+{
+    fixture *f = *state;
+    salvo_buffer *a = filled(f, 0, SALVO_DOMAIN_DEVICE), *b = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_buffer *c = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_graph *g = NULL, *other = NULL;
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    add(f, f->st, a, 1);
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    add(f, f->st, b, 1);
+    add(f, f->st, b, 1);
+    assert_int_equal(salvo_stream_end_capture(f->st, &other), SALVO_OK);
+    assert_int_equal(salvo_graph_update(g, other), SALVO_ERROR_INVALID_ARGUMENT);
+    salvo_graph_destroy(other);
+    salvo_buffer_destroy(b);
+    assert_int_equal(live_buffers(f), 2); /* b is gone: g took nothing of other's */
+
+    /* a, replayed, then rebound away from while that replay is pending. */
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    salvo_binding to_c = {.binding = 0, .buffer = c};
+    assert_int_equal(salvo_graph_set_bindings(g, 0, &to_c, 1), SALVO_OK);
+    salvo_buffer_destroy(a); /* the pending replay still adds to it */
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    assert_int_equal(live_buffers(f), 1); /* a is gone once the replay ended */
+    expect(c, 1);
+
+    /* Rebound back and forth: one hold each, nothing piles up. */
+    salvo_buffer *d = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    for (int r = 0; r < 8; r++) {
+        salvo_binding to = {.binding = 0, .buffer = r % 2 ? c : d};
+        assert_int_equal(salvo_graph_set_bindings(g, 0, &to, 1), SALVO_OK);
+        assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    }
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(c, 5);
+    expect(d, 4);
+    salvo_buffer_destroy(d);
+    assert_int_equal(live_buffers(f), 1); /* g binds c now: d is gone */
+
+    if (f->info.timeline_semaphores) {
+        salvo_buffer *e = filled(f, 0, SALVO_DOMAIN_DEVICE);
+        to_c.buffer = e;
+        assert_int_equal(salvo_graph_set_bindings(g, 0, &to_c, 1), SALVO_OK);
+        to_c.buffer = c;
+        assert_int_equal(salvo_graph_set_bindings(g, 0, &to_c, 1), SALVO_OK);
+        late_raise l = {.raised = false};
+        assert_int_equal(salvo_gate_create(f->dev, &l.gate), SALVO_OK);
+        assert_int_equal(salvo_stream_wait_gate(f->st, l.gate, 1), SALVO_OK);
+        assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(f->st), SALVO_OK);
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, raise_after_500ms, &l), 0);
+        uint32_t v[N] = {0};
+        assert_int_equal(salvo_buffer_write(e, 0, v, sizeof v), SALVO_OK);
+        bool waited = atomic_load(&l.raised);
+        pthread_join(t, NULL);
+        assert_false(waited); /* the gated replay binds c, not e */
+        assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+        expect(c, 6);
+        salvo_gate_destroy(l.gate);
+        salvo_buffer_destroy(e);
+    }
+    salvo_graph_destroy(g);
+    salvo_buffer_destroy(c);
+    assert_int_equal(live_buffers(f), 0);
+}
+
 /* What a capture refuses, with the capture going on; a stream destroyed
  * mid-capture leaves no graph and holds nothing. */
 static void test_refused_during_capture(void **state)
@@ -817,6 +918,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pending_replay_keeps_its_recording, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replay_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifetimes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_holds_follow_the_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_during_capture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
     };

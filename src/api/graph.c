@@ -4,9 +4,9 @@
 
 #include "api/internal.h"
 
-/* Keep r (a buffer, an image or a sampler) alive for the graph (once per
- * graph); note a write. */
-static salvo_status hold_locked(salvo_graph *gr, resource *r, bool write)
+/* Keep r (a buffer, an image or a sampler), which a bind names by target,
+ * alive for the graph: held once, counted for each bind; note a write. */
+static salvo_status hold_locked(salvo_graph *gr, resource *r, const void *target, bool write)
     SALVO_REQUIRES(gr->dev->q.lock)
 {
     SALVO_CHECK(r->kind == RESOURCE_BUFFER || r->kind == RESOURCE_IMAGE ||
@@ -15,16 +15,45 @@ static salvo_status hold_locked(salvo_graph *gr, resource *r, bool write)
     for (size_t i = 0; i < gr->held_count; i++)
         if (gr->held[i].res == r) {
             gr->held[i].written |= write;
+            gr->held[i].uses++;
             return SALVO_OK;
         }
     if (!salvo_mem_grow(gr->dev->alloc, (void **)&gr->held, &gr->held_cap, gr->held_count + 1,
                         sizeof *gr->held))
         return DEV_FAIL(gr->dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
-                        "capture into %s: out of host memory; the call was not captured",
-                        gr->g.label);
+                        "%s: out of host memory; nothing changed", gr->g.label);
     resource_hold(r);
-    gr->held[gr->held_count++] = (graph_hold){r, write};
+    gr->held[gr->held_count++] = (graph_hold){r, target, 1, write};
     return SALVO_OK;
+}
+
+/* One bind of target fewer: the last lets go of what it names (pending
+ * replays marked their use of it; its release waits for them). */
+static void unhold_target_locked(salvo_graph *gr, const void *target)
+    SALVO_REQUIRES(gr->dev->q.lock)
+{
+    for (size_t i = 0; i < gr->held_count; i++) {
+        if (gr->held[i].target != target)
+            continue;
+        if (--gr->held[i].uses == 0) {
+            resource_let_go_locked(gr->held[i].res, &gr->dev->q);
+            gr->held[i] = gr->held[--gr->held_count];
+        }
+        return;
+    }
+    SALVO_CHECK(false, "%s: a bind names what the graph does not hold", gr->g.label);
+}
+
+/* Let go of a kernel's binds among binds (the first count), as
+ * hold_launch_locked held them. */
+static void unhold_launch_locked(salvo_graph *gr, const accel_bind *binds, uint32_t count)
+    SALVO_REQUIRES(gr->dev->q.lock)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        unhold_target_locked(gr, accel_bind_target(&binds[i]));
+        if (binds[i].image && binds[i].sampler)
+            unhold_target_locked(gr, binds[i].sampler);
+    }
 }
 
 static salvo_status hold_kernel_locked(salvo_graph *gr, salvo_kernel *k)
@@ -36,31 +65,42 @@ static salvo_status hold_kernel_locked(salvo_graph *gr, salvo_kernel *k)
     if (!salvo_mem_grow(gr->dev->alloc, (void **)&gr->kernels, &gr->kernel_cap,
                         gr->kernel_count + 1, sizeof *gr->kernels))
         return DEV_FAIL(gr->dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
-                        "capture into %s: out of host memory; the call was not captured",
-                        gr->g.label);
+                        "%s: out of host memory; nothing changed", gr->g.label);
     resource_hold(&k->res);
     gr->kernels[gr->kernel_count++] = k;
     return SALVO_OK;
 }
 
-/* Hold what a launch binds (before it is a node: a failure leaves extra
- * holds, which only last until the graph goes). */
+/* Hold what a launch binds, before it is a node (all or nothing: a failure
+ * lets go of what it held). held[i] is what binds[i] names, and
+ * held[SALVO_MAX_BINDINGS + i] the sampler beside an image. */
 static salvo_status hold_launch_locked(salvo_graph *gr, salvo_kernel *k, const accel_bind *binds,
                                        resource *const *held) SALVO_REQUIRES(gr->dev->q.lock)
 {
     salvo_status r = hold_kernel_locked(gr, k);
-    for (uint32_t i = 0; i < k->ek.refl.binding_count && r == SALVO_OK; i++) {
-        bool write = !binds[i].uniform && (k->ek.refl.bindings[i].access & SALVO_ACCESS_WRITE);
-        r = hold_locked(gr, held[i], write);
-        if (r == SALVO_OK && held[SALVO_MAX_BINDINGS + i])
-            r = hold_locked(gr, held[SALVO_MAX_BINDINGS + i], false);
+    uint32_t done = 0; /* binds held in full */
+    for (; done < k->ek.refl.binding_count && r == SALVO_OK; done++) {
+        const accel_bind *b = &binds[done];
+        resource *beside = held[SALVO_MAX_BINDINGS + done];
+        SALVO_CHECK(!beside == !(b->image && b->sampler),
+                    "a sampler held beside a bind that has none");
+        bool write = !b->uniform && (k->ek.refl.bindings[done].access & SALVO_ACCESS_WRITE);
+        r = hold_locked(gr, held[done], accel_bind_target(b), write);
+        if (r != SALVO_OK)
+            break;
+        if (beside && (r = hold_locked(gr, beside, b->sampler, false)) != SALVO_OK) {
+            unhold_target_locked(gr, accel_bind_target(b));
+            break;
+        }
     }
+    if (r != SALVO_OK)
+        unhold_launch_locked(gr, binds, done);
     return r;
 }
 
 /* The recorder of every stream in capture gr: c becomes a node, once
- * what it uses is held (a failure leaves extra holds, which only last
- * until the graph goes). Commands a graph cannot replay are refused. */
+ * what it uses is held (nothing stays held when it does not). Commands a
+ * graph cannot replay are refused. */
 static salvo_status capture_record(void *ctx, const command *c, const void *holds)
 {
     salvo_graph *gr = ctx;
@@ -72,16 +112,28 @@ static salvo_status capture_record(void *ctx, const command *c, const void *hold
                         "commands cannot be captured",
                         gr->g.label);
     salvo_status r = SALVO_OK;
-    uint32_t i = 0;
+    uint32_t first = 0;
     if (h->kernel) {
         r = hold_launch_locked(gr, h->kernel, c->binds, h->of);
-        i = h->kernel->ek.refl.binding_count; /* an indirect launch's counts follow */
+        if (r != SALVO_OK)
+            return r;
+        first = h->kernel->ek.refl.binding_count; /* an indirect launch's counts follow */
     }
-    for (; i < c->bind_count && r == SALVO_OK; i++)
-        if (h->of[i])
-            r = hold_locked(gr, h->of[i], command_access(c, i) & SALVO_ACCESS_WRITE);
+    uint32_t done = first;
+    for (; done < c->bind_count; done++)
+        if (h->of[done] && (r = hold_locked(gr, h->of[done], accel_bind_target(&c->binds[done]),
+                                            command_access(c, done) & SALVO_ACCESS_WRITE)) !=
+                               SALVO_OK)
+            break;
     if (r == SALVO_OK)
         r = graph_add_command(&gr->g, c);
+    if (r != SALVO_OK) {
+        for (uint32_t j = first; j < done; j++)
+            if (h->of[j])
+                unhold_target_locked(gr, accel_bind_target(&c->binds[j]));
+        if (h->kernel)
+            unhold_launch_locked(gr, c->binds, first);
+    }
     return r;
 }
 
@@ -439,9 +491,16 @@ salvo_status salvo_graph_set_bindings(salvo_graph *gr, uint32_t node,
         return r;
     salvo_mutex_lock(&gr->dev->q.lock);
     salvo_mutex_same(&gr->dev->q.lock, &gr->g.q->lock);
+    /* The node's binds before, let go of once the new ones are in (what
+     * both name stays held throughout). */
+    accel_bind old[SALVO_MAX_BINDINGS];
+    uint32_t changed = k->ek.refl.binding_count;
+    memcpy(old, &gr->g.binds[n->bind_at], changed * sizeof *old);
     r = hold_launch_locked(gr, k, binds, held);
-    if (r == SALVO_OK)
+    if (r == SALVO_OK) {
         r = graph_set_bindings_locked(&gr->g, node, binds);
+        unhold_launch_locked(gr, r == SALVO_OK ? old : binds, changed);
+    }
     salvo_mutex_unlock(&gr->dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();
@@ -460,15 +519,34 @@ salvo_status salvo_graph_update(salvo_graph *gr, const salvo_graph *from)
                         from->g.label);
     salvo_mutex_lock(&gr->dev->q.lock);
     salvo_mutex_same(&gr->dev->q.lock, &gr->g.q->lock);
-    /* What from uses, graph keeps alive now (before any node points at
-     * it: a failure leaves extra holds, which last until the graph goes). */
+    /* What from's nodes bind, graph's will: held before any node names it,
+     * and what graph's nodes bound before let go of once they no longer do
+     * (a refusal changes nothing). The kernels are the same: the same
+     * shape. */
     salvo_status r = SALVO_OK;
-    for (size_t i = 0; i < from->kernel_count && r == SALVO_OK; i++)
-        r = hold_kernel_locked(gr, from->kernels[i]);
-    for (size_t i = 0; i < from->held_count && r == SALVO_OK; i++)
-        r = hold_locked(gr, from->held[i].res, from->held[i].written);
+    size_t count = from->held_count;
+    graph_hold *taken = NULL;
+    if (from != gr && count) {
+        taken = salvo_mem_alloc(dev->alloc, count * sizeof *taken);
+        if (!taken)
+            r = DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY,
+                         "graph_update of %s: out of host memory; nothing changed", gr->g.label);
+    }
     if (r == SALVO_OK)
         r = graph_update_locked(&gr->g, &from->g);
+    if (r == SALVO_OK && from != gr) {
+        if (count)
+            memcpy(taken, from->held, count * sizeof *taken);
+        for (size_t i = 0; i < count; i++)
+            resource_hold(taken[i].res);
+        for (size_t i = 0; i < gr->held_count; i++)
+            resource_let_go_locked(gr->held[i].res, &dev->q);
+        salvo_mem_free(dev->alloc, gr->held);
+        gr->held = taken;
+        gr->held_count = gr->held_cap = count;
+        taken = NULL;
+    }
+    salvo_mem_free(dev->alloc, taken);
     salvo_mutex_unlock(&gr->dev->q.lock);
     if (r == SALVO_OK)
         salvo_clear_error();

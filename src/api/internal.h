@@ -149,8 +149,11 @@ struct salvo_kernel {
 /* A graph: the engine's part, and what the public contract adds (the
  * capture's streams, the objects it keeps alive). */
 typedef struct graph_hold {
-    resource *res; /* a buffer, an image or a sampler */
-    bool written;  /* some node writes it */
+    resource *res;      /* a buffer, an image or a sampler */
+    const void *target; /* what the nodes' binds name it by (accel_bind_target, or a
+                         * sampler beside an image) */
+    uint32_t uses;      /* binds of the nodes that name it: at 0 it is let go */
+    bool written;       /* some node writes it (or did) */
 } graph_hold;
 
 struct salvo_graph {
@@ -164,7 +167,7 @@ struct salvo_graph {
     salvo_stream **members;
     size_t member_count, member_cap;
     salvo_graph *next_capture;
-    graph_hold *held; /* [lock] distinct: the buffers, images and samplers it uses */
+    graph_hold *held; /* [lock] distinct: the buffers, images and samplers its nodes bind */
     size_t held_count, held_cap;
     salvo_kernel **kernels; /* [lock] distinct */
     size_t kernel_count, kernel_cap;
