@@ -1356,9 +1356,14 @@ static void test_image_create_beside_gated_work(void **state)
     salvo_image_desc d = {.type = SALVO_IMAGE_2D, .format = SALVO_FORMAT_R32_UINT,
                           .width = 8, .height = 8};
     salvo_image *img = NULL;
+    uint64_t after_compute = fake_barriers(e.f, ACCEL_BARRIER_COMPUTE_TRANSFER);
     assert_int_equal(salvo_image_create(e.dev, &d, &img), SALVO_OK);
     assert_int_equal(fake_queue_submits(e.f, 0), 1);
     assert_int_equal(fake_queue_submits(e.f, 1), on1 + 1);
+    /* Nor behind the queue's other work: a new image's first layout is no
+     * earlier work's, and is recorded with no barrier after it (which
+     * would have it wait for every kernel on that queue). */
+    assert_int_equal(fake_barriers(e.f, ACCEL_BARRIER_COMPUTE_TRANSFER), after_compute);
     uint32_t texels[64];
     for (uint32_t i = 0; i < 64; i++)
         texels[i] = 3 * i + 1;

@@ -63,21 +63,25 @@ static accel_result record_copy(queue *q, accel_cmd *cmd, const void *what)
     return ACCEL_SUCCESS;
 }
 
-/* Record (after a barrier over earlier work; before one for the host when
- * to_host) into cmd, submit it to queue qi with fence and wait for it:
+/* Record (after a barrier over earlier work when after_earlier: not for a
+ * new image's first layout, which no earlier work touches and which must
+ * not wait for it; before one for the host when to_host) into cmd, submit
+ * it to queue qi with fence and wait for it:
  * a transfer is synchronous. On failure cmd is reset, or, where even that
  * keeps failing, the objects of *cmd and *fence are destroyed (and with
  * them the staging buffer when dropping says so), so the next transfer
  * makes new ones. */
 static salvo_status run_locked(queue *q, uint32_t qi, accel_cmd **cmd, accel_fence **fence,
-                               bool drop_staging, record_fn record, const void *what,
-                               bool to_host, uint64_t bytes) SALVO_REQUIRES(q->lock)
+                               bool drop_staging, bool after_earlier, record_fn record,
+                               const void *what, bool to_host, uint64_t bytes)
+    SALVO_REQUIRES(q->lock)
 {
     const accel_vtable *vt = VT(q);
     void *self = SELF(q);
     accel_result r = vt->cmd_begin(self, q->adev, *cmd);
     if (r == ACCEL_SUCCESS) {
-        vt->cmd_barrier(self, q->adev, *cmd, ACCEL_BARRIER_COMPUTE_TRANSFER);
+        if (after_earlier)
+            vt->cmd_barrier(self, q->adev, *cmd, ACCEL_BARRIER_COMPUTE_TRANSFER);
         r = record(q, *cmd, what);
         if (to_host)
             vt->cmd_barrier(self, q->adev, *cmd, ACCEL_BARRIER_ALL_HOST);
@@ -158,7 +162,7 @@ static salvo_status staged_copy_locked(queue *q, accel_buffer *src, uint64_t so,
     SALVO_REQUIRES(q->lock)
 {
     copy_args a = {src, dst, so, dof, size};
-    return run_locked(q, q->xfer_queue, &q->xfer_cmd, &q->xfer_fence, true, record_copy, &a,
+    return run_locked(q, q->xfer_queue, &q->xfer_cmd, &q->xfer_fence, true, true, record_copy, &a,
                       to_host, size);
 }
 
@@ -346,7 +350,8 @@ salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image
         r = image_objects_locked(q);
     if (r == SALVO_OK && init) {
         image_args a = {.img = img, .init = true};
-        r = run_locked(q, qi, &q->image_cmd, &q->image_fence, false, record_image, &a, false, 0);
+        r = run_locked(q, qi, &q->image_cmd, &q->image_fence, false, false, record_image, &a, false,
+                       0);
     }
     /* Rows of one slice of one layer at a time, as many as the staging
      * buffer holds. */
@@ -370,7 +375,7 @@ salvo_status transfer_image_locked(queue *q, accel_image *img, const accel_image
                 char *at = host + (((uint64_t)l * region->depth + z) * region->height + y) * row;
                 if (!to_host)
                     host_copy_locked(q, stage, at, n * row);
-                r = run_locked(q, qi, &q->image_cmd, &q->image_fence, false, record_image, &a,
+                r = run_locked(q, qi, &q->image_cmd, &q->image_fence, false, true, record_image, &a,
                                to_host, n * row);
                 if (r == SALVO_OK && to_host)
                     host_copy_locked(q, at, stage, n * row);
