@@ -1620,11 +1620,196 @@ static void test_endless_timeout_is_no_bound(void **state)
     }
 }
 
+/* A thread of the test's: after delay_ms, unless told the call under test
+ * returned, does what ends that call's wait (raises a gate, completes the
+ * fake's work) and says so. A call that needed it waited for it. */
+typedef struct rescue {
+    env *e;
+    salvo_gate *gate; /* raised to 1; NULL: fake_complete_all instead */
+    int delay_ms;
+    _Atomic bool done;    /* the call under test returned */
+    _Atomic bool rescued; /* the thread had to end its wait */
+} rescue;
+
+static void *rescue_after(void *user)
+{
+    rescue *r = user;
+    for (int ms = 0; ms < r->delay_ms && !atomic_load(&r->done); ms++)
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    if (atomic_load(&r->done))
+        return NULL;
+    atomic_store(&r->rescued, true);
+    if (r->gate)
+        salvo_gate_raise(r->gate, 1);
+    else
+        fake_complete_all(r->e->f);
+    return NULL;
+}
+
+static int host_calls_ran;
+static void count_host_call(void *user)
+{
+    (void)user;
+    host_calls_ran++;
+}
+
+/* A synchronize whose wait ran into the fence timeout returns, even when a
+ * failure kept earlier is what it reports: it once took that status for
+ * a wait that ended and then waited, with no bound, for a host call held
+ * behind a gate nobody raised. Stream and device synchronize alike. */
+static void test_expired_synchronize_with_a_kept_failure(void **state)
+{
+    (void)state;
+    for (int device = 0; device < 2; device++) {
+        env e;
+        open_fake(&e, 1, FAKE_COMPLETE_AUTO, false);
+        e.f->blocking_waits = true;
+        open_device(&e, &(salvo_device_desc){.batch_size = 64, .fence_timeout_s = 0.05});
+        salvo_gate *g = NULL;
+        salvo_event *ev = NULL;
+        assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+        assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+        fake_set_result(e.f, "submit", 1, ACCEL_ERROR_OUT_OF_DEVICE_MEMORY);
+        assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+        assert_int_equal(salvo_event_record(ev, e.st[0]), SALVO_OK);
+        /* The batch is refused: the event says so, the stream keeps it. */
+        assert_int_equal(salvo_event_query(ev), SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+        assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+        assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+        host_calls_ran = 0;
+        assert_int_equal(salvo_stream_host_call(e.st[0], count_host_call, NULL), SALVO_OK);
+        rescue r = {.e = &e, .gate = g, .delay_ms = 2000};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, rescue_after, &r), 0);
+        salvo_status got = device ? salvo_device_synchronize(e.dev)
+                                  : salvo_stream_synchronize(e.st[0]);
+        atomic_store(&r.done, true);
+        pthread_join(t, NULL);
+        assert_false(atomic_load(&r.rescued));
+        assert_int_equal(got, SALVO_ERROR_OUT_OF_DEVICE_MEMORY);
+        assert_int_equal(host_calls_ran, 0); /* behind the gate still */
+        assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+        assert_int_equal(host_calls_ran, 1);
+        salvo_event_destroy(ev);
+        salvo_gate_destroy(g);
+        close_env(&e);
+    }
+}
+
+/* salvo_device_destroy with work and a host call behind a gate that is
+ * never raised (nor destroyed): the gate is opened as its reclaim would
+ * open it, the work runs, then the call, and the destroy returns. It
+ * once waited for the raise for ever, fence timeout or not. */
+static void test_destroy_opens_live_gates(void **state)
+{
+    (void)state;
+    for (int bounded = 0; bounded < 2; bounded++) {
+        env e;
+        open_fake(&e, 1, FAKE_COMPLETE_AUTO, false);
+        e.f->blocking_waits = true;
+        open_device(&e, &(salvo_device_desc){.batch_size = 64,
+                                             .fence_timeout_s = bounded ? 0.05 : 0});
+        salvo_gate *g = NULL;
+        assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+        assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+        assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+        host_calls_ran = 0;
+        assert_int_equal(salvo_stream_host_call(e.st[0], count_host_call, NULL), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+        rescue r = {.e = &e, .gate = g, .delay_ms = 2000};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, rescue_after, &r), 0);
+        uint64_t ran_before = fake_dispatches_completed(e.f);
+        for (int i = 0; i < 4; i++) {
+            salvo_stream_destroy(e.st[i]);
+            salvo_buffer_destroy(e.buf[i]);
+            e.st[i] = NULL;
+            e.buf[i] = NULL;
+        }
+        salvo_kernel_destroy(e.k);
+        e.k = NULL;
+        salvo_device_destroy(e.dev); /* the gate: never destroyed */
+        e.dev = NULL;
+        atomic_store(&r.done, true);
+        pthread_join(t, NULL);
+        assert_false(atomic_load(&r.rescued));
+        assert_int_equal(host_calls_ran, 1);
+        assert_int_equal(fake_dispatches_completed(e.f), ran_before + 1);
+        if (fake_illegal_total(e.f))
+            fail_msg("illegal use of the fake: %s", fake_illegal_last(e.f));
+        assert_int_equal(fake_live_total(e.f), 0);
+        fake_free(e.f);
+    }
+}
+
+/* A device synchronize whose wait for one stream's batch fails once goes
+ * on to the others (and that one again): every stream is drained when it
+ * returns the failure. It once returned at the first failed wait, with
+ * another stream's work still running. */
+static void test_device_synchronize_drains_past_a_failed_wait(void **state)
+{
+    (void)state;
+    env e;
+    open_fake(&e, 2, FAKE_COMPLETE_MANUAL, false);
+    e.f->blocking_waits = true;
+    open_device(&e, &(salvo_device_desc){.batch_size = 64});
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_int_equal(launch(&e, 1, 1), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[1]), SALVO_OK);
+    assert_true(fake_complete_next(e.f)); /* stream 0's; stream 1's still runs */
+    fake_set_result(e.f, "timeline_wait", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    fake_set_result(e.f, "fence_wait", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    rescue r = {.e = &e, .delay_ms = 300};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, rescue_after, &r), 0);
+    salvo_status got = salvo_device_synchronize(e.dev);
+    salvo_stats s = {0};
+    assert_int_equal(salvo_device_stats(e.dev, &s), SALVO_OK);
+    atomic_store(&r.done, true);
+    pthread_join(t, NULL);
+    assert_int_equal(got, SALVO_ERROR_OUT_OF_HOST_MEMORY);
+    assert_true(atomic_load(&r.rescued)); /* it waited for stream 1's batch */
+    assert_int_equal(s.launches_pending, 0);
+    assert_int_equal(salvo_stream_query(e.st[1]), SALVO_OK);
+    assert_int_equal(salvo_device_synchronize(e.dev), SALVO_OK); /* reported once */
+    close_env(&e);
+}
+
+/* A look at a batch's progress that fails while the batch runs on (a
+ * flush's reap) is no failure of the batch: the synchronize after, whose
+ * own wait succeeds, returns SALVO_OK (it once returned the look's). */
+static void test_failed_look_is_not_the_batchs_failure(void **state)
+{
+    (void)state;
+    env e;
+    open_env(&e, 1, FAKE_COMPLETE_MANUAL);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    /* Every way to look fails: the timeline's value and the wait that
+     * does not block (or the fence's status). */
+    uint64_t looks = fake_calls(e.f, "timeline_value") + fake_calls(e.f, "fence_status");
+    fake_set_result_from(e.f, "timeline_value", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    fake_set_result_from(e.f, "timeline_wait", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    fake_set_result_from(e.f, "fence_status", 1, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    assert_true(fake_calls(e.f, "timeline_value") + fake_calls(e.f, "fence_status") > looks);
+    fake_clear_results(e.f);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_stream_synchronize(e.st[0]), SALVO_OK);
+    assert_int_equal(fake_dispatches_completed(e.f), 1);
+    close_env(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_streams_take_queues_in_turn),
         cmocka_unit_test(test_endless_timeout_is_no_bound),
+        cmocka_unit_test(test_expired_synchronize_with_a_kept_failure),
+        cmocka_unit_test(test_destroy_opens_live_gates),
+        cmocka_unit_test(test_device_synchronize_drains_past_a_failed_wait),
+        cmocka_unit_test(test_failed_look_is_not_the_batchs_failure),
         cmocka_unit_test(test_high_priority_queue),
         cmocka_unit_test(test_no_false_ordering),
         cmocka_unit_test(test_event_wait_across_queues),

@@ -498,7 +498,9 @@ SALVO_API salvo_status salvo_device_enumerate(salvo_device_entry *entries, uint3
 SALVO_API salvo_status salvo_device_create(const salvo_device_desc *desc, salvo_device **out);
 
 /* Wait for all work, run every queued release, destroy what is left and
- * close the device. Objects still alive are reclaimed (logged as a warning);
+ * close the device. Gates still alive are first raised as salvo_gate_destroy
+ * raises them, so that work waiting on them (and host calls behind it) runs
+ * and the wait ends. Objects still alive are reclaimed (logged as a warning);
  * their handles must not be used again. NULL is a no-op.
  * Thread safety: no other call on this device may be in progress. */
 SALVO_API void salvo_device_destroy(salvo_device *device);

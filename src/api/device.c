@@ -403,6 +403,10 @@ void salvo_device_destroy(salvo_device *dev)
         host_call_refuse(dev, "device_destroy");
         return;
     }
+    /* Gates still alive open as their reclaim below would open them: no
+     * work, and no host call behind it, waits for a raise that cannot come
+     * (the program calls nothing else on the device now). */
+    gate_open_all_for_destroy(dev);
     /* Pending host calls run first; their thread ends. */
     host_work_device_destroy(dev);
     salvo_mutex_lock(&dev->q.lock);
@@ -537,8 +541,9 @@ salvo_status salvo_device_synchronize(salvo_device *dev)
     char msg[SALVO_ERROR_MAX];
     salvo_mutex_lock(&dev->q.lock);
     graph_captures_settle_locked(dev);
-    salvo_status first = sched_synchronize_locked(&dev->q, msg);
-    uint64_t calls = host_work_sync_calls_locked(dev, NULL, first);
+    bool expired = false;
+    salvo_status first = sched_synchronize_locked(&dev->q, msg, &expired);
+    uint64_t calls = host_work_sync_calls_locked(dev, NULL, expired);
     salvo_mutex_unlock(&dev->q.lock);
     if (calls)
         host_work_wait_run(dev->host_work, calls);

@@ -152,6 +152,35 @@ salvo_status salvo_stream_wait_gate(salvo_stream *st, salvo_gate *gate, uint64_t
     return r;
 }
 
+void gate_open_all_for_destroy(salvo_device *dev)
+{
+    if (device_is_lost(dev))
+        return;
+    /* Held while raised (outside the lock: a raise pumps with it), since
+     * a host call's fn may destroy a gate meanwhile. */
+    salvo_mutex_lock(&dev->q.lock);
+    size_t n = 0;
+    for (resource_link *l = dev->live.next; l != &dev->live; l = l->next)
+        n += resource_of_link(l)->kind == RESOURCE_GATE;
+    struct gate_ext **gates = n ? salvo_mem_alloc(dev->alloc, n * sizeof *gates) : NULL;
+    size_t k = 0;
+    for (resource_link *l = dev->live.next; gates && l != &dev->live; l = l->next) {
+        resource *r = resource_of_link(l);
+        if (r->kind != RESOURCE_GATE)
+            continue;
+        resource_hold(r);
+        gates[k++] = gate_ext_of(resource_as_gate(r));
+    }
+    salvo_mutex_unlock(&dev->q.lock);
+    for (size_t i = 0; i < k; i++)
+        raise_to(gates[i], atomic_load(&gates[i]->max_waited), false);
+    salvo_mutex_lock(&dev->q.lock);
+    for (size_t i = 0; i < k; i++)
+        resource_let_go_locked(&gates[i]->gate.res, &dev->q);
+    salvo_mutex_unlock(&dev->q.lock);
+    salvo_mem_free(dev->alloc, gates);
+}
+
 void salvo_gate_destroy(salvo_gate *gate)
 {
     if (!gate)

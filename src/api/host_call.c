@@ -400,11 +400,10 @@ void host_work_wait_run(host_work *hw, uint64_t index)
     pthread_mutex_unlock(&hw->mu);
 }
 
-uint64_t host_work_sync_calls_locked(salvo_device *dev, const salvo_stream *st,
-                                     salvo_status synced)
+uint64_t host_work_sync_calls_locked(salvo_device *dev, const salvo_stream *st, bool expired)
 {
     host_work *hw = dev->host_work;
-    if (!hw || !hw->started || synced == SALVO_TIMEOUT)
+    if (!hw || !hw->started || expired)
         return 0;
     return st ? st->last_call : hw->issued;
 }

@@ -108,8 +108,8 @@ void host_work_wait_run(host_work *hw, uint64_t index);
  * synchronize then waits, the lock let go, with host_work_wait_run, so
  * that no fn runs, nor buffer a read holds stays held, after it returned.
  * The calls' work is over by then (or failed), so they run at once. */
-uint64_t host_work_sync_calls_locked(salvo_device *dev, const salvo_stream *st,
-                                     salvo_status synced) SALVO_REQUIRES(dev->q.lock);
+uint64_t host_work_sync_calls_locked(salvo_device *dev, const salvo_stream *st, bool expired)
+    SALVO_REQUIRES(dev->q.lock);
 /* Device destroy, before it takes the queue's lock: run what is pending,
  * join the worker, queue the release of the rest. */
 void host_work_device_destroy(salvo_device *dev) SALVO_EXCLUDES(dev->q.lock);

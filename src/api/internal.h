@@ -272,6 +272,10 @@ void device_entries_disambiguate(salvo_device_entry *e, uint32_t n);
 void live_link_locked(salvo_device *dev, resource *r) SALVO_REQUIRES(dev->q.lock);
 void live_unlink_locked(salvo_device *dev, resource *r) SALVO_REQUIRES(dev->q.lock);
 
+/* gate.c: salvo_device_destroy, first: every live gate raised to the
+ * highest value a stream waits for, as its destroy would. */
+void gate_open_all_for_destroy(salvo_device *dev) SALVO_EXCLUDES(dev->q.lock);
+
 /* trace.c */
 /* Start tracing to $SALVO_TRACE (device create; a failure is logged). */
 void device_trace_env_start(salvo_device *dev) SALVO_EXCLUDES(dev->q.lock);

@@ -308,8 +308,9 @@ salvo_status salvo_stream_synchronize(salvo_stream *st)
                         "graph is replayed",
                         st->capture->g.label);
     }
-    salvo_status first = stream_synchronize_locked(&st->e, msg);
-    uint64_t calls = host_work_sync_calls_locked(dev, st, first);
+    bool expired = false;
+    salvo_status first = stream_synchronize_locked(&st->e, msg, &expired);
+    uint64_t calls = host_work_sync_calls_locked(dev, st, expired);
     salvo_mutex_unlock(&dev->q.lock);
     if (calls)
         host_work_wait_run(dev->host_work, calls);

@@ -180,9 +180,10 @@ salvo_status sched_wait_batch_locked(queue *q, uint64_t serial)
     }
 }
 
-salvo_status sched_synchronize_locked(queue *q, char msg[SALVO_ERROR_MAX])
+salvo_status sched_synchronize_locked(queue *q, char msg[SALVO_ERROR_MAX], bool *expired)
 {
     salvo_status r = sched_quiesce_locked(q, UINT64_MAX);
+    *expired = r == SALVO_TIMEOUT;
     memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
     salvo_status first = SALVO_OK;
     /* Each stream's kept failure belongs to this caller now; the first wins. */
@@ -230,7 +231,11 @@ void sched_reap_locked(queue *q)
             } else if (r < 0) {
                 if (r == SALVO_ERROR_DEVICE_LOST)
                     queue_mark_lost_locked(q);
-                stream_defer_locked(st, r);
+                /* A look that failed with the batch still in flight is no
+                 * failure of the batch's: its stream's next wait sees how
+                 * it ends (queue_observed_locked). */
+                if (s->state != SLOT_IN_FLIGHT || r == SALVO_ERROR_DEVICE_LOST)
+                    stream_defer_locked(st, r);
             }
         }
     }
@@ -268,6 +273,14 @@ salvo_status sched_quiesce_locked(queue *q, uint64_t limit)
 
 salvo_status sched_quiesce_for_locked(queue *q, uint64_t limit, const accel_buffer *ab)
 {
+    /* A wait that failed (not a loss, not the timeout) leaves its batch
+     * running: the others are still waited for, that one again (up to
+     * RECOVERY_ATTEMPTS times in a row), and the first failure returned
+     * once all are over, its message kept. */
+    salvo_status failed = SALVO_OK;
+    char failed_msg[SALVO_ERROR_MAX];
+    uint64_t failing = 0;
+    int failures = 0;
     for (;;) {
         if (queue_is_lost(q)) {
             queue_mark_lost_locked(q);
@@ -291,13 +304,24 @@ salvo_status sched_quiesce_for_locked(queue *q, uint64_t limit, const accel_buff
         }
         if (queue_is_lost(q))
             return queue_lost_error(q);
-        if (!ws)
-            return SALVO_OK;
+        if (!ws) {
+            if (failed != SALVO_OK)
+                salvo_set_error(failed_msg);
+            return failed;
+        }
         salvo_status r = queue_wait_slot_locked(q, wst, ws, false);
         if (r == SALVO_ERROR_DEVICE_LOST || r == SALVO_TIMEOUT)
             return r;
-        if (r < 0 && slot_submitted(ws))
-            return r; /* the wait itself keeps failing: no progress possible */
+        if (r < 0 && slot_submitted(ws)) {
+            if (failed == SALVO_OK) {
+                failed = r;
+                memcpy(failed_msg, salvo_last_error(), SALVO_ERROR_MAX);
+            }
+            failures = ws->serial == failing ? failures + 1 : 1;
+            failing = ws->serial;
+            if (failures >= RECOVERY_ATTEMPTS)
+                return r; /* the wait itself keeps failing: no progress possible */
+        }
     }
 }
 

@@ -88,7 +88,9 @@ accel_result sched_buffer_create_locked(queue *q, const accel_buffer_desc *d, ac
                                         accel_buffer_info *info) SALVO_REQUIRES(q->lock);
 
 /* Submit and wait for everything, then hand over the first failure kept on
- * any stream (all are taken) or of the wait itself; its message in msg. */
-salvo_status sched_synchronize_locked(queue *q, char msg[SALVO_ERROR_MAX]) SALVO_REQUIRES(q->lock);
+ * any stream (all are taken) or of the wait itself; its message in msg.
+ * *expired: the wait ran into the fence timeout (as stream_synchronize_locked). */
+salvo_status sched_synchronize_locked(queue *q, char msg[SALVO_ERROR_MAX], bool *expired)
+    SALVO_REQUIRES(q->lock);
 
 #endif

@@ -896,7 +896,8 @@ salvo_status stream_command_locked(stream_engine *st, const command *c, const st
     return command_done_locked(st, st->open, c, t0, serial);
 }
 
-salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX])
+salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX],
+                                       bool *expired_out)
 {
     queue *q = st->q;
     salvo_status first = SALVO_OK;
@@ -932,6 +933,7 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
         slot *cover = &st->slots[(st->cur + STREAM_SLOTS - 1) % STREAM_SLOTS];
         if (r == SALVO_OK)
             r = queue_wait_slot_locked(st->q, st, cover, true);
+        expired = r == SALVO_TIMEOUT;
         if (r != SALVO_OK && first == SALVO_OK) {
             first = r;
             memcpy(msg, salvo_last_error(), SALVO_ERROR_MAX);
@@ -948,6 +950,7 @@ salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_M
         sched_reap_locked(st->q);
     /* The stream is idle: the next batch starts small so the device starts early. */
     st->batch_limit = st->first_batch;
+    *expired_out = expired;
     return first;
 }
 

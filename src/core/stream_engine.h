@@ -229,9 +229,11 @@ void stream_set_recorder_locked(stream_engine *st, stream_recorder_fn fn, void *
 salvo_status stream_command_locked(stream_engine *st, const command *c, const stream_call *call,
                                    uint64_t *serial) SALVO_REQUIRES(st->q->lock);
 /* Submit and wait for every batch of st; the first failure (a kept one
- * first), its message in msg. */
-salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX])
-    SALVO_REQUIRES(st->q->lock);
+ * first), its message in msg. *expired: a wait ran into the fence timeout
+ * (whatever the status says: a kept failure outranks SALVO_TIMEOUT), the
+ * work still going. */
+salvo_status stream_synchronize_locked(stream_engine *st, char msg[SALVO_ERROR_MAX],
+                                       bool *expired) SALVO_REQUIRES(st->q->lock);
 
 /* While the queue traces: give st its trace records (once) and name it in
  * the trace. */
