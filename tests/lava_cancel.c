@@ -184,6 +184,39 @@ static void copies_and_waiters(void **state)
     salvo_buffer_destroy(z);
 }
 
+/* Events that stay after a cancel still keep out the waits added after
+ * them: the batch recorded again is still their point (it once forgot
+ * that, and a gate waited for next held the surviving event too). Timed
+ * and untimed events alike. */
+static void survivors_keep_out_later_waits(void **state)
+{
+    fixture *f = *state;
+    for (int untimed = 0; untimed < 2; untimed++) {
+        salvo_gate *g = NULL;
+        if (salvo_gate_create(f->dev, &g) == SALVO_ERROR_UNSUPPORTED)
+            skip();
+        uint32_t flags = untimed ? SALVO_EVENT_DISABLE_TIMING : 0;
+        salvo_event *e = NULL, *survivor = NULL;
+        assert_int_equal(salvo_event_create_flags(f->dev, flags, &e), SALVO_OK);
+        assert_int_equal(salvo_event_create_flags(f->dev, flags, &survivor), SALVO_OK);
+        add(f, f->st, 1, 1);
+        assert_int_equal(salvo_event_record(e, f->st), SALVO_OK);
+        assert_int_equal(salvo_event_record(survivor, f->st), SALVO_OK);
+        assert_int_equal(salvo_event_cancel(e), SALVO_OK);
+        assert_int_equal(salvo_stream_wait_gate(f->st, g, 1), SALVO_OK);
+        add(f, f->st, 1, 10);
+        assert_int_equal(salvo_stream_flush(f->st), SALVO_OK);
+        assert_int_equal(salvo_event_wait(survivor, 2000ull * 1000 * 1000), SALVO_OK);
+        assert_int_equal(salvo_stream_query(f->st), SALVO_NOT_READY); /* behind the gate */
+        assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+        salvo_event_destroy(e);
+        salvo_event_destroy(survivor);
+        salvo_gate_destroy(g);
+    }
+    lava_expect_all(f->x, N, 20); /* the withdrawn adds of 1 never ran */
+}
+
 int main(void)
 {
     lava_require_device();
@@ -193,6 +226,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(refused_once_submitted, setup, teardown),
         cmocka_unit_test_setup_teardown(refused_after_a_read_submitted_it, setup, teardown),
         cmocka_unit_test_setup_teardown(copies_and_waiters, setup, teardown),
+        cmocka_unit_test_setup_teardown(survivors_keep_out_later_waits, setup, teardown),
     };
     return lava_run_tests(tests);
 }

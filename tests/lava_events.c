@@ -297,6 +297,68 @@ static void gate_raised_from_another_thread(void **state)
     salvo_gate_destroy(g);
 }
 
+typedef struct recorder {
+    salvo_event *ev;
+    salvo_stream *st;
+    salvo_status got;
+} recorder;
+
+static void *record_now(void *user)
+{
+    recorder *r = user;
+    r->got = salvo_event_record(r->ev, r->st);
+    return NULL;
+}
+
+/* A timed record that waits for a batch slot (the lock let go) while
+ * another stream's record takes the last free timestamp query: both are
+ * recorded and timed. The first once took the query it had reserved
+ * before the wait, found none left, and crashed. */
+static void timed_records_race_for_the_last_query(void **state)
+{
+    fixture *f = *state;
+    salvo_gate *g = NULL;
+    if (salvo_gate_create(f->dev, &g) == SALVO_ERROR_UNSUPPORTED)
+        skip();
+    /* Queries come 64 to a pool, and stay taken while their events are
+     * unread: after 63 records one is free. */
+    salvo_event *taken[63];
+    for (int i = 0; i < 63; i++) {
+        assert_int_equal(salvo_event_create(f->dev, &taken[i]), SALVO_OK);
+        assert_int_equal(salvo_event_record(taken[i], f->b), SALVO_OK);
+    }
+    assert_int_equal(salvo_stream_synchronize(f->b), SALVO_OK);
+    /* Stream a's three batch slots, all behind the gate. */
+    assert_int_equal(salvo_stream_wait_gate(f->a, g, 1), SALVO_OK);
+    for (int i = 0; i < 3; i++) {
+        add_n(f, f->a, f->y, 1, 1);
+        assert_int_equal(salvo_stream_flush(f->a), SALVO_OK);
+    }
+    salvo_event *ea = NULL, *eb = NULL;
+    assert_int_equal(salvo_event_create(f->dev, &ea), SALVO_OK);
+    assert_int_equal(salvo_event_create(f->dev, &eb), SALVO_OK);
+    recorder r = {.ev = ea, .st = f->a, .got = SALVO_ERROR_UNKNOWN};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, record_now, &r), 0);
+    nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL); /* r waits for a slot */
+    assert_int_equal(salvo_event_record(eb, f->b), SALVO_OK);
+    assert_int_equal(salvo_gate_raise(g, 1), SALVO_OK);
+    pthread_join(t, NULL);
+    assert_int_equal(r.got, SALVO_OK);
+    assert_int_equal(salvo_device_synchronize(f->dev), SALVO_OK);
+    uint64_t ns = 0;
+    assert_int_equal(salvo_event_elapsed(taken[0], eb, &ns), SALVO_OK);
+    assert_int_equal(salvo_event_query(ea), SALVO_OK);
+    assert_int_equal(salvo_event_elapsed(ea, ea, &ns), SALVO_OK); /* timed */
+    assert_int_equal(ns, 0);
+    for (int i = 0; i < 63; i++)
+        salvo_event_destroy(taken[i]);
+    salvo_event_destroy(ea);
+    salvo_event_destroy(eb);
+    salvo_gate_destroy(g);
+    expect_all(f->y, 3);
+}
+
 /* Destroying a gate that pending work waits on releases that work. */
 static void destroying_a_gate_releases_waiters(void **state)
 {
@@ -349,6 +411,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(gate_holds_work_until_raised, setup, teardown),
         cmocka_unit_test_setup_teardown(gate_raised_from_another_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(destroying_a_gate_releases_waiters, setup, teardown),
+        cmocka_unit_test_setup_teardown(timed_records_race_for_the_last_query, setup, teardown),
         cmocka_unit_test_setup_teardown(misaligned_import_is_refused, setup, teardown),
     };
     return lava_run_tests(tests);

@@ -809,6 +809,60 @@ static void test_holds_follow_the_nodes(void **state)
     assert_int_equal(live_buffers(f), 0);
 }
 
+/* A replay that is a batch's whole work (its recording made ahead) and
+ * touches more buffers than the batch's hazard set holds (64): work after
+ * it in the batch that reads what it wrote gets a barrier after it. It
+ * once got none (the set, overflowed, was emptied, and the replay was
+ * recorded into the batch only later). Counted: such a batch takes as
+ * many barriers as the same with a replay of 10 buffers. */
+static void test_wide_replay_ahead_orders_what_follows(void **state)
+{
+    enum { WIDE = 70 };
+    fixture *outer = *state;
+    /* A device of its own with large batches: the replay and the launch
+     * after it share one. */
+    fixture own = *outer, *f = &own;
+    f->dev = lava_open(SALVO_DEVICE_SYNC_VALIDATION, 1000);
+    f->add = lava_add_kernel(f->dev);
+    salvo_stream *st = NULL;
+    salvo_stream_desc sd = {.first_batch = 1000};
+    assert_int_equal(salvo_stream_create(f->dev, &sd, &st), SALVO_OK);
+    salvo_buffer *b[WIDE];
+    for (int i = 0; i < WIDE; i++)
+        b[i] = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    const int widths[2] = {10, WIDE};
+    uint64_t added[2];
+    for (int w = 0; w < 2; w++) {
+        salvo_graph *g = NULL;
+        assert_int_equal(salvo_stream_begin_capture(st), SALVO_OK);
+        for (int i = 0; i < widths[w]; i++)
+            add(f, st, b[i], 1);
+        assert_int_equal(salvo_stream_end_capture(st, &g), SALVO_OK);
+        for (int r = 0; r < 3; r++) { /* made ahead from here on */
+            assert_int_equal(salvo_graph_launch(g, st), SALVO_OK);
+            assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+        }
+        salvo_stats s0, s1;
+        assert_int_equal(salvo_device_stats(f->dev, &s0), SALVO_OK);
+        assert_int_equal(salvo_graph_launch(g, st), SALVO_OK);
+        assert_int_equal(salvo_device_stats(f->dev, &s1), SALVO_OK);
+        assert_int_equal(s1.replays_ahead, s0.replays_ahead + 1);
+        add(f, st, b[0], 100); /* reads and writes what the replay wrote */
+        assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+        assert_int_equal(salvo_device_stats(f->dev, &s1), SALVO_OK);
+        added[w] = s1.barriers_emitted - s0.barriers_emitted;
+        salvo_graph_destroy(g);
+    }
+    assert_int_equal(added[1], added[0]);
+    expect(b[0], 208);
+    expect(b[WIDE - 1], 4);
+    for (int i = 0; i < WIDE; i++)
+        salvo_buffer_destroy(b[i]);
+    salvo_stream_destroy(st);
+    salvo_kernel_destroy(f->add);
+    lava_close(f->dev);
+}
+
 /* What a capture refuses, with the capture going on; a stream destroyed
  * mid-capture leaves no graph and holds nothing. */
 static void test_refused_during_capture(void **state)
@@ -919,6 +973,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_replay_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lifetimes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_holds_follow_the_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wide_replay_ahead_orders_what_follows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_during_capture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
     };

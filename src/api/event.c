@@ -77,14 +77,19 @@ static salvo_status timed_open_locked(salvo_device *dev, stream_engine *e, bool 
 {
     *timed = false;
     *why = SALVO_OK;
-    salvo_status reserved = timing_reserve_locked(&dev->q);
-    if (reserved != SALVO_OK)
-        return device_is_lost(dev) ? device_lost_error(dev) : reserved;
     salvo_status r = record_open_locked(dev, e);
     /* The timestamp goes after what the batch holds: a replay recorded
      * ahead is recorded into it first. */
     if (r == SALVO_OK)
         r = stream_undirect_locked(e);
+    /* A query is reserved last: opening the batch may wait for a slot with
+     * the lock let go, and another thread's record take the last free one
+     * meanwhile. */
+    if (r == SALVO_OK) {
+        r = timing_reserve_locked(&dev->q);
+        if (r != SALVO_OK && device_is_lost(dev))
+            r = device_lost_error(dev);
+    }
     *timed = r == SALVO_OK;
     return r;
 }

@@ -161,15 +161,13 @@ salvo_status stream_add_wait_locked(stream_engine *st, const slot_dep *w)
         if (r != SALVO_OK)
             return r;
     }
-    /* The wait goes into the next batch, opened now: it may wait for a
-     * free slot (SALVO_ERROR_TIMEOUT: nothing registered). */
+    /* Into the next batch, opened now (it may wait for a free slot). */
     salvo_status r = stream_open_locked(st);
     if (r != SALVO_OK)
         return r;
-    /* That wait lets go of the lock: meanwhile the batch waited for may
-     * have ended, and its stream, destroyed, been freed, with its
-     * timeline's release tagged below the serial just taken. Nothing to
-     * wait for then, and the timeline must not be named. */
+    /* That wait lets go of the lock: the batch waited for may have ended
+     * meanwhile, and its stream, destroyed, been freed (its timeline's
+     * release tagged below the serial just taken): nothing to wait for. */
     if (w->serial && queue_batch_owner_locked(st->q, w->serial, NULL) != w->owner)
         return SALVO_OK;
     return slot_add_wait(st->open, &st->q->env, w);
@@ -310,15 +308,17 @@ static accel_result graph_recorded_locked(stream_engine *st, const engine_graph 
     queue *q = st->q;
     slot *s = st->open;
     bool copy = g->has_copy;
+    bool owed = false;
     for (uint32_t i = 0; i < g->touch_count; i++) {
         const graph_touch *t = &g->touch[i];
         bool w = t->how & SALVO_ACCESS_WRITE;
         if (!hazard_add(&st->hazards, t->buffer, t->begin, t->end, w)) {
             /* More than the set holds: order everything so far instead
-             * (a direct batch: later work records the batch again). */
+             * (a direct batch: owed by the work that records it in). */
             if (!s->direct)
                 barrier(q, s, ACCEL_BARRIER_WORK);
             order_reset(st);
+            owed = s->direct;
             break;
         }
         if (!copy && !st->compute_overflow)
@@ -326,7 +326,7 @@ static accel_result graph_recorded_locked(stream_engine *st, const engine_graph 
                                                t->end, w);
     }
     st->copied |= copy;
-    st->address_fence = g->addresses;
+    st->address_fence = g->addresses || owed;
     slot_note_name(s, g->label);
     for (uint32_t i = 0; i < g->name_count; i++)
         slot_note_name(s, g->names[i]);
@@ -521,6 +521,7 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset, const char
     memcpy(waits, s->waits, wait_count * sizeof *waits);
     const void *host_read = s->host_read;
     uint32_t host_reads = s->host_reads;
+    bool pointed = s->pointed;
     uint64_t serial = s->serial;
     uint32_t withdrawn = 0;
     const batch_entry *w;
@@ -541,6 +542,7 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset, const char
         slot_add_wait(s, &q->env, &waits[i]);
     s->host_read = host_read;
     s->host_reads = host_reads;
+    s->pointed = pointed;
     /* Events recorded among the withdrawn work (now or by an earlier
      * cancel) mark the batch's start: their timestamps go first. */
     struct timing_mark *start = NULL;
