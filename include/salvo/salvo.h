@@ -969,7 +969,9 @@ typedef struct salvo_kernel_info {
  * width (features.float_controls), a SPIR-V version newer than the
  * device's Vulkan version accepts (1.3 for Vulkan 1.1, 1.5 for 1.2, 1.6
  * for 1.3), the LocalSizeId execution mode without maintenance4, more
- * buffers than max_bindings, a push-constant block larger than
+ * buffers than max_bindings, more uniform blocks than the device allows a
+ * kernel (Vulkan's maxPerStageDescriptorUniformBuffers), a push-constant
+ * block (rounded up to whole 4-byte words) larger than
  * max_push_constants_size, or workgroup (shared)
  * variables larger in total than salvo_device_info.max_workgroup_memory
  * (sized by Vulkan's rule: each variable laid out as a std430 block member,

@@ -118,6 +118,9 @@ typedef struct accel_caps {
     /* Largest image extents: 1D width, 2D width and height, 3D extents,
      * 2D-array layers (0: not known, the implementation checks). */
     uint32_t max_image_1d, max_image_2d, max_image_3d, max_image_layers;
+    /* Uniform blocks a kernel may bind (Vulkan: maxPerStageDescriptorUniformBuffers;
+     * 0: not known, the implementation checks). */
+    uint32_t max_uniform_bindings;
     /* Kernels' printf output is delivered (accel_open_options.printf was
      * honoured). Each submission then returns only once its work is done:
      * the layer reads the output there. */

@@ -331,7 +331,18 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
         salvo_mem_free(dev->alloc, k);
         return st;
     }
-    if (k->ek.refl.push_constant_size > dev->info.max_push_constants_size) {
+    uint32_t uniforms = 0;
+    for (uint32_t i = 0; i < k->ek.refl.binding_count; i++)
+        uniforms += k->ek.refl.bindings[i].uniform;
+    if (dev->caps.max_uniform_bindings && uniforms > dev->caps.max_uniform_bindings) {
+        st = DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
+                      "kernel '%s': binds %u uniform blocks (each array element counts); the "
+                      "device allows %u",
+                      name, uniforms, dev->caps.max_uniform_bindings);
+        salvo_mem_free(dev->alloc, k);
+        return st;
+    }
+    if (((k->ek.refl.push_constant_size + 3u) & ~3u) > dev->info.max_push_constants_size) {
         st = DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED,
                       "kernel '%s': a push-constant block of %u bytes; the device allows %u", name,
                       k->ek.refl.push_constant_size, dev->info.max_push_constants_size);

@@ -259,7 +259,18 @@ static SALVO_ALWAYS_INLINE accel_result dispatch_state(accel_device *d, accel_cm
     }
     if (push_size > 0 &&
         !(c->constants_size == push_size && same_bytes(c->constants, push, push_size))) {
-        d->vk.vkCmdPushConstants(c->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+        /* Vulkan pushes whole words: a block of 8- or 16-bit members may
+         * end mid-word, its last word then pushed from a padded copy
+         * (the layout's range is rounded up to match). */
+        uint32_t whole = push_size & ~3u;
+        if (whole)
+            d->vk.vkCmdPushConstants(c->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, whole, push);
+        if (whole != push_size) {
+            unsigned char tail[4] = {0};
+            memcpy(tail, (const unsigned char *)push + whole, push_size - whole);
+            d->vk.vkCmdPushConstants(c->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, whole, 4,
+                                     tail);
+        }
         bool fits = push_size <= sizeof c->constants;
         if (fits)
             memcpy(c->constants, push, push_size);

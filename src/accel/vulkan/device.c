@@ -489,6 +489,7 @@ static VkResult device_create(accel_device *d, const accel_open_options *opt, ac
     caps->max_image_2d = props.properties.limits.maxImageDimension2D;
     caps->max_image_3d = props.properties.limits.maxImageDimension3D;
     caps->max_image_layers = props.properties.limits.maxImageArrayLayers;
+    caps->max_uniform_bindings = props.properties.limits.maxPerStageDescriptorUniformBuffers;
     /* A push per dispatch skips allocating and updating a set. */
     d->push = push_descriptor && !d->pool_descriptors;
     caps->push_descriptors_used = d->push;

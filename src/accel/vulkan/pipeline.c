@@ -53,7 +53,7 @@ static VkResult layouts_create(accel_device *d, const accel_pipeline_desc *desc,
     p->set_layout = set_layout;
     VkPushConstantRange push = {
         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
-        .size = desc->push_constant_size,
+        .size = (desc->push_constant_size + 3u) & ~3u, /* whole words (dispatch_state) */
     };
     VkPipelineLayoutCreateInfo li = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
