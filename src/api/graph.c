@@ -540,7 +540,7 @@ salvo_status salvo_graph_update(salvo_graph *gr, const salvo_graph *from)
         for (size_t i = 0; i < count; i++)
             resource_hold(taken[i].res);
         for (size_t i = 0; i < gr->held_count; i++)
-            resource_let_go_locked(gr->held[i].res, &dev->q);
+            resource_let_go_locked(gr->held[i].res, &gr->dev->q);
         salvo_mem_free(dev->alloc, gr->held);
         gr->held = taken;
         gr->held_count = gr->held_cap = count;
