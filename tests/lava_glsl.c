@@ -370,6 +370,136 @@ static void uniform_blocks_within_the_limit(void **state)
     lava_close(dev);
 }
 
+/* Run a one-workgroup kernel with spec constants and return what it wrote
+ * to o[0..1], or fail with salvo's message. push: the push bytes. */
+static void run_specialized(salvo_device *dev, salvo_kernel *k, const void *push,
+                            uint32_t push_size, int32_t out[2])
+{
+    salvo_buffer *o = NULL;
+    assert_int_equal(salvo_buffer_create(dev, 8, SALVO_DOMAIN_HOST, &o), SALVO_OK);
+    salvo_stream *st = NULL;
+    assert_int_equal(salvo_stream_create(dev, NULL, &st), SALVO_OK);
+    salvo_binding b = {.binding = 0, .buffer = o};
+    uint32_t groups[3] = {1, 1, 1};
+    salvo_status r = salvo_launch(st, k, groups, &b, 1, push, push_size);
+    if (r != SALVO_OK)
+        fail_msg("launch: %s: %s", salvo_status_string(r), salvo_last_error());
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    assert_int_equal(salvo_buffer_read(o, 0, out, 8), SALVO_OK);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(o);
+}
+
+/* Spec constants narrower than 32 bits reach the driver at their own
+ * width (they once went as 4 bytes each, which the validation layer
+ * flags), negative values sign-extended into the word; a value that does
+ * not fit the width is refused, and so is a value for a 64-bit constant
+ * (salvo_spec_constant holds 32 bits), while its default still serves. */
+static void spec_constants_of_every_width(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(dev, &info), SALVO_OK);
+    if (!info.features.shader_int8 || !info.features.shader_int16 ||
+        !info.features.shader_int64) {
+        lava_close(dev);
+        skip();
+    }
+    static const char src[] =
+        "#version 450\n"
+        "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
+        "layout(local_size_x = 1) in;\n"
+        "layout(constant_id = 1) const int16_t S = int16_t(7);\n"
+        "layout(constant_id = 2) const uint8_t B = uint8_t(9);\n"
+        "layout(constant_id = 3) const int64_t L = 5l;\n"
+        "layout(std430, binding = 0) buffer Out { int o[]; };\n"
+        /* Each constant meets a value of the invocation's first, so that
+         * no conversion is folded into a spec constant operation (SPIR-V
+         * 1.3 allows none of 8- or 16-bit types in a shader). */
+        "void main() {\n"
+        "  uint z = gl_LocalInvocationID.x;\n"
+        "  o[0] = int(S + int16_t(z));\n"
+        "  o[1] = int(B + uint8_t(z)) + int(L + int64_t(z));\n"
+        "}\n";
+    salvo_spec_constant sc[3] = {{1, (uint32_t)-3}, {2, 200}, {3, 1}};
+    salvo_kernel_desc kd = {.glsl = src, .name = "widths", .spec_constants = sc,
+                            .spec_constant_count = 2};
+    salvo_kernel *k = NULL;
+    salvo_status r = salvo_kernel_create(dev, &kd, &k);
+    if (r != SALVO_OK)
+        fail_msg("kernel_create: %s: %s", salvo_status_string(r), salvo_last_error());
+    int32_t v[2];
+    run_specialized(dev, k, NULL, 0, v);
+    assert_int_equal(v[0], -3);
+    assert_int_equal(v[1], 205);
+    salvo_kernel_destroy(k);
+    k = NULL;
+
+    kd.spec_constant_count = 3; /* a value for the 64-bit L */
+    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_ERROR_UNSUPPORTED);
+    expect_error_contains("64-bit");
+    assert_null(k);
+    sc[0].value = 0x12345; /* past 16 bits */
+    kd.spec_constant_count = 1;
+    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_ERROR_INVALID_ARGUMENT);
+    expect_error_contains("16-bit");
+    assert_null(k);
+    sc[0].value = 0x8000; /* 16 bits as given: -32768 */
+    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_OK);
+    run_specialized(dev, k, NULL, 0, v);
+    assert_int_equal(v[0], -32768);
+    assert_int_equal(v[1], 14);
+    salvo_kernel_destroy(k);
+    expect_no_kernels(dev); /* and no validation message */
+    lava_close(dev);
+}
+
+/* Array lengths given by spec constants are read with the values given:
+ * a push block's size (it once kept the default's, so the launch's push
+ * bytes were refused) and the workgroup memory, checked against the
+ * device's limit before the driver sees it. */
+static void spec_constant_lengths(void **state)
+{
+    (void)state;
+    salvo_device *dev = lava_open(0, 0);
+    salvo_device_info info;
+    assert_int_equal(salvo_device_info_get(dev, &info), SALVO_OK);
+    static const char src[] =
+        "#version 450\n"
+        "layout(local_size_x = 1) in;\n"
+        "layout(constant_id = 0) const int N = 2;\n"
+        "layout(constant_id = 1) const int M = 1;\n"
+        "layout(push_constant) uniform P { uint v[N]; } p;\n"
+        "layout(std430, binding = 0) buffer Out { int o[]; };\n"
+        "shared uint s[M];\n"
+        "void main() { s[M - 1] = 5u; barrier(); o[0] = int(p.v[N - 1]); o[1] = int(s[M - 1]); }\n";
+    salvo_spec_constant sc[2] = {{0, 4}, {1, 16}};
+    salvo_kernel_desc kd = {.glsl = src, .name = "lengths", .spec_constants = sc,
+                            .spec_constant_count = 2};
+    salvo_kernel *k = NULL;
+    salvo_status r = salvo_kernel_create(dev, &kd, &k);
+    if (r != SALVO_OK)
+        fail_msg("kernel_create: %s: %s", salvo_status_string(r), salvo_last_error());
+    salvo_kernel_info ki;
+    assert_int_equal(salvo_kernel_info_get(k, &ki), SALVO_OK);
+    assert_int_equal(ki.push_constant_size, 16);
+    uint32_t push[4] = {1, 2, 3, 44};
+    int32_t v[2];
+    run_specialized(dev, k, push, sizeof push, v);
+    assert_int_equal(v[0], 44);
+    assert_int_equal(v[1], 5);
+    salvo_kernel_destroy(k);
+    k = NULL;
+
+    sc[1].value = info.max_workgroup_memory / 4 + 1; /* one uint past the limit */
+    assert_int_equal(salvo_kernel_create(dev, &kd, &k), SALVO_ERROR_UNSUPPORTED);
+    expect_error_contains("workgroup memory");
+    assert_null(k);
+    expect_no_kernels(dev); /* and no validation message */
+    lava_close(dev);
+}
+
 int main(void)
 {
     lava_require_device();
@@ -389,6 +519,8 @@ int main(void)
             cmocka_unit_test(threads_create_glsl_kernels),
             cmocka_unit_test(push_block_mid_word),
             cmocka_unit_test(uniform_blocks_within_the_limit),
+            cmocka_unit_test(spec_constants_of_every_width),
+            cmocka_unit_test(spec_constant_lengths),
         };
         failed = cmocka_run_group_tests(tests, NULL, NULL);
     }

@@ -865,7 +865,10 @@ SALVO_API void salvo_sampler_destroy(salvo_sampler *sampler);
 /* ------------------------------------------------------------------ */
 typedef struct salvo_spec_constant {
     uint32_t id;
-    uint32_t value; /* 32-bit: int, uint, float bits or bool (0/1) */
+    /* int, uint, float bits or bool (0/1). For an 8- or 16-bit constant
+     * the low bits (a negative value may come sign-extended); a value for
+     * a 64-bit constant is refused (see salvo_kernel_create). */
+    uint32_t value;
 } salvo_spec_constant;
 
 typedef struct salvo_kernel_desc {
@@ -976,8 +979,12 @@ typedef struct salvo_kernel_info {
  * variables larger in total than salvo_device_info.max_workgroup_memory
  * (sized by Vulkan's rule: each variable laid out as a std430 block member,
  * one after another; an array sized by a specialization constant counts
- * with its default when spec_constants is empty, and is otherwise left to
- * the driver, as are lengths given by spec constant expressions). On a
+ * with the value spec_constants gives it, else its default, here and in
+ * the push-constant block; lengths given by spec constant expressions are
+ * left to the driver). A value for a 64-bit spec constant returns
+ * SALVO_ERROR_UNSUPPORTED (salvo_spec_constant holds 32 bits: leave it at
+ * its default), and one that does not fit an 8- or 16-bit constant
+ * SALVO_ERROR_INVALID_ARGUMENT, each naming the constant. On a
  * device from salvo_device_create_vk only the workgroup memory is checked
  * (features.checked is false). With
  * salvo_device_desc.pipeline_cache_path, a pipeline built before (by this

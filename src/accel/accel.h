@@ -187,6 +187,9 @@ typedef struct accel_pipeline_desc {
     uint32_t push_constant_size;
     const salvo_spec_constant *spec_constants;
     uint32_t spec_constant_count;
+    /* Bytes each value is passed in (1, 2 or 4: the constant's width),
+     * spec_constant_count entries; the low bytes of the value. */
+    const uint8_t *spec_constant_sizes;
     /* The kernel's name: the pipeline carries it where the implementation
      * can name objects for tools and layers (Vulkan: debug utils). */
     const char *name;

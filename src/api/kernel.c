@@ -160,8 +160,8 @@ static bool version_refused(const salvo_device_info *in, uint32_t version, char 
 /* Why the device cannot run the module, into why; false when it can. A
  * pipeline made from such a module is invalid usage in Vulkan, so the
  * driver would give no reason (or crash): the refusal has to come first. */
-static bool module_refused(const salvo_device_info *in, const reflect_module *m,
-                           const salvo_kernel_desc *desc, char *why, size_t why_size)
+static bool module_refused(const salvo_device_info *in, const reflect_module *m, char *why,
+                           size_t why_size)
 {
     const salvo_device_features *f = &in->features;
     uint32_t minor = (in->api_version >> 12) & 0x3ffu;
@@ -244,11 +244,9 @@ static bool module_refused(const salvo_device_info *in, const reflect_module *m,
             return true;
         }
     }
-    /* Spec constants given may change array lengths: the driver checks
-     * those (and lengths made of spec constant expressions). */
-    bool sized = m->workgroup_sizing == REFLECT_SIZE_EXACT ||
-                 (m->workgroup_sizing == REFLECT_SIZE_DEFAULTS && desc->spec_constant_count == 0);
-    if (sized && m->workgroup_memory > in->max_workgroup_memory) {
+    /* Lengths made of spec constant expressions are left to the driver. */
+    if (m->workgroup_sizing != REFLECT_SIZE_UNKNOWN &&
+        m->workgroup_memory > in->max_workgroup_memory) {
         snprintf(why, why_size,
                  "declares %u bytes of workgroup memory; the device allows %u",
                  m->workgroup_memory, in->max_workgroup_memory);
@@ -294,16 +292,21 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
         if (st != SALVO_OK)
             return DEV_FAIL(dev, st, "kernel '%s': %s", name, why);
     }
-    salvo_kernel *k = salvo_mem_calloc(dev->alloc, 1, sizeof *k);
+    salvo_kernel *k = salvo_mem_calloc(dev->alloc, 1, sizeof *k + desc->spec_constant_count);
     if (!k)
         return DEV_FAIL(dev, SALVO_ERROR_OUT_OF_HOST_MEMORY, "kernel '%s': out of host memory",
                         name);
-    st = reflect_spirv(spirv, spirv_size, entry, &k->ek.refl, reason, sizeof reason);
+    /* Each spec constant's width, for Vulkan: a byte each, after the
+     * kernel in its allocation, so that every way out frees it. */
+    uint8_t *sizes = (uint8_t *)(k + 1);
+    st = reflect_spirv_specialized(spirv, spirv_size, entry, desc->spec_constants,
+                                   desc->spec_constant_count, sizes, &k->ek.refl, reason,
+                                   sizeof reason);
     if (st != SALVO_OK) {
         salvo_mem_free(dev->alloc, k);
         return DEV_FAIL(dev, st, "kernel '%s': %s", name, reason);
     }
-    if (module_refused(&dev->info, &k->ek.refl, desc, reason, sizeof reason)) {
+    if (module_refused(&dev->info, &k->ek.refl, reason, sizeof reason)) {
         salvo_mem_free(dev->alloc, k);
         return DEV_FAIL(dev, SALVO_ERROR_UNSUPPORTED, "kernel '%s': %s", name, reason);
     }
@@ -349,12 +352,6 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
         salvo_mem_free(dev->alloc, k);
         return st;
     }
-    /* The local size the launch will really use: spec constants override. */
-    for (int i = 0; i < 3; i++)
-        for (uint32_t c = 0; c < desc->spec_constant_count; c++)
-            if (k->ek.refl.local_size_is_spec[i] &&
-                k->ek.refl.local_size_spec_id[i] == desc->spec_constants[c].id)
-                k->ek.refl.local_size[i] = desc->spec_constants[c].value;
     uint32_t ls[3]; /* k is freed before the message is made */
     memcpy(ls, k->ek.refl.local_size, sizeof ls);
     const salvo_device_info *in = &dev->info;
@@ -401,6 +398,7 @@ static salvo_status kernel_build(salvo_device *dev, const salvo_kernel_desc *des
         .push_constant_size = k->ek.refl.push_constant_size,
         .spec_constants = desc->spec_constants,
         .spec_constant_count = desc->spec_constant_count,
+        .spec_constant_sizes = sizes,
         .name = name,
     };
     accel_result r = VT(dev)->pipeline_create(SELF(dev), dev->adev, &pd, &k->ek.pipe);

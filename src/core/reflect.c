@@ -12,11 +12,22 @@
 salvo_status reflect_spirv(const uint32_t *words, size_t size_bytes, const char *entry,
                            reflect_module *out, char *reason, size_t reason_size)
 {
+    return reflect_spirv_specialized(words, size_bytes, entry, NULL, 0, NULL, out, reason,
+                                     reason_size);
+}
+
+salvo_status reflect_spirv_specialized(const uint32_t *words, size_t size_bytes,
+                                       const char *entry, const salvo_spec_constant *spec,
+                                       uint32_t spec_count, uint8_t *spec_sizes,
+                                       reflect_module *out, char *reason, size_t reason_size)
+{
     /* ~20 KiB: the tables bound the work, and keep the walk allocation-free. */
     ctx c;
     memset(&c, 0, sizeof c);
     c.reason = reason;
     c.reason_size = reason_size;
+    c.spec = spec;
+    c.spec_count = spec ? spec_count : 0;
     if (reason && reason_size > 0)
         reason[0] = '\0';
     if (out == NULL)
@@ -38,6 +49,8 @@ salvo_status reflect_spirv(const uint32_t *words, size_t size_bytes, const char 
         st = spirv_scan_close(&c);
     if (st == SALVO_OK)
         st = spirv_scan_decorate(&c);
+    if (st == SALVO_OK && c.spec_count > 0)
+        st = spirv_declarations_spec_sizes(&c, spec_sizes);
     if (st == SALVO_OK)
         st = spirv_declarations_local_size(&c, entry, out);
     if (st == SALVO_OK)

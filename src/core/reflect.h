@@ -57,7 +57,9 @@ enum {
 /* How far workgroup_memory can be trusted. */
 typedef enum reflect_sizing {
     REFLECT_SIZE_EXACT = 0,    /* every array length is a constant */
-    REFLECT_SIZE_DEFAULTS = 1, /* some are spec constants: sized with their defaults */
+    /* some are spec constants the caller gave no value: sized with their
+     * defaults, as the pipeline will be */
+    REFLECT_SIZE_DEFAULTS = 1,
     REFLECT_SIZE_UNKNOWN = 2,  /* some are spec constant expressions or unsized types */
 } reflect_sizing;
 
@@ -67,8 +69,9 @@ typedef struct reflect_module {
     uint32_t push_constant_size; /* bytes, 0 when none */
     /* LocalSize execution mode of the entry point; when given by
      * specialization constants (LocalSizeId or a WorkgroupSize builtin made
-     * of spec constants), the default values, and local_size_spec_id[i] is
-     * the spec constant id (or UINT32_MAX when literal).
+     * of spec constants), their values (the caller's, else the defaults),
+     * and local_size_spec_id[i] is the spec constant id (or UINT32_MAX
+     * when literal).
      * local_size_is_spec[i] tells the two apart: UINT32_MAX is a valid
      * SpecId too. */
     uint32_t local_size[3];
@@ -144,5 +147,23 @@ enum {
  */
 salvo_status reflect_spirv(const uint32_t *words, size_t size_bytes, const char *entry,
                            reflect_module *out, char *reason, size_t reason_size);
+
+/*
+ * reflect_spirv with the values a kernel gives its spec constants (spec,
+ * spec_count entries, ids distinct): array lengths made of spec constants
+ * (in the push block and the workgroup variables) and the local size are
+ * read with them, defaults serving the others. spec_sizes (spec_count
+ * entries) receives the bytes each value is passed to Vulkan in: a spec
+ * constant's own width (1 or 2 for 8- and 16-bit types), 4 for 32-bit
+ * and bool ones and for ids the module does not declare. Refused: a value
+ * for a 64-bit constant (SALVO_ERROR_UNSUPPORTED: the value holds 32
+ * bits) and a value that neither fits an 8- or 16-bit constant's width
+ * nor is a negative number of that width sign-extended
+ * (SALVO_ERROR_INVALID_ARGUMENT).
+ */
+salvo_status reflect_spirv_specialized(const uint32_t *words, size_t size_bytes,
+                                       const char *entry, const salvo_spec_constant *spec,
+                                       uint32_t spec_count, uint8_t *spec_sizes,
+                                       reflect_module *out, char *reason, size_t reason_size);
 
 #endif

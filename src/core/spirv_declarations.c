@@ -7,7 +7,7 @@
 #include "core/spirv_internal.h"
 
 /* One local-size component: an integer constant, or a spec constant's
- * default value and its SpecId. */
+ * value (the caller's, else its default) and its SpecId. */
 static salvo_status local_size_component(ctx *c, uint32_t id, uint32_t *value, uint32_t *spec_id,
                                          bool *is_spec)
 {
@@ -17,7 +17,8 @@ static salvo_status local_size_component(ctx *c, uint32_t id, uint32_t *value, u
         return st;
     if (nd->opcode != OP_CONSTANT && nd->opcode != OP_SPEC_CONSTANT)
         return spirv_walk_fail(c, "local size component (id %u) is not an integer constant", id);
-    *value = c->w[nd->at + 3];
+    if (!spirv_walk_spec_given(c, nd, value))
+        *value = c->w[nd->at + 3];
     *is_spec = nd->opcode == OP_SPEC_CONSTANT && (nd->flags & NF_SPEC_ID);
     *spec_id = *is_spec ? nd->spec_id : UINT32_MAX;
     return SALVO_OK;
@@ -126,6 +127,66 @@ salvo_status spirv_declarations_read(ctx *c, reflect_module *out)
             if (k == 0)
                 out->unknown_extension[0] = '?';
         }
+    }
+    return SALVO_OK;
+}
+
+/* The instruction that defines id among the spec constants and scalar
+ * types (result id at word `result`), or 0. */
+static uint32_t defined_at(const ctx *c, uint32_t id, bool types)
+{
+    for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at])) {
+        uint32_t op = op_of(c->w[at]);
+        if (types && (op == OP_TYPE_INT || op == OP_TYPE_FLOAT || op == OP_TYPE_BOOL) &&
+            c->w[at + 1] == id)
+            return at;
+        if (!types &&
+            (op == OP_SPEC_CONSTANT || op == OP_SPEC_CONSTANT_TRUE ||
+             op == OP_SPEC_CONSTANT_FALSE) &&
+            c->w[at + 2] == id)
+            return at;
+    }
+    return 0;
+}
+
+/* The constant a SpecId decorates, or 0 when the module has none. */
+static uint32_t decorated_with(const ctx *c, uint32_t spec_id)
+{
+    for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at]))
+        if (op_of(c->w[at]) == OP_DECORATE && wc_of(c->w[at]) >= 4 &&
+            c->w[at + 2] == DEC_SPEC_ID && c->w[at + 3] == spec_id)
+            return c->w[at + 1];
+    return 0;
+}
+
+/* Vulkan passes each spec constant at its type's width (a bool as a
+ * 32-bit VkBool32). A scan of the words for each constant given: callers
+ * give a handful, and the table holds only the ids resources need. */
+salvo_status spirv_declarations_spec_sizes(ctx *c, uint8_t *sizes)
+{
+    for (uint32_t i = 0; i < c->spec_count; i++) {
+        sizes[i] = 4;
+        uint32_t id = decorated_with(c, c->spec[i].id);
+        uint32_t at = id ? defined_at(c, id, false) : 0;
+        if (at == 0 || op_of(c->w[at]) != OP_SPEC_CONSTANT)
+            continue; /* none (Vulkan ignores the entry), or a bool */
+        uint32_t type = defined_at(c, c->w[at + 1], true);
+        if (type == 0 || op_of(c->w[type]) == OP_TYPE_BOOL)
+            continue;
+        uint32_t bits = c->w[type + 2], v = c->spec[i].value;
+        if (bits == 64)
+            return spirv_walk_unsupported(c,
+                                          "spec constant %u is 64-bit; salvo_spec_constant "
+                                          "holds 32 bits (leave it at its default)",
+                                          c->spec[i].id);
+        if (bits != 8 && bits != 16)
+            continue;
+        /* The value's low bits, or a negative value sign-extended. */
+        uint32_t high = ~0u << (bits - 1);
+        if (v >= (1u << bits) && (v & high) != high)
+            return spirv_walk_fail(c, "spec constant %u is %u-bit; value 0x%x does not fit",
+                                   c->spec[i].id, bits, v);
+        sizes[i] = (uint8_t)(bits / 8);
     }
     return SALVO_OK;
 }

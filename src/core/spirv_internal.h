@@ -211,6 +211,10 @@ typedef struct ctx {
     uint32_t local_size_at;    /* OpExecutionMode LocalSize */
     uint32_t local_size_id_at; /* OpExecutionModeId LocalSizeId */
     uint32_t workgroup_size_id;
+    /* The values the caller gives spec constants, by SpecId: array lengths
+     * and the local size are read with them. */
+    const salvo_spec_constant *spec;
+    uint32_t spec_count;
     uint32_t float_controls; /* SALVO_FLOAT_CONTROL bits of the entry's modes */
     /* Function ids reachable from the entry point, sorted, and whether
      * every variable counts as used (too many functions to tell). */
@@ -245,6 +249,9 @@ salvo_status spirv_walk_want(ctx *c, uint32_t id, uint8_t follow, node **out);
 member *spirv_walk_member_find(ctx *c, uint32_t struct_id, uint32_t index);
 salvo_status spirv_walk_member_get(ctx *c, uint32_t struct_id, uint32_t index, member **out);
 salvo_status spirv_walk_defined(ctx *c, uint32_t id, node **out);
+/* Whether the caller gives the spec constant nd (an OpSpecConstant with
+ * a SpecId) a value, and the value. */
+bool spirv_walk_spec_given(const ctx *c, const node *nd, uint32_t *value);
 bool spirv_walk_string_equals(const ctx *c, uint32_t at, uint32_t from, const char *name);
 salvo_status spirv_walk_check_header(ctx *c, const uint32_t *words, size_t size_bytes);
 salvo_status spirv_walk_validate(ctx *c, const char *entry);
@@ -259,6 +266,10 @@ salvo_status spirv_scan_decorate(ctx *c);
 /* spirv_declarations.c: what the module asks of a launch and a device. */
 salvo_status spirv_declarations_local_size(ctx *c, const char *entry, reflect_module *out);
 salvo_status spirv_declarations_read(ctx *c, reflect_module *out);
+/* sizes[i]: the bytes specialization gives c->spec[i] (see
+ * reflect_spirv_specialized); refuses 64-bit constants and values that
+ * do not fit their width. */
+salvo_status spirv_declarations_spec_sizes(ctx *c, uint8_t *sizes);
 
 /* spirv_resources.c: a used resource variable's bindings. */
 salvo_status spirv_resources_add(ctx *c, const node *var, reflect_module *out);

@@ -107,9 +107,12 @@ static salvo_status size_of(ctx *c, uint32_t id, layout lay, unsigned depth, uin
             return st;
         if (len->opcode != OP_CONSTANT && len->opcode != OP_SPEC_CONSTANT)
             return spirv_walk_fail(c, "array type %u: length is not an integer constant", nd->id);
-        if (wc_of(c->w[len->at]) > 4 && c->w[len->at + 4] != 0)
-            return spirv_walk_fail(c, "push constant block larger than 4 GiB");
+        uint32_t given;
         uint64_t length = c->w[len->at + 3];
+        if (spirv_walk_spec_given(c, len, &given))
+            length = given;
+        else if (wc_of(c->w[len->at]) > 4 && c->w[len->at + 4] != 0)
+            return spirv_walk_fail(c, "push constant block larger than 4 GiB");
         if (nd->flags & NF_ARRAY_STRIDE)
             return checked(c, length * nd->array_stride, size);
         if ((st = size_of(c, in[2], lay, depth + 1, &inner)) != SALVO_OK)
@@ -206,8 +209,12 @@ static void wg_layout(ctx *c, uint32_t id, unsigned depth, uint32_t *size, uint3
                 if (wc_of(c->w[len->at]) > 4 && c->w[len->at + 4] != 0)
                     length = UINT32_MAX;
             } else if (len && len->at && len->opcode == OP_SPEC_CONSTANT) {
+                uint32_t given;
                 length = c->w[len->at + 3];
-                mine = REFLECT_SIZE_DEFAULTS;
+                if (spirv_walk_spec_given(c, len, &given))
+                    length = given;
+                else
+                    mine = REFLECT_SIZE_DEFAULTS;
             } else {
                 mine = REFLECT_SIZE_UNKNOWN;
             }

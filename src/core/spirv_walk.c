@@ -256,3 +256,14 @@ salvo_status spirv_walk_defined(ctx *c, uint32_t id, node **out)
     *out = nd;
     return SALVO_OK;
 }
+
+bool spirv_walk_spec_given(const ctx *c, const node *nd, uint32_t *value)
+{
+    if (nd->opcode == OP_SPEC_CONSTANT && (nd->flags & NF_SPEC_ID))
+        for (uint32_t i = 0; i < c->spec_count; i++)
+            if (c->spec[i].id == nd->spec_id) {
+                *value = c->spec[i].value;
+                return true;
+            }
+    return false;
+}

@@ -58,6 +58,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (reason[0] == '\0') {
         __builtin_trap(); /* a refusal says why */
     }
+
+    /* The same module with values for spec constants 0..3 (taken from its
+     * first words): each value gets a width Vulkan takes. */
+    salvo_spec_constant spec[4];
+    uint8_t sizes[4];
+    for (uint32_t i = 0; i < 4; i++)
+        spec[i] = (salvo_spec_constant){i, words > i ? spirv[i] : i};
+    st = reflect_spirv_specialized(spirv, words * 4, "main", spec, 4, sizes, &m, reason,
+                                   sizeof reason);
+    if (st != SALVO_OK && st != SALVO_ERROR_INVALID_ARGUMENT && st != SALVO_ERROR_UNSUPPORTED)
+        __builtin_trap();
+    for (uint32_t i = 0; st == SALVO_OK && i < 4; i++)
+        if (sizes[i] != 1 && sizes[i] != 2 && sizes[i] != 4)
+            __builtin_trap();
     free(spirv);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "accel/vulkan/vk_internal.h"
 
 #include <stddef.h>
+#include <string.h>
 
 void accel_vk_pipeline_destroy(void *self, accel_device *d, accel_pipeline *p)
 {
@@ -74,25 +75,33 @@ static VkResult compute_pipeline_create(accel_device *d, const accel_pipeline_de
 {
     VkSpecializationMapEntry *entries = NULL;
     uint32_t n = desc->spec_constant_count;
+    /* One allocation: the entries, then a word of data each, the value's
+     * low bytes at the constant's own width (Vulkan reads exactly that
+     * many bytes; copying them keeps the order right on any host). */
     if (n > 0) {
-        entries = salvo_mem_alloc(d->alloc, n * sizeof *entries);
+        entries = salvo_mem_alloc(d->alloc, (size_t)n * (sizeof *entries + 4));
         if (!entries)
             return VK_ERROR_OUT_OF_HOST_MEMORY;
     }
-    /* The constants array itself is the data block: each value is read in
-     * place, so nothing needs copying. */
+    unsigned char *data = (unsigned char *)(entries + n);
     for (uint32_t i = 0; i < n; i++) {
+        uint32_t size = desc->spec_constant_sizes ? desc->spec_constant_sizes[i] : 4;
+        uint32_t v = desc->spec_constants[i].value;
+        uint16_t v16 = (uint16_t)v;
+        uint8_t v8 = (uint8_t)v;
+        memcpy(data + 4 * i, size == 1 ? (void *)&v8 : size == 2 ? (void *)&v16 : (void *)&v,
+               size);
         entries[i] = (VkSpecializationMapEntry){
             .constantID = desc->spec_constants[i].id,
-            .offset = (uint32_t)(i * sizeof(salvo_spec_constant) + offsetof(salvo_spec_constant, value)),
-            .size = 4,
+            .offset = 4 * i,
+            .size = size,
         };
     }
     VkSpecializationInfo spec = {
         .mapEntryCount = n,
         .pMapEntries = entries,
-        .dataSize = n * sizeof(salvo_spec_constant),
-        .pData = desc->spec_constants,
+        .dataSize = (size_t)n * 4,
+        .pData = data,
     };
     VkShaderModuleCreateInfo mi = {
         .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
