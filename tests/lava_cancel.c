@@ -217,6 +217,39 @@ static void survivors_keep_out_later_waits(void **state)
     lava_expect_all(f->x, N, 20); /* the withdrawn adds of 1 never ran */
 }
 
+/* An event recorded among the withdrawn work and again among what stays
+ * has the later time; the other withdrawn events keep the batch's start
+ * (they once took their time from the first of them, the one recorded
+ * again, and so read as later than what came after them). */
+static void withdrawn_event_recorded_again(void **state)
+{
+    fixture *f = *state;
+    salvo_event *s = NULL, *t = NULL, *k = NULL;
+    assert_int_equal(salvo_event_create(f->dev, &s), SALVO_OK);
+    assert_int_equal(salvo_event_create(f->dev, &t), SALVO_OK);
+    assert_int_equal(salvo_event_create(f->dev, &k), SALVO_OK);
+    assert_int_equal(salvo_event_record(s, f->st), SALVO_OK);
+    assert_int_equal(salvo_event_record(t, f->st), SALVO_OK);
+    add(f, f->st, 1, 1);
+    assert_int_equal(salvo_event_record(f->ev, f->st), SALVO_OK);
+    assert_int_equal(salvo_event_record(k, f->st), SALVO_OK);
+    add(f, f->st, 20, 10);
+    assert_int_equal(salvo_event_record(s, f->st), SALVO_OK); /* s again, after the adds */
+    assert_int_equal(salvo_event_cancel(f->ev), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    lava_expect_all(f->x, N, 200);
+    uint64_t t_to_k = 0, k_to_s = 0, t_to_s = 0;
+    assert_int_equal(salvo_event_elapsed(t, k, &t_to_k), SALVO_OK);
+    assert_int_equal(salvo_event_elapsed(k, s, &k_to_s), SALVO_OK);
+    assert_int_equal(salvo_event_elapsed(t, s, &t_to_s), SALVO_OK);
+    assert_true(k_to_s > 0); /* twenty launches between */
+    assert_true(t_to_s >= k_to_s);
+    assert_int_equal(t_to_s, t_to_k + k_to_s);
+    salvo_event_destroy(s);
+    salvo_event_destroy(t);
+    salvo_event_destroy(k);
+}
+
 int main(void)
 {
     lava_require_device();
@@ -227,6 +260,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(refused_after_a_read_submitted_it, setup, teardown),
         cmocka_unit_test_setup_teardown(copies_and_waiters, setup, teardown),
         cmocka_unit_test_setup_teardown(survivors_keep_out_later_waits, setup, teardown),
+        cmocka_unit_test_setup_teardown(withdrawn_event_recorded_again, setup, teardown),
     };
     return lava_run_tests(tests);
 }

@@ -95,3 +95,11 @@ const batch_entry *batch_log_at(const batch_log *log, size_t offset)
 {
     return offset < log->used ? (const batch_entry *)(log->arena + offset) : NULL;
 }
+
+bool batch_log_has_mark(const batch_log *log, size_t offset, const void *mark)
+{
+    for (const batch_entry *e; (e = batch_log_at(log, offset)); offset += e->size)
+        if (e->kind == COMMAND_MARK && batch_entry_mark(e) == mark)
+            return true;
+    return false;
+}

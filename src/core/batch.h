@@ -52,6 +52,8 @@ void batch_log_append_mark(batch_log *log, const void *mark);
 
 /* The entry at offset (NULL at the end), and its parts. */
 const batch_entry *batch_log_at(const batch_log *log, size_t offset);
+/* Whether an entry from offset on writes the timing mark `mark`. */
+bool batch_log_has_mark(const batch_log *log, size_t offset, const void *mark);
 static inline const accel_bind *batch_entry_binds(const batch_entry *e)
 {
     return (const accel_bind *)(e + 1);

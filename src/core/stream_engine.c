@@ -544,10 +544,10 @@ static salvo_status rerecord_locked(stream_engine *st, size_t offset, const char
     s->host_reads = host_reads;
     s->pointed = pointed;
     /* Events recorded among the withdrawn work (now or by an earlier
-     * cancel) mark the batch's start: their timestamps go first. */
+     * cancel) and not again after it mark the batch's start, first. */
     struct timing_mark *start = NULL;
     for (size_t o = 0; o < offset && (w = batch_log_at(&st->log, o)); o += w->size) {
-        if (w->kind != COMMAND_MARK)
+        if (w->kind != COMMAND_MARK || batch_log_has_mark(&st->log, offset, batch_entry_mark(w)))
             continue;
         if (start)
             timing_rewrite_same_locked(st->q, batch_entry_mark(w), start);
