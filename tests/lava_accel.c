@@ -133,7 +133,7 @@ static int spent_pool(const accel_vtable *vt, void *self)
     accel_descpool *small;
     accel_cmd *cmd;
     accel_fence *fence;
-    MUST(vt->descpool_create(self, dev, 1, 1, &small));
+    MUST(vt->descpool_create(self, dev, 1, 1, 1, &small));
     MUST(vt->cmd_create(self, dev, 0, &cmd));
     MUST(vt->fence_create(self, dev, &fence));
     const uint32_t groups[3] = {N / LOCAL, 1, 1};
@@ -274,7 +274,7 @@ int main(void)
     accel_cmd *cmd;
     accel_fence *fence;
     accel_timeline *tl;
-    MUST(vt->descpool_create(self, dev, 4, 1, &pool));
+    MUST(vt->descpool_create(self, dev, 4, 1, 1, &pool));
     MUST(vt->cmd_create(self, dev, 0, &cmd));
     MUST(vt->fence_create(self, dev, &fence));
     MUST(vt->timeline_create(self, dev, 0, &tl));

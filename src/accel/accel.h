@@ -285,9 +285,13 @@ typedef struct accel_vtable {
     void (*pipeline_destroy)(void *self, accel_device *dev, accel_pipeline *pipe);
 
     /* Descriptor pools: room for max_sets sets of up to bindings_per_set
-     * buffers each. reset frees every set allocated from it. */
+     * buffers each, and for image_bindings descriptors of each image and
+     * sampler kind in all (storage image, sampled image, sampler, combined
+     * image sampler: a binding naming an image or sampler counts once).
+     * reset frees every set allocated from it. */
     accel_result (*descpool_create)(void *self, accel_device *dev, uint32_t max_sets,
-                                    uint32_t bindings_per_set, accel_descpool **out);
+                                    uint32_t bindings_per_set, uint32_t image_bindings,
+                                    accel_descpool **out);
     accel_result (*descpool_reset)(void *self, accel_device *dev, accel_descpool *pool);
     void (*descpool_destroy)(void *self, accel_device *dev, accel_descpool *pool);
 

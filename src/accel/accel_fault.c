@@ -278,8 +278,9 @@ CREATING(pipeline_create, pipeline_destroy,
 DESTROY(pipeline_destroy, (void *self, accel_device *dev, accel_pipeline *p),
         (self, pipeline_destroy, dev, p))
 CREATING(descpool_create, descpool_destroy,
-         (void *self, accel_device *dev, uint32_t sets, uint32_t per, accel_descpool **out),
-         (self, descpool_create, dev, sets, per, out))
+         (void *self, accel_device *dev, uint32_t sets, uint32_t per, uint32_t images,
+          accel_descpool **out),
+         (self, descpool_create, dev, sets, per, images, out))
 PLAIN(descpool_reset, (void *self, accel_device *dev, accel_descpool *p),
       (self, descpool_reset, dev, p))
 DESTROY(descpool_destroy, (void *self, accel_device *dev, accel_descpool *p),

@@ -100,6 +100,15 @@ uint32_t command_descriptors(const command *c)
     }
 }
 
+uint32_t command_image_descriptors(const command *c)
+{
+    uint32_t n = 0;
+    if (command_is_dispatch(c))
+        for (uint32_t i = 0; i < c->bind_count; i++)
+            n += c->binds[i].image != NULL || c->binds[i].sampler != NULL;
+    return n;
+}
+
 accel_result command_record_graph(const accel *acc, accel_device *dev, accel_cmd *cmd,
                                   accel_descpool *pool, const command *c, bool *partial)
 {

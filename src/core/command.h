@@ -151,8 +151,10 @@ static inline bool command_takes_set(const command *c)
  * one (accel.h, cmd_dispatch). A recording with no pool (one made ahead
  * of its batch) may hold only commands that take none. */
 bool command_takes_pool(const command *c, bool pushes);
-/* How many descriptors that set holds (0 for other commands). */
+/* How many descriptors that set holds (0 for other commands), and how
+ * many of them name an image or a sampler. */
 uint32_t command_descriptors(const command *c);
+uint32_t command_image_descriptors(const command *c);
 /* Record c onto cmd; a dispatch's descriptor sets come from pool. A
  * MARK records nothing here (its timestamp is the timing module's). A
  * failure records nothing, but a GRAPH's (below). */

@@ -411,12 +411,14 @@ static void kernel_list(const engine_graph *g, char *buf, size_t size)
  * that is free, else a fresh one (the old one retires with the batches
  * that execute it). Its pool fits the chunk's launches. */
 static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint32_t sets,
-                                           uint32_t per_set) SALVO_REQUIRES(g->q->lock)
+                                           uint32_t per_set, uint32_t images)
+    SALVO_REQUIRES(g->q->lock)
 {
     queue *q = g->q;
     graph_recording *rec = c->rec;
     if (rec && recording_idle_locked(g, rec)) {
-        if (rec->pool_sets >= sets && rec->pool_per_set >= per_set) {
+        if (rec->pool_sets >= sets && rec->pool_per_set >= per_set &&
+            rec->pool_images >= images) {
             /* Cannot fail (Vulkan's reset returns success): as a slot's. */
             VT(q)->descpool_reset(SELF(q), q->adev, rec->pool);
             rec->born = g->replays + 1;
@@ -431,10 +433,11 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
     fresh->release.fn = recording_release;
     fresh->pool_sets = sets;
     fresh->pool_per_set = per_set;
+    fresh->pool_images = images;
     fresh->born = g->replays + 1;
     accel_result ar = VT(q)->cmd_create_reusable(SELF(q), q->adev, 0, &fresh->cmd);
     if (ar == ACCEL_SUCCESS)
-        ar = VT(q)->descpool_create(SELF(q), q->adev, sets, per_set, &fresh->pool);
+        ar = VT(q)->descpool_create(SELF(q), q->adev, sets, per_set, images, &fresh->pool);
     if (ar != ACCEL_SUCCESS) {
         recording_free(q, fresh);
         if (ar == ACCEL_ERROR_DEVICE_LOST)
@@ -453,17 +456,19 @@ static salvo_status chunk_recording_locked(engine_graph *g, graph_chunk *c, uint
 static salvo_status record_chunk_locked(engine_graph *g, graph_chunk *c) SALVO_REQUIRES(g->q->lock)
 {
     queue *q = g->q;
-    uint32_t sets = 0, descriptors = 0;
+    uint32_t sets = 0, descriptors = 0, images = 0;
     for (uint32_t p = c->first; p < c->first + c->count; p++) {
         const graph_node *n = &g->nodes[g->order[p]];
         command cmd = graph_node_command(g, n);
         if (command_takes_set(&cmd)) {
             sets++;
             descriptors += command_descriptors(&cmd);
+            images += command_image_descriptors(&cmd);
         }
     }
     uint32_t per_set = sets ? (descriptors + sets - 1) / sets : 1;
-    salvo_status r = chunk_recording_locked(g, c, sets ? sets : 1, per_set ? per_set : 1);
+    salvo_status r = chunk_recording_locked(g, c, sets ? sets : 1, per_set ? per_set : 1,
+                                            images ? images : 1);
     if (r != SALVO_OK)
         return r;
     graph_recording *rec = c->rec;

@@ -110,7 +110,7 @@ typedef struct graph_recording {
     queue *q;
     accel_cmd *cmd;
     accel_descpool *pool;
-    uint32_t pool_sets, pool_per_set; /* what the pool was made for */
+    uint32_t pool_sets, pool_per_set, pool_images; /* what the pool was made for */
     uint64_t born; /* the first replay (number) that executes it */
 } graph_recording;
 

@@ -201,6 +201,14 @@ static accel_result reset_cmd(slot *s, const slot_env *env)
     return r;
 }
 
+uint32_t slot_image_bindings(uint32_t max_sets, uint32_t bindings_per_set)
+{
+    uint64_t quarter = (uint64_t)max_sets * bindings_per_set / 4;
+    if (quarter > UINT32_MAX)
+        quarter = UINT32_MAX;
+    return quarter > SALVO_MAX_BINDINGS ? (uint32_t)quarter : SALVO_MAX_BINDINGS;
+}
+
 salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t bindings_per_set,
                        bool fenced)
 {
@@ -209,7 +217,8 @@ salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t
     if (r == ACCEL_SUCCESS && fenced)
         r = VT(env)->fence_create(SELF(env), env->dev, &s->fence);
     if (r == ACCEL_SUCCESS)
-        r = VT(env)->descpool_create(SELF(env), env->dev, max_sets, bindings_per_set, &s->pool);
+        r = VT(env)->descpool_create(SELF(env), env->dev, max_sets, bindings_per_set,
+                                     slot_image_bindings(max_sets, bindings_per_set), &s->pool);
     if (r != ACCEL_SUCCESS) {
         slot_destroy(s, env);
         return SALVO_FAIL(env->log, salvo_status_from_accel(r), "slot: cannot create (%s)",

@@ -189,9 +189,16 @@ slot *slot_table_find(const slot_table *t, uint64_t serial);
 /* Create the slot's handles; IDLE on success. On failure nothing is left
  * allocated and the slot is zeroed. fenced: it gets a fence, to be known
  * done by; a slot of a stream that signals a timeline (every batch of it
- * does, known done by the value) has none. */
+ * does, known done by the value) has none. Its descriptor pool holds
+ * max_sets sets of bindings_per_set buffers, and slot_image_bindings of
+ * each image and sampler kind. */
 salvo_status slot_init(slot *s, const slot_env *env, uint32_t max_sets, uint32_t bindings_per_set,
                        bool fenced);
+/* Images and samplers are rarer than buffers: a quarter as many of each
+ * kind (a pool that runs out moves the batch to a fresh one), but never
+ * less than one launch of the widest kernel needs, so that a fresh pool
+ * always takes it. */
+uint32_t slot_image_bindings(uint32_t max_sets, uint32_t bindings_per_set);
 /* Release the handles. The slot must not be RECORDING or IN_FLIGHT unless
  * the device is lost (then it is ABANDONED). */
 void slot_destroy(slot *s, const slot_env *env);

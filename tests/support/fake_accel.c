@@ -131,8 +131,10 @@ typedef struct fake_pipe {
 typedef struct fake_pool {
     fake_obj h;
     uint32_t max_sets, bindings_per_set;
+    uint32_t image_bindings; /* of each image and sampler kind */
     uint32_t sets_used;
     uint64_t descriptors_used;
+    uint64_t images_used; /* bindings naming an image or sampler */
 } fake_pool;
 
 /* Timestamp queries: written (available) or not since the last reset. */
@@ -1209,7 +1211,8 @@ static void f_pipeline_destroy(void *self, accel_device *dev, accel_pipeline *pi
 }
 
 static accel_result f_descpool_create(void *self, accel_device *dev, uint32_t max_sets,
-                                      uint32_t bindings_per_set, accel_descpool **out)
+                                      uint32_t bindings_per_set, uint32_t image_bindings,
+                                      accel_descpool **out)
 {
     fake_state *s = STATE(self);
     pthread_mutex_lock(&s->lock);
@@ -1217,9 +1220,10 @@ static accel_result f_descpool_create(void *self, accel_device *dev, uint32_t ma
     fake_dev *d = check_dev(s, dev, "descpool_create");
     if (!d)
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
-    if (!out || max_sets == 0 || bindings_per_set == 0) {
-        note_illegal(s, IL_bad_argument, "descpool_create", "max_sets %u, bindings_per_set %u",
-                     max_sets, bindings_per_set);
+    if (!out || max_sets == 0 || bindings_per_set == 0 || image_bindings == 0) {
+        note_illegal(s, IL_bad_argument, "descpool_create",
+                     "max_sets %u, bindings_per_set %u, image_bindings %u", max_sets,
+                     bindings_per_set, image_bindings);
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
     fake_pool *p = obj_new(s, sizeof *p, FAKE_DESCPOOL, d);
@@ -1227,6 +1231,7 @@ static accel_result f_descpool_create(void *self, accel_device *dev, uint32_t ma
         return unlock_return(s, ACCEL_ERROR_OUT_OF_HOST_MEMORY);
     p->max_sets = max_sets;
     p->bindings_per_set = bindings_per_set;
+    p->image_bindings = image_bindings;
     *out = (accel_descpool *)p;
     return unlock_return(s, ACCEL_SUCCESS);
 }
@@ -1244,6 +1249,7 @@ static accel_result f_descpool_reset(void *self, accel_device *dev, accel_descpo
     forget_uses(s, &p->h, false, IL_pool_reset_in_use, "descpool_reset");
     p->sets_used = 0;
     p->descriptors_used = 0;
+    p->images_used = 0;
     return unlock_return(s, ACCEL_SUCCESS);
 }
 
@@ -1600,10 +1606,15 @@ static accel_result dispatch_record(fake_state *s, const char *op, accel_device 
         return unlock_return(s, ACCEL_ERROR_UNKNOWN);
     }
     /* Descriptor-set allocation comes first, as in the real recorder:
-     * a full pool records nothing. Pushed descriptors take no set. */
+     * a full pool records nothing. Pushed descriptors take no set. The
+     * image kinds are counted on their own, as a driver's pool does. */
+    uint32_t images = 0;
+    for (uint32_t i = 0; binds && i < bind_count; i++)
+        images += binds[i].image != NULL || binds[i].sampler != NULL;
     if (takes_set && (pl->sets_used >= pl->max_sets ||
                       pl->descriptors_used + bind_count >
-                          (uint64_t)pl->max_sets * pl->bindings_per_set))
+                          (uint64_t)pl->max_sets * pl->bindings_per_set ||
+                      pl->images_used + images > pl->image_bindings))
         return unlock_return(s, ACCEL_ERROR_OUT_OF_POOL_MEMORY);
     static const uint32_t any[3] = {1, 1, 1}; /* an indirect one's are checked when it runs */
     const char *problem =
@@ -1619,6 +1630,7 @@ static accel_result dispatch_record(fake_state *s, const char *op, accel_device 
     if (takes_set) {
         pl->sets_used++;
         pl->descriptors_used += bind_count;
+        pl->images_used += images;
         r->pool = pl;
     }
     r->kind = REC_DISPATCH;

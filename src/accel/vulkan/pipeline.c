@@ -165,7 +165,8 @@ accel_result accel_vk_pipeline_create(void *self, accel_device *d, const accel_p
 }
 
 accel_result accel_vk_descpool_create(void *self, accel_device *d, uint32_t max_sets,
-                                      uint32_t bindings_per_set, accel_descpool **out)
+                                      uint32_t bindings_per_set, uint32_t image_bindings,
+                                      accel_descpool **out)
 {
     (void)self;
     *out = NULL;
@@ -178,9 +179,7 @@ accel_result accel_vk_descpool_create(void *self, accel_device *d, uint32_t max_
         per_type = 1;
     if (per_type > UINT32_MAX)
         per_type = UINT32_MAX;
-    /* Images and samplers are rarer than buffers: a quarter as many of
-     * each (a pool that runs out moves the batch to a fresh one). */
-    uint32_t images = (uint32_t)(per_type / 4 ? per_type / 4 : 1);
+    uint32_t images = image_bindings ? image_bindings : 1;
     VkDescriptorPoolSize sizes[6] = {
         {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)per_type},
         {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, (uint32_t)per_type},

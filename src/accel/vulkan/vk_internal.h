@@ -290,7 +290,8 @@ accel_result accel_vk_pipeline_create(void *self, accel_device *d,
                                       const accel_pipeline_desc *desc, accel_pipeline **out);
 void accel_vk_pipeline_destroy(void *self, accel_device *d, accel_pipeline *p);
 accel_result accel_vk_descpool_create(void *self, accel_device *d, uint32_t max_sets,
-                                      uint32_t bindings_per_set, accel_descpool **out);
+                                      uint32_t bindings_per_set, uint32_t image_bindings,
+                                      accel_descpool **out);
 accel_result accel_vk_descpool_reset(void *self, accel_device *d, accel_descpool *pool);
 void accel_vk_descpool_destroy(void *self, accel_device *d, accel_descpool *pool);
 /* commands.c */
