@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "accel/accel.h"
+#include "accel/vulkan/vk_internal.h"
 
 #include "add.spv.h"
 #include "empty.spv.h"
@@ -194,6 +195,68 @@ static int spent_pool(const accel_vtable *vt, void *self)
     return 0;
 }
 
+/* The image barriers recorded while the spy is in the device's table:
+ * the lowest and highest layer any of them covers. */
+static PFN_vkCmdPipelineBarrier real_barrier;
+static uint32_t spied_low, spied_high, spied;
+
+static VKAPI_ATTR void VKAPI_CALL spy_barrier(VkCommandBuffer cb, VkPipelineStageFlags src,
+                                              VkPipelineStageFlags dst, VkDependencyFlags flags,
+                                              uint32_t mc, const VkMemoryBarrier *m, uint32_t bc,
+                                              const VkBufferMemoryBarrier *b, uint32_t ic,
+                                              const VkImageMemoryBarrier *ib)
+{
+    for (uint32_t i = 0; i < ic; i++) {
+        const VkImageSubresourceRange *r = &ib[i].subresourceRange;
+        uint32_t last = r->layerCount == VK_REMAINING_ARRAY_LAYERS
+                            ? UINT32_MAX
+                            : r->baseArrayLayer + r->layerCount - 1;
+        spied_low = r->baseArrayLayer < spied_low ? r->baseArrayLayer : spied_low;
+        spied_high = last > spied_high ? last : spied_high;
+        spied++;
+    }
+    real_barrier(cb, src, dst, flags, mc, m, bc, b, ic, ib);
+}
+
+/* A copy between a buffer and one layer of a 2D-array image changes the
+ * layout of that layer only (another stream may be using the others) and
+ * moves the texels both ways. host: a host-visible buffer of at least
+ * 1 KiB mapped at h. */
+static void copy_keeps_to_its_layer(const accel_vtable *vt, void *self, accel_device *dev,
+                                    accel_buffer *host, uint32_t *h, accel_cmd *cmd,
+                                    accel_fence *fence)
+{
+    accel_image *img;
+    accel_image_desc d = {.type = SALVO_IMAGE_2D_ARRAY, .format = SALVO_FORMAT_R32_UINT,
+                          .width = 8, .height = 8, .depth = 1, .layers = 4,
+                          .usage = SALVO_IMAGE_STORAGE};
+    if (!OK(vt->image_create(self, dev, &d, &img)))
+        return;
+    for (uint32_t i = 0; i < 64; i++)
+        h[i] = 0xbeef0000u + i;
+    memset(h + 128, 0, 64 * sizeof *h);
+    OK(vt->cmd_reset(self, dev, cmd));
+    OK(vt->fence_reset(self, dev, fence));
+    OK(vt->cmd_begin(self, dev, cmd));
+    OK(vt->cmd_image_init(self, dev, cmd, img));
+    accel_image_region layer2 = {0, 0, 0, 8, 8, 1, 2, 1};
+    real_barrier = dev->vk.vkCmdPipelineBarrier;
+    dev->vk.vkCmdPipelineBarrier = spy_barrier;
+    spied_low = UINT32_MAX, spied_high = 0, spied = 0;
+    vt->cmd_copy_image(self, dev, cmd, host, 0, img, &layer2, true);
+    vt->cmd_copy_image(self, dev, cmd, host, 128 * sizeof *h, img, &layer2, false);
+    dev->vk.vkCmdPipelineBarrier = real_barrier;
+    printf("copies to and from layer 2: %u image barriers, layers %u..%u\n", spied, spied_low,
+           spied_high);
+    CHECK(spied >= 2 && spied_low == 2 && spied_high == 2);
+    vt->cmd_barrier(self, dev, cmd, ACCEL_BARRIER_ALL_HOST);
+    OK(vt->cmd_end(self, dev, cmd));
+    OK(vt->submit(self, dev, &(accel_submit_desc){.cmd = cmd, .fence = fence}));
+    OK(vt->fence_wait(self, dev, fence, 5000000000ull));
+    CHECK(memcmp(h, h + 128, 64 * sizeof *h) == 0);
+    vt->image_destroy(self, dev, img);
+}
+
 int main(void)
 {
     check_names();
@@ -358,6 +421,8 @@ int main(void)
     printf("timeline-gated add (%s): %d wrong of %d\n", info->host_import ? "imported" : "host",
            wrong, N);
     CHECK(wrong == 0);
+
+    copy_keeps_to_its_layer(vt, self, dev, host, h, cmd, fence);
 
     OK(vt->queue_wait_idle(self, dev));
     if (target != host)

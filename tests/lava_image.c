@@ -699,6 +699,45 @@ static void image_arrays_in_small_pools(void **state)
     salvo_kernel_destroy(k);
 }
 
+/* Two streams copy into different layers of one 2D-array image side by
+ * side, as CUDA allows work on disjoint parts of an allocation: each copy
+ * changes the layout of its own layers only (copies once changed every
+ * layer's, racing the other stream's copy under synchronization
+ * validation), and both layers read back. */
+static void streams_copy_into_their_own_layers(void **state)
+{
+    fixture *f = *state;
+    enum { W = 64, H = 64 };
+    salvo_image *arr = image(f, SALVO_IMAGE_2D_ARRAY, SALVO_FORMAT_R32_UINT, W, H, 0, 2);
+    salvo_stream *st[2] = {NULL, NULL};
+    salvo_buffer *src[2] = {NULL, NULL};
+    static uint32_t texels[2][H][W], back[2][H][W];
+    for (int l = 0; l < 2; l++) {
+        assert_int_equal(salvo_stream_create(f->dev, NULL, &st[l]), SALVO_OK);
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                texels[l][y][x] = (uint32_t)(l * 100000 + y * W + x);
+        assert_int_equal(salvo_buffer_create(f->dev, sizeof texels[l], SALVO_DOMAIN_HOST, &src[l]),
+                         SALVO_OK);
+        assert_int_equal(salvo_buffer_write(src[l], 0, texels[l], sizeof texels[l]), SALVO_OK);
+    }
+    for (int round = 0; round < 20; round++)
+        for (int l = 0; l < 2; l++) {
+            salvo_image_region r = {.layer = (uint32_t)l, .layers = 1};
+            assert_int_equal(salvo_copy_buffer_to_image(st[l], src[l], 0, arr, &r), SALVO_OK);
+            assert_int_equal(salvo_stream_flush(st[l]), SALVO_OK);
+        }
+    for (int l = 0; l < 2; l++)
+        assert_int_equal(salvo_stream_synchronize(st[l]), SALVO_OK);
+    assert_int_equal(salvo_image_read(arr, NULL, back, sizeof back), SALVO_OK);
+    assert_memory_equal(texels, back, sizeof back);
+    for (int l = 0; l < 2; l++) {
+        salvo_stream_destroy(st[l]);
+        salvo_buffer_destroy(src[l]);
+    }
+    salvo_image_destroy(arr);
+}
+
 int main(void)
 {
     lava_require_device();
@@ -715,6 +754,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(image_create_calls_no_instance_function, lava_setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(image_arrays_in_small_pools, lava_setup, teardown),
+        cmocka_unit_test_setup_teardown(streams_copy_into_their_own_layers, lava_setup,
+                                        teardown),
     };
     return lava_run_tests(tests);
 }

@@ -280,10 +280,13 @@ void accel_vk_sampler_destroy(void *self, accel_device *d, accel_sampler *s)
     salvo_mem_free(d->alloc, s);
 }
 
-/* A layout change of all of img, ordered after earlier compute and
- * transfer work and before later such work (the access masks given). */
-static void layout_barrier(accel_device *d, accel_cmd *c, accel_image *img, VkImageLayout from,
-                           VkImageLayout to, VkAccessFlags src, VkAccessFlags dst)
+/* A layout change of r's layers of img (NULL: all of it), ordered after
+ * earlier compute and transfer work and before later such work (the
+ * access masks given). Only those layers: another stream may be using
+ * the others meanwhile, in GENERAL. */
+static void layout_barrier(accel_device *d, accel_cmd *c, accel_image *img,
+                           const accel_image_region *r, VkImageLayout from, VkImageLayout to,
+                           VkAccessFlags src, VkAccessFlags dst)
 {
     const VkPipelineStageFlags work =
         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
@@ -296,7 +299,8 @@ static void layout_barrier(accel_device *d, accel_cmd *c, accel_image *img, VkIm
         .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
         .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
         .image = img->image,
-        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, VK_REMAINING_ARRAY_LAYERS},
+        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, r ? r->layer : 0,
+                             r ? r->layers : VK_REMAINING_ARRAY_LAYERS},
     };
     d->vk.vkCmdPipelineBarrier(c->cb, from == VK_IMAGE_LAYOUT_UNDEFINED
                                           ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT
@@ -310,7 +314,8 @@ static const VkAccessFlags ANY_WORK = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHAD
 accel_result accel_vk_cmd_image_init(void *self, accel_device *d, accel_cmd *c, accel_image *img)
 {
     (void)self;
-    layout_barrier(d, c, img, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL, 0, ANY_WORK);
+    layout_barrier(d, c, img, NULL, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL, 0,
+                   ANY_WORK);
     return ACCEL_SUCCESS;
 }
 
@@ -332,13 +337,13 @@ void accel_vk_cmd_copy_image(void *self, accel_device *d, accel_cmd *c, accel_bu
         .imageOffset = {(int32_t)r->x, (int32_t)r->y, (int32_t)r->z},
         .imageExtent = {r->width, r->height, r->depth},
     };
-    layout_barrier(d, c, img, VK_IMAGE_LAYOUT_GENERAL, copy_layout,
+    layout_barrier(d, c, img, r, VK_IMAGE_LAYOUT_GENERAL, copy_layout,
                    VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, copy_access);
     if (to_image)
         d->vk.vkCmdCopyBufferToImage(c->cb, buf->buffer, img->image, copy_layout, 1, &region);
     else
         d->vk.vkCmdCopyImageToBuffer(c->cb, img->image, copy_layout, buf->buffer, 1, &region);
-    layout_barrier(d, c, img, copy_layout, VK_IMAGE_LAYOUT_GENERAL, copy_access, ANY_WORK);
+    layout_barrier(d, c, img, r, copy_layout, VK_IMAGE_LAYOUT_GENERAL, copy_access, ANY_WORK);
 }
 
 /* The two ends of a copy between images (or layers of one image) into
