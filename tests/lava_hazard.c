@@ -256,6 +256,11 @@ static void copies_are_ordered_with_launches(void **state)
     assert_int_equal(salvo_copy(f->st, in, bytes - 4, out, 0, 8), SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_copy(f->st, in, 0, out, 0, 0), SALVO_ERROR_INVALID_ARGUMENT);
     assert_int_equal(salvo_copy(f->st, NULL, 0, out, 0, 4), SALVO_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    for (uint64_t i = 0; i < bytes / 4; i++)
+        if (pin[i] != (uint32_t)i || pout[i] != (uint32_t)i + (i % (f->slice / 4) < N ? 100 : 0))
+            fail_msg("word %llu: in %u, out %u after refused copies", (unsigned long long)i,
+                     pin[i], pout[i]);
     salvo_buffer_destroy(in);
     salvo_buffer_destroy(out);
     salvo_buffer_destroy(dev);

@@ -180,7 +180,7 @@ static void elapsed_of_kernels(void **state)
     assert_true(bc > ab);
     /* Each interval is rounded to the nanosecond on its own. */
     assert_true(ac + 2 >= ab + bc && ac <= ab + bc + 2);
-    uint64_t ba = 0;
+    uint64_t ba = 0x1234; /* set to 0 by the refusal */
     assert_int_equal(salvo_event_elapsed(f->c, f->a, &ba), SALVO_ERROR_INVALID_STATE);
     assert_int_equal(ba, 0);
     /* Recorded again (after a synchronize: a batch of its own). */
