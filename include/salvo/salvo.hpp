@@ -127,7 +127,7 @@ public:
     }
     error(salvo_status status, const char *call, const std::string &detail)
         : std::runtime_error(compose(status, call, detail)), status_(status),
-          call_(call ? call : ""), detail_at_(what_length() - detail.size())
+          call_(call ? call : ""), detail_at_(prefix_length(status, call))
     {
     }
 
@@ -146,7 +146,13 @@ private:
         s += detail;
         return s;
     }
-    std::size_t what_length() const noexcept { return std::strlen(what()); }
+    /* "call: STATUS: ", counted as compose writes it (the detail may hold
+     * a NUL, which would end what() early). */
+    static std::size_t prefix_length(salvo_status status, const char *call) noexcept
+    {
+        return std::strlen(call ? call : "salvo") + 2 + std::strlen(salvo_status_string(status)) +
+               2;
+    }
 
     salvo_status status_;
     const char *call_;
@@ -232,6 +238,33 @@ constexpr std::uint64_t byte_count(std::size_t count) noexcept
 /* host_call with a C++ callable: the copy is run and freed on salvo's
  * host-call thread. A throw out of it ends the program (noexcept): no
  * caller is there to catch it. */
+/* A timeout in nanoseconds, as a double, for the C calls: 0 for none or
+ * less (and NaN: only a look), UINT64_MAX for what the type cannot hold. */
+inline std::uint64_t timeout_ns(double ns) noexcept
+{
+    if (!(ns > 0.0))
+        return 0;
+    return ns >= 18446744073709549568.0 ? UINT64_MAX : static_cast<std::uint64_t>(ns);
+}
+
+/* The callable of a host call, copied into its own allocation: NULL where
+ * that fails (no memory, or, in the no-exceptions mode of a build that has
+ * exceptions, a copy that throws: a noexcept call must not end the
+ * program for it). */
+template <typename Fn, typename F>
+Fn *host_call_copy(F &&fn) noexcept
+{
+#if !SALVO_HPP_EXCEPTIONS && (defined(__cpp_exceptions) || defined(__EXCEPTIONS))
+    try {
+        return new (std::nothrow) Fn(std::forward<F>(fn));
+    } catch (...) {
+        return nullptr;
+    }
+#else
+    return new (std::nothrow) Fn(std::forward<F>(fn));
+#endif
+}
+
 template <typename F>
 void host_call_thunk(void *user) noexcept
 {
@@ -358,12 +391,15 @@ public:
     {
         return read(dst.data(), dst.size(), offset);
     }
-    /* count values of T from offset; with no count, from offset to the end. */
-    template <typename T>
+    /* count values of T from offset; with no count, as many as the whole
+     * buffer holds. T must be trivially copyable (the bytes are copied). */
+    template <typename T, typename = std::enable_if_t<std::is_trivially_copyable<T>::value>>
     SALVO_HPP_CHECKED returns<std::vector<T>> read_vector(std::size_t count,
                                                           std::uint64_t offset = 0) const
     {
         std::uint64_t bytes = detail::byte_count<T>(count), have = size();
+        if (bytes == 0 && handle_ && offset <= have) /* nothing to read: salvo refuses size 0 */
+            return detail::deliver(SALVO_OK, std::vector<T>(), "salvo_buffer_read");
         if (bytes > have || offset > have - bytes) {
             /* Past the end: salvo refuses the range (and says so) before
              * it writes a byte, so nothing is allocated for it. */
@@ -375,7 +411,7 @@ public:
         salvo_status st = salvo_buffer_read(handle_, offset, v.data(), bytes);
         return detail::deliver(st, std::move(v), "salvo_buffer_read");
     }
-    template <typename T>
+    template <typename T, typename = std::enable_if_t<std::is_trivially_copyable<T>::value>>
     SALVO_HPP_CHECKED returns<std::vector<T>> read_vector() const
     {
         return read_vector<T>(static_cast<std::size_t>(size() / sizeof(T)));
@@ -536,13 +572,19 @@ public:
     {
     }
     /* Any contiguous container of salvo_binding: std::array, std::vector,
-     * std::span. */
+     * std::span. Of salvo_binding itself: the C call steps through the
+     * array by its size, so a type derived from it is refused. A count
+     * past 32 bits is UINT32_MAX, which salvo refuses. */
     template <typename C,
-              typename = std::enable_if_t<std::is_convertible<
-                  decltype(std::declval<const C &>().data()), const salvo_binding *>::value>,
+              typename = std::enable_if_t<std::is_same<
+                  std::remove_cv_t<std::remove_pointer_t<decltype(std::declval<const C &>().data())>>,
+                  salvo_binding>::value>,
               typename = decltype(std::declval<const C &>().size())>
     constexpr bindings(const C &container) noexcept
-        : data_(container.data()), size_(static_cast<std::uint32_t>(container.size()))
+        : data_(container.data()),
+          size_(static_cast<std::uint64_t>(container.size()) > UINT32_MAX
+                    ? UINT32_MAX
+                    : static_cast<std::uint32_t>(container.size()))
     {
     }
 
@@ -680,10 +722,7 @@ public:
     {
         /* In double first: a duration of hours' max would overflow ns. */
         double ns = std::chrono::duration<double, std::nano>(timeout).count();
-        std::uint64_t bound = ns <= 0.0                      ? 0
-                              : ns >= 18446744073709549568.0 ? UINT64_MAX
-                                                             : static_cast<std::uint64_t>(ns);
-        return wait(bound);
+        return wait(detail::timeout_ns(ns));
     }
     /* salvo_event_cancel: withdraw the launches before the mark not yet
      * submitted. */
@@ -783,7 +822,9 @@ public:
     {
         return detail::check(salvo_fill(handle_, b.get(), offset, size, value), "salvo_fill");
     }
-    /* The whole buffer. */
+    /* The whole buffer, whose size must then be a multiple of 4 (else
+     * SALVO_ERROR_INVALID_ARGUMENT, as salvo_fill; fill_pattern fills any
+     * size). */
     SALVO_HPP_CHECKED salvo_status fill(buffer &b, std::uint32_t value) SALVO_HPP_NOEXCEPT
     {
         return fill(b, 0, b.size(), value);
@@ -896,14 +937,24 @@ public:
         return detail::check(salvo_stream_host_call(handle_, fn, user), "salvo_stream_host_call");
     }
     /* The same with a callable, copied (one allocation) and freed after
-     * it ran. It must not throw: the program ends if it does. */
+     * it ran. It must not throw: the program ends if it does. Where it
+     * cannot be copied (no memory; in the no-exceptions mode, also a copy
+     * that throws), SALVO_ERROR_OUT_OF_HOST_MEMORY without calling salvo
+     * (salvo_last_error() is not about it). */
     template <typename F, typename = std::enable_if_t<std::is_invocable<std::decay_t<F> &>::value>>
     SALVO_HPP_CHECKED salvo_status host_call(F &&fn) SALVO_HPP_NOEXCEPT
     {
         using Fn = std::decay_t<F>;
-        Fn *copy = new (std::nothrow) Fn(std::forward<F>(fn));
-        if (!copy)
-            return detail::check(SALVO_ERROR_OUT_OF_HOST_MEMORY, "salvo_stream_host_call");
+        Fn *copy = detail::host_call_copy<Fn>(std::forward<F>(fn));
+        if (!copy) {
+            /* salvo was not called: its last error is not this one's. */
+#if SALVO_HPP_EXCEPTIONS
+            throw error(SALVO_ERROR_OUT_OF_HOST_MEMORY, "salvo_stream_host_call",
+                        "the callable could not be copied (out of host memory)");
+#else
+            return SALVO_ERROR_OUT_OF_HOST_MEMORY;
+#endif
+        }
         salvo_status st = salvo_stream_host_call(handle_, &detail::host_call_thunk<Fn>, copy);
         /* fn runs exactly once for a call that returned SALVO_OK, never
          * for a refused one. */

@@ -10,6 +10,9 @@
  * type and the bindings view.
  */
 #include <array>
+#include <cmath>
+#include <cstring>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -246,6 +249,94 @@ static void bindings_and_groups()
 }
 
 /* ------------------------------------------------------------------ */
+/* What the C calls rely on                                             */
+/* ------------------------------------------------------------------ */
+
+/* read_vector copies bytes into the vector: only for types that are
+ * copies of their bytes (a vector of strings once had device bytes
+ * written over live strings). */
+template <typename T, typename = void>
+struct can_read_vector : std::false_type {
+};
+template <typename T>
+struct can_read_vector<
+    T, std::void_t<decltype(std::declval<const salvo::buffer &>().read_vector<T>())>>
+    : std::true_type {
+};
+static_assert(can_read_vector<float>::value, "read_vector of floats");
+static_assert(!can_read_vector<std::string>::value, "read_vector of a type that is not its bytes");
+
+/* The C call steps through the bindings by sizeof(salvo_binding): an
+ * array of a type derived from it would be read at the wrong stride. */
+struct tagged_binding : salvo_binding {
+    int tag;
+};
+static_assert(std::is_constructible<salvo::bindings, const std::vector<salvo_binding> &>::value,
+              "a vector of bindings");
+static_assert(!std::is_constructible<salvo::bindings, const std::vector<tagged_binding> &>::value,
+              "a vector of a derived type");
+
+/* A container longer than 32 bits can count. */
+struct huge_container {
+    const salvo_binding *p;
+    const salvo_binding *data() const { return p; }
+    std::uint64_t size() const { return (std::uint64_t(1) << 32) + 1; }
+};
+
+/* A callable with no room for its copy. */
+struct no_room {
+    void operator()() const {}
+    static void *operator new(std::size_t, const std::nothrow_t &) noexcept { return nullptr; }
+    static void operator delete(void *p) noexcept { ::operator delete(p); }
+    static void operator delete(void *p, const std::nothrow_t &) noexcept { ::operator delete(p); }
+};
+
+static void what_the_c_calls_rely_on()
+{
+    salvo_binding one{};
+    EXPECT_EQ(count_of(huge_container{&one}), UINT32_MAX); /* refused by salvo, not cut to 1 */
+
+    /* A detail with a NUL in it: detail() still points into what(). */
+    salvo::error e(SALVO_ERROR_UNKNOWN, "f", std::string("ab\0cd", 5));
+    EXPECT(e.detail() == e.what() + std::strlen("f: SALVO_ERROR_UNKNOWN: "));
+    EXPECT(std::string(e.detail()) == "ab");
+
+    /* Timeouts as the C calls take them; NaN is no wait (it was undefined). */
+    EXPECT_EQ(salvo::detail::timeout_ns(std::nan("")), 0u);
+    EXPECT_EQ(salvo::detail::timeout_ns(-1.0), 0u);
+    EXPECT_EQ(salvo::detail::timeout_ns(5.0), 5u);
+    EXPECT_EQ(salvo::detail::timeout_ns(1e30), UINT64_MAX);
+
+    /* A callable that cannot be copied: out of host memory, salvo not
+     * called, and no earlier call's message passed off as the reason. */
+    salvo::stream s;
+    /* A failure first, which leaves a message of its own. */
+    EXPECT_EQ(status_of([&]() { return s.flush(); }), SALVO_ERROR_INVALID_ARGUMENT);
+#if SALVO_HPP_EXCEPTIONS
+    try {
+        (void)s.host_call(no_room{});
+        FAIL("host_call with no room for the callable did not throw");
+    } catch (const salvo::error &err) {
+        EXPECT_EQ(err.status(), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+        EXPECT(std::string(err.detail()).find("copied") != std::string::npos);
+    }
+#else
+    EXPECT_EQ(s.host_call(no_room{}), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+#endif
+#if !SALVO_HPP_EXCEPTIONS && (defined(__cpp_exceptions) || defined(__EXCEPTIONS))
+    /* The no-exceptions mode in a build with exceptions: a copy that
+     * throws is a status, not the end of the program. */
+    struct throws_on_copy {
+        throws_on_copy() = default;
+        throws_on_copy(const throws_on_copy &) { throw std::bad_alloc(); }
+        void operator()() const {}
+    };
+    throws_on_copy t;
+    EXPECT_EQ(s.host_call(t), SALVO_ERROR_OUT_OF_HOST_MEMORY);
+#endif
+}
+
+/* ------------------------------------------------------------------ */
 /* Every call on empty objects                                          */
 /* ------------------------------------------------------------------ */
 
@@ -413,6 +504,7 @@ int main()
         {"unique_handle_destroys_once", unique_handle_destroys_once},
         {"error_and_result", error_and_result},
         {"bindings_and_groups", bindings_and_groups},
+        {"what_the_c_calls_rely_on", what_the_c_calls_rely_on},
         {"empty_objects_pass_statuses_through", empty_objects_pass_statuses_through},
 #if SALVO_HPP_EXCEPTIONS
         {"errors_name_the_call", errors_name_the_call},

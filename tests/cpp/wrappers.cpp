@@ -243,6 +243,12 @@ void typed_transfers()
         EXPECT(b.read_vector<std::uint32_t>() == v);
         EXPECT(b.read_vector<std::uint32_t>(3, 9 * 4) ==
                (std::vector<std::uint32_t>{1001, 1002, 1003}));
+        /* Nothing to read is an empty vector (it was a refusal naming a
+         * NULL host pointer): none asked for, or fewer bytes than one. */
+        EXPECT(b.read_vector<std::uint32_t>(0, 8).empty());
+        EXPECT(b.read_vector<std::uint32_t>(0, b.size()).empty());
+        salvo::buffer two = dev.create_buffer(2);
+        EXPECT(two.read_vector<std::uint32_t>().empty());
         std::vector<std::uint32_t> part(4);
         EXPECT_EQ(b.read(part, 60 * 4), SALVO_OK);
         EXPECT(part == (std::vector<std::uint32_t>{60, 61, 62, 63}));
