@@ -250,8 +250,9 @@ static void test_staged_transfer_behind_gate(void **state)
  * queue, the write is behind nothing and done at once: on one queue for
  * every stream (lavapipe) the batch is held on the host until the gate is
  * raised, and with a copy queue the write goes there: there the write is
- * checked, and the test then reports itself skipped, since the timeout it
- * is about cannot happen here (it is for the fake accelerator's suites). */
+ * checked landing at once and the gated add running after the raise (the
+ * timeout cannot happen there; unit_device checks it on a fake
+ * accelerator). */
 static void test_transfer_timeout_writes_nothing(void **state)
 {
     (void)state;
@@ -273,10 +274,9 @@ static void test_transfer_timeout_writes_nothing(void **state)
         assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
         expect_all(&f, 0, 1);
         fx_close(&f, true);
-        fprintf(stderr, "%s: %s: the write is behind no gated batch, it cannot time out: "
-                        "skipped\n", __func__,
-                info.transfer_queue ? "a copy queue" : "one queue for every stream");
-        skip();
+        /* What this device does is checked; the timeout itself is
+         * unit_device's (a fake accelerator whose write queues behind). */
+        return;
     }
     assert_int_equal(salvo_buffer_write(f.buf[1], 0, data, sizeof data), SALVO_ERROR_TIMEOUT);
     assert_non_null(strstr(salvo_last_error(), "nothing was written"));
