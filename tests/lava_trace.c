@@ -240,6 +240,54 @@ static void environment_variable(void **state)
     remove(path);
 }
 
+/* A batch of more launches than a trace keeps GPU times for (4096): those
+ * past it go to the host track at once. A cancel that records the batch
+ * again notes each launch again; each is still in the trace once (those
+ * past the cap were once written a second time). */
+static void launches_past_the_cap_once_after_a_cancel(void **state)
+{
+    (void)state;
+    enum { KEPT = 4100 };
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/salvo_lava_trace_cap_%ld.json", (long)getpid());
+    salvo_device *dev = lava_open(0, 0);
+    salvo_kernel *add = lava_add_kernel(dev);
+    salvo_buffer *x = lava_zeroed(dev, 64, SALVO_DOMAIN_DEVICE);
+    salvo_stream *st = NULL;
+    salvo_stream_desc sd = {.batch_size = 2 * KEPT, .first_batch = 2 * KEPT};
+    assert_int_equal(salvo_stream_create(dev, &sd, &st), SALVO_OK);
+    salvo_event *e = NULL;
+    assert_int_equal(salvo_event_create(dev, &e), SALVO_OK);
+    salvo_status r = salvo_trace_start(dev, path);
+    if (r == SALVO_ERROR_UNSUPPORTED) {
+        fprintf(stderr, "the device has no timestamps: skipped\n");
+        exit(LAVA_SKIP);
+    }
+    assert_int_equal(r, SALVO_OK);
+    salvo_binding bx = {.binding = 0, .buffer = x};
+    uint32_t one[2] = {64, 1}, ten[2] = {64, 10};
+    const uint32_t g1[3] = {1, 1, 1};
+    assert_int_equal(salvo_launch(st, add, g1, &bx, 1, ten, sizeof ten), SALVO_OK); /* withdrawn */
+    assert_int_equal(salvo_event_record(e, st), SALVO_OK);
+    for (int i = 0; i < KEPT; i++)
+        assert_int_equal(salvo_launch(st, add, g1, &bx, 1, one, sizeof one), SALVO_OK);
+    assert_int_equal(salvo_event_cancel(e), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(st), SALVO_OK);
+    lava_expect_all(x, 64, KEPT);
+    assert_int_equal(salvo_trace_stop(dev), SALVO_OK);
+    tj_trace t;
+    if (!tj_load(path, &t))
+        fail_msg("%s: %s", path, t.error);
+    assert_int_equal(tj_count(&t, "X", HOST_PID, "launch"), KEPT);
+    tj_free(&t);
+    remove(path);
+    salvo_event_destroy(e);
+    salvo_stream_destroy(st);
+    salvo_buffer_destroy(x);
+    salvo_kernel_destroy(add);
+    lava_close(dev);
+}
+
 int main(void)
 {
     lava_require_device();
@@ -247,6 +295,7 @@ int main(void)
         cmocka_unit_test(two_streams_two_kernels),
         cmocka_unit_test(refused_launch_while_tracing),
         cmocka_unit_test(environment_variable),
+        cmocka_unit_test(launches_past_the_cap_once_after_a_cancel),
     };
     int failed = cmocka_run_group_tests_name("lava_trace", tests, NULL, NULL);
     if (quiet_validation) {

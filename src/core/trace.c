@@ -435,6 +435,10 @@ void trace_launch_unmark(trace_stream *t, uint32_t slot, const slot_env *env, ac
                                       2 + 2 * b->launches, 1);
 }
 
+/* A host record's duration that says it was written already (see
+ * trace_launch_note); real ones stop short of it. */
+#define HOST_WRITTEN UINT32_MAX
+
 void trace_launch_note(trace_session *ses, trace_stream *t, uint32_t slot, const char *name,
                        uint64_t t0_ns)
 {
@@ -446,11 +450,16 @@ void trace_launch_note(trace_session *ses, trace_stream *t, uint32_t slot, const
     if (i < t->cap) {
         if (t0_ns == 0 && i < b->kept)
             return; /* re-recorded: its first record stands */
+        /* Re-recorded past those: it was past the cap when first made, so
+         * its host record was written then; only its GPU times are left. */
         b->host_ns[i] = t0_ns ? t0_ns : now;
-        b->host_dur_ns[i] = (uint32_t)(t0_ns && now - t0_ns < UINT32_MAX ? now - t0_ns : 0);
+        b->host_dur_ns[i] = t0_ns == 0 ? HOST_WRITTEN
+                                       : (uint32_t)(now - t0_ns < UINT32_MAX ? now - t0_ns : 0);
         b->names[i] = name;
         return;
     }
+    if (t0_ns == 0)
+        return; /* re-recorded: written when first made */
     /* No room to keep it for the batch's end: on the host track now. */
     if (!ses || ses->id != b->session)
         return;
@@ -502,6 +511,9 @@ void trace_batch_retire(trace_session *ses, trace_stream *t, uint32_t slot, cons
     uint32_t n = b->launches < t->cap ? b->launches : t->cap;
     /* Host track: each launch kept for this moment, then the submit. */
     for (uint32_t i = 0; i < n; i++) {
+        if (b->host_dur_ns[i] == HOST_WRITTEN)
+            continue;
+        ses->launches++;
         trace_event e = {
             .name = b->names[i],
             .cat = "launch",
@@ -523,7 +535,6 @@ void trace_batch_retire(trace_session *ses, trace_stream *t, uint32_t slot, cons
         .args = {{"batch", (int64_t)b->serial}, {"launches", b->launches}},
     };
     trace_write_complete(ses->w, &submit);
-    ses->launches += n;
     ses->batches++;
 
     /* GPU track: the batch, and in it each launch with GPU times. */
