@@ -1743,6 +1743,90 @@ static void test_destroy_opens_live_gates(void **state)
     }
 }
 
+/* A gate destroyed while work is pending is released once that work is
+ * over (its release waits on the retire list): the device's destroy,
+ * raising the gates still alive, must not take it for one. It once held
+ * such a gate again and queued its release a second time (a double free,
+ * or a retire list that looped and never ended). With and without work
+ * waiting on the gate. */
+static void test_destroy_after_a_gate_destroyed_with_work_pending(void **state)
+{
+    (void)state;
+    for (int waited = 0; waited < 2; waited++) {
+        env e;
+        open_fake(&e, 1, FAKE_COMPLETE_AUTO, false);
+        e.f->blocking_waits = true;
+        open_device(&e, &(salvo_device_desc){.batch_size = 64});
+        salvo_gate *g = NULL;
+        assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+        if (waited)
+            assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+        assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+        salvo_gate_destroy(g);
+        salvo_stats s;
+        assert_int_equal(salvo_device_stats(e.dev, &s), SALVO_OK);
+        assert_int_equal(s.live_gates, 1); /* its release waits for the launch */
+        uint64_t ran_before = fake_dispatches_completed(e.f);
+        for (int i = 0; i < 4; i++) {
+            salvo_stream_destroy(e.st[i]);
+            salvo_buffer_destroy(e.buf[i]);
+        }
+        salvo_kernel_destroy(e.k);
+        salvo_device_destroy(e.dev);
+        assert_int_equal(fake_dispatches_completed(e.f), ran_before + 1);
+        if (fake_illegal_total(e.f))
+            fail_msg("illegal use of the fake: %s", fake_illegal_last(e.f));
+        assert_int_equal(fake_live_total(e.f), 0);
+        fake_free(e.f);
+    }
+}
+
+/* The device's destroy raises the live gates without taking memory (a
+ * destroy needs none): with an allocator that refuses everything by
+ * then, work behind a gate never raised still ends. It once waited for
+ * ever: the list of gates to raise could not be allocated. */
+static _Atomic bool refuse_alloc;
+static void *refusing_alloc(void *user, size_t size)
+{
+    (void)user;
+    return atomic_load(&refuse_alloc) ? NULL : malloc(size);
+}
+static void plain_free(void *user, void *p)
+{
+    (void)user;
+    free(p);
+}
+
+static void test_destroy_opens_gates_without_memory(void **state)
+{
+    (void)state;
+    env e;
+    open_fake(&e, 1, FAKE_COMPLETE_AUTO, false);
+    e.f->blocking_waits = true;
+    salvo_allocator a = {.alloc = refusing_alloc, .free = plain_free};
+    open_device(&e, &(salvo_device_desc){.batch_size = 64, .allocator = &a});
+    salvo_gate *g = NULL;
+    assert_int_equal(salvo_gate_create(e.dev, &g), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(e.st[0], g, 1), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    rescue r = {.e = &e, .gate = g, .delay_ms = 2000};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, rescue_after, &r), 0);
+    uint64_t ran_before = fake_dispatches_completed(e.f);
+    atomic_store(&refuse_alloc, true);
+    salvo_device_destroy(e.dev); /* the gate, streams and buffers: reclaimed */
+    atomic_store(&refuse_alloc, false);
+    atomic_store(&r.done, true);
+    pthread_join(t, NULL);
+    assert_false(atomic_load(&r.rescued));
+    assert_int_equal(fake_dispatches_completed(e.f), ran_before + 1);
+    if (fake_illegal_total(e.f))
+        fail_msg("illegal use of the fake: %s", fake_illegal_last(e.f));
+    assert_int_equal(fake_live_total(e.f), 0);
+    fake_free(e.f);
+}
+
 /* A device synchronize whose wait for one stream's batch fails once goes
  * on to the others (and that one again): every stream is drained when it
  * returns the failure. It once returned at the first failed wait, with
@@ -1808,6 +1892,8 @@ int main(void)
         cmocka_unit_test(test_endless_timeout_is_no_bound),
         cmocka_unit_test(test_expired_synchronize_with_a_kept_failure),
         cmocka_unit_test(test_destroy_opens_live_gates),
+        cmocka_unit_test(test_destroy_after_a_gate_destroyed_with_work_pending),
+        cmocka_unit_test(test_destroy_opens_gates_without_memory),
         cmocka_unit_test(test_device_synchronize_drains_past_a_failed_wait),
         cmocka_unit_test(test_failed_look_is_not_the_batchs_failure),
         cmocka_unit_test(test_high_priority_queue),

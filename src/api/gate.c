@@ -67,19 +67,30 @@ salvo_status salvo_gate_create(salvo_device *dev, salvo_gate **out)
     return SALVO_OK;
 }
 
-static salvo_status raise_to(struct gate_ext *g, uint64_t value, bool strict)
+/* Signal g's timeline up to value (a value not above the gate's does
+ * nothing); *cur: the gate's value before. Takes no other lock: callable
+ * with the device's held. */
+static accel_result signal_up(struct gate_ext *g, uint64_t value, uint64_t *cur)
 {
     salvo_device *dev = g->gate.dev;
     pthread_mutex_lock(&g->raise_lock);
-    uint64_t cur = atomic_load(&g->gate.value);
-    bool below = value < cur && strict;
+    *cur = atomic_load(&g->gate.value);
     accel_result r = ACCEL_SUCCESS;
-    if (!below && value > cur) {
+    if (value > *cur) {
         r = VT(dev)->timeline_signal(SELF(dev), dev->adev, g->gate.timeline, value);
         if (r == ACCEL_SUCCESS)
             atomic_store(&g->gate.value, value);
     }
     pthread_mutex_unlock(&g->raise_lock);
+    return r;
+}
+
+static salvo_status raise_to(struct gate_ext *g, uint64_t value, bool strict)
+{
+    salvo_device *dev = g->gate.dev;
+    uint64_t cur;
+    accel_result r = signal_up(g, value, &cur);
+    bool below = value < cur && strict;
     /* Failures are logged with no lock held, and g is not touched after:
      * the log callback may destroy this very gate (destroys are what it
      * may call), which raises it too and may free it at once. */
@@ -156,29 +167,24 @@ void gate_open_all_for_destroy(salvo_device *dev)
 {
     if (device_is_lost(dev))
         return;
-    /* Held while raised (outside the lock: a raise pumps with it), since
-     * a host call's fn may destroy a gate meanwhile. */
+    /* Each gate on the live list signalled in place, under the lock, which
+     * keeps them all from being released meanwhile (releases run under
+     * it): no hold taken (a gate destroyed already, its release waiting
+     * for work, must not be brought back), no memory needed (a destroy
+     * needs none). One destroyed already was raised this far by its
+     * destroy: nothing to do. A failed signal leaves that work to the
+     * destroy's wait, bounded or not as ever. */
     salvo_mutex_lock(&dev->q.lock);
-    size_t n = 0;
-    for (resource_link *l = dev->live.next; l != &dev->live; l = l->next)
-        n += resource_of_link(l)->kind == RESOURCE_GATE;
-    struct gate_ext **gates = n ? salvo_mem_alloc(dev->alloc, n * sizeof *gates) : NULL;
-    size_t k = 0;
-    for (resource_link *l = dev->live.next; gates && l != &dev->live; l = l->next) {
+    for (resource_link *l = dev->live.next; l != &dev->live; l = l->next) {
         resource *r = resource_of_link(l);
         if (r->kind != RESOURCE_GATE)
             continue;
-        resource_hold(r);
-        gates[k++] = gate_ext_of(resource_as_gate(r));
+        struct gate_ext *g = gate_ext_of(resource_as_gate(r));
+        uint64_t cur;
+        (void)signal_up(g, atomic_load(&g->max_waited), &cur);
     }
+    queue_pump_locked(&dev->q); /* batches held on the host for them */
     salvo_mutex_unlock(&dev->q.lock);
-    for (size_t i = 0; i < k; i++)
-        raise_to(gates[i], atomic_load(&gates[i]->max_waited), false);
-    salvo_mutex_lock(&dev->q.lock);
-    for (size_t i = 0; i < k; i++)
-        resource_let_go_locked(&gates[i]->gate.res, &dev->q);
-    salvo_mutex_unlock(&dev->q.lock);
-    salvo_mem_free(dev->alloc, gates);
 }
 
 void salvo_gate_destroy(salvo_gate *gate)
