@@ -250,6 +250,62 @@ static void withdrawn_event_recorded_again(void **state)
     salvo_event_destroy(k);
 }
 
+static void add_to(fixture *f, salvo_buffer *b, uint32_t value)
+{
+    salvo_binding bd = {.binding = 0, .buffer = b};
+    uint32_t push[2] = {N, value};
+    uint32_t groups[3] = {N / 64, 1, 1};
+    assert_int_equal(salvo_launch(f->st, f->add, groups, &bd, 1, push, sizeof push), SALVO_OK);
+}
+
+/* A replay a cancel keeps is recorded again with the buffers it was made
+ * with, whatever salvo_graph_set_bindings or salvo_graph_update changed
+ * since, and so are the barriers around it: they were once worked out
+ * from the graph as changed, and the launch after the replay that reads
+ * its buffer raced it (synchronization validation: read after write). */
+static void replay_recorded_again_after_new_bindings(void **state)
+{
+    fixture *f = *state;
+    salvo_kernel *copy = lava_copy_kernel(f->dev);
+    for (int how = 0; how < 2; how++) { /* set_bindings, graph_update */
+        salvo_buffer *x = lava_zeroed(f->dev, N, SALVO_DOMAIN_DEVICE);
+        salvo_buffer *y = lava_zeroed(f->dev, N, SALVO_DOMAIN_DEVICE);
+        salvo_buffer *z = lava_zeroed(f->dev, N, SALVO_DOMAIN_DEVICE);
+        salvo_graph *g = NULL, *g2 = NULL;
+        assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+        add_to(f, x, 1);
+        assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+        assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+        add_to(f, y, 1);
+        assert_int_equal(salvo_stream_end_capture(f->st, &g2), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+        add(f, f->st, 1, 1000); /* withdrawn */
+        assert_int_equal(salvo_event_record(f->ev, f->st), SALVO_OK);
+        assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK); /* x += 1, kept */
+        salvo_binding to_y = {.binding = 0, .buffer = y};
+        if (how == 0)
+            assert_int_equal(salvo_graph_set_bindings(g, 0, &to_y, 1), SALVO_OK);
+        else
+            assert_int_equal(salvo_graph_update(g, g2), SALVO_OK);
+        salvo_binding xz[2] = {{.binding = 0, .buffer = x}, {.binding = 1, .buffer = z}};
+        uint32_t push[2] = {N, 0};
+        uint32_t groups[3] = {N / 64, 1, 1};
+        assert_int_equal(salvo_launch(f->st, copy, groups, xz, 2, push, sizeof push), SALVO_OK);
+        assert_int_equal(salvo_event_cancel(f->ev), SALVO_OK);
+        assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+        lava_expect_all(x, N, 1);
+        lava_expect_all(z, N, 1); /* read after the replay's write */
+        lava_expect_all(y, N, 0);
+        salvo_graph_destroy(g);
+        salvo_graph_destroy(g2);
+        salvo_buffer_destroy(x);
+        salvo_buffer_destroy(y);
+        salvo_buffer_destroy(z);
+    }
+    lava_expect_all(f->x, N, 0); /* the withdrawn adds never ran */
+    salvo_kernel_destroy(copy);
+}
+
 int main(void)
 {
     lava_require_device();
@@ -261,6 +317,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(copies_and_waiters, setup, teardown),
         cmocka_unit_test_setup_teardown(survivors_keep_out_later_waits, setup, teardown),
         cmocka_unit_test_setup_teardown(withdrawn_event_recorded_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(replay_recorded_again_after_new_bindings, setup, teardown),
     };
     return lava_run_tests(tests);
 }

@@ -105,6 +105,7 @@ typedef struct command_image_pair {
 typedef struct command_graph {
     uint32_t parts;
     uint32_t nodes;
+    uint32_t plan; /* the graph's plan_number when it was made */
 } command_graph;
 typedef struct command_graph_node {
     const void *object;

@@ -385,6 +385,7 @@ static salvo_status plan(engine_graph *g)
     g->to_host = to_host;
     g->launch_count = launches;
     g->groups_total = groups;
+    g->plan_number++;
     return SALVO_OK;
 }
 
@@ -563,7 +564,7 @@ static salvo_status build_payload_locked(engine_graph *g) SALVO_REQUIRES(g->q->l
                         sizeof *g->payload_binds))
         return QUEUE_FAIL(g->q, SALVO_ERROR_OUT_OF_HOST_MEMORY, "replay of %s: out of host memory",
                           g->label);
-    command_graph h = {.parts = g->chunk_count, .nodes = nodes};
+    command_graph h = {.parts = g->chunk_count, .nodes = nodes, .plan = g->plan_number};
     memcpy(g->payload, &h, sizeof h);
     unsigned char *parts = g->payload + sizeof h;
     if (g->chunk_count)
@@ -622,6 +623,13 @@ salvo_status graph_make_ahead_locked(engine_graph *g, accel_barrier lead)
                       "end of capture of %s: the device was lost while its replay was recorded "
                       "(VK_ERROR_DEVICE_LOST); %s",
                       g->label, names);
+}
+
+bool graph_replay_current(const engine_graph *g, const command *c)
+{
+    command_graph h;
+    memcpy(&h, c->push, sizeof h);
+    return h.plan == g->plan_number;
 }
 
 command graph_replay_command(const engine_graph *g)

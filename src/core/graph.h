@@ -165,6 +165,9 @@ typedef struct engine_graph {
     uint32_t touch_count;
     uint64_t groups_total;
     uint32_t launch_count;
+    /* Each plan a new number: a replay's payload made under another one
+     * (kept by a batch's log) touches what no longer is in touch. */
+    uint32_t plan_number;
     /* Each stream's last replay [lock]; replays so far. */
     graph_use *uses;
     uint32_t use_count;
@@ -200,6 +203,11 @@ salvo_status graph_compile_locked(engine_graph *g) SALVO_REQUIRES(g->q->lock);
 salvo_status graph_prepare_locked(engine_graph *g, uint32_t stream) SALVO_REQUIRES(g->q->lock);
 /* The command a replay records (after graph_prepare_locked). */
 command graph_replay_command(const engine_graph *g);
+/* Whether replay command c (a batch log's copy, perhaps) was made under
+ * the graph's plan as it is: its touches, has_copy and to_host are c's.
+ * Not so after salvo_graph_set_bindings or salvo_graph_update: c's
+ * buffers are then known to no one. */
+bool graph_replay_current(const engine_graph *g, const command *c);
 /* For failures: the graph's kernels, and the nodes a replay records
  * inline. */
 void graph_failure_names(const engine_graph *g, char *buf, size_t size);

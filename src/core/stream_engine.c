@@ -302,14 +302,14 @@ static SALVO_ALWAYS_INLINE void order_command_locked(stream_engine *st, const co
 /* A replay recorded into st's open batch (or standing for it, direct):
  * the graph's touches join the batch's hazards, its kernels its names,
  * its nodes its launches. */
-static accel_result graph_recorded_locked(stream_engine *st, const engine_graph *g)
+static accel_result graph_recorded_locked(stream_engine *st, const engine_graph *g, bool stale)
     SALVO_REQUIRES(st->q->lock)
 {
     queue *q = st->q;
     slot *s = st->open;
     bool copy = g->has_copy;
-    bool owed = false;
-    for (uint32_t i = 0; i < g->touch_count; i++) {
+    bool owed = stale; /* its touches unknown: owes the next work a barrier */
+    for (uint32_t i = 0; i < g->touch_count && !stale; i++) {
         const graph_touch *t = &g->touch[i];
         bool w = t->how & SALVO_ACCESS_WRITE;
         if (!hazard_add(&st->hazards, t->buffer, t->begin, t->end, w)) {
@@ -364,10 +364,10 @@ static accel_result record_graph_locked(stream_engine *st, const command *c, boo
         s->direct = graph_direct_locked(g, STREAM_BATCH_LEAD, s->serial);
     if (s->direct) {
         COUNTER_ADD(&q->n, replays_ahead, 1);
-        return graph_recorded_locked(st, g);
+        return graph_recorded_locked(st, g, false);
     }
-    bool copy = g->has_copy;
-    bool fence = g->addresses || st->address_fence;
+    bool copy = g->has_copy, stale = !graph_replay_current(g, c); /* a cancel's, after updates */
+    bool fence = g->addresses || st->address_fence || stale;
     bool conflict = fence || (copy && st->compute_overflow);
     for (uint32_t i = 0; i < g->touch_count && !conflict; i++) {
         const graph_touch *t = &g->touch[i];
@@ -397,7 +397,7 @@ static accel_result record_graph_locked(stream_engine *st, const command *c, boo
         return ar;
     }
     trace_launch_mark(st->trace, slot_index(st, s), &q->env, s->cmd, true);
-    return graph_recorded_locked(st, g);
+    return graph_recorded_locked(st, g, stale);
 }
 
 
@@ -414,7 +414,8 @@ static accel_result record_command_locked(stream_engine *st, const command *c, b
     queue *q = st->q;
     slot *s = st->open;
     if (c->kind == COMMAND_GRAPH) {
-        s->to_host |= ((const engine_graph *)c->object)->to_host;
+        const engine_graph *g = c->object;
+        s->to_host |= g->to_host || !graph_replay_current(g, c);
         bool part = false;
         accel_result ar = record_graph_locked(st, c, log, &part);
         if (partial)
