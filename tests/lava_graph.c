@@ -865,6 +865,41 @@ static void test_wide_replay_ahead_orders_what_follows(void **state)
 
 /* What a capture refuses, with the capture going on; a stream destroyed
  * mid-capture leaves no graph and holds nothing. */
+/* On a capturing stream, a wait for an event that marks the stream's own
+ * earlier work, not complete, is refused as one of another stream's is:
+ * the graph is replayed on any stream, where nothing orders it after that
+ * work (it was once taken as no wait, SALVO_OK). */
+static void test_own_event_outside_the_capture(void **state)
+{
+    fixture *f = *state;
+    if (!f->info.timeline_semaphores)
+        skip();
+    salvo_buffer *a = filled(f, 0, SALVO_DOMAIN_DEVICE);
+    salvo_gate *gate = NULL;
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_gate_create(f->dev, &gate), SALVO_OK);
+    assert_int_equal(salvo_event_create(f->dev, &ev), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_gate(f->st, gate, 1), SALVO_OK);
+    add(f, f->st, a, 1);
+    assert_int_equal(salvo_event_record(ev, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_begin_capture(f->st), SALVO_OK);
+    salvo_status waited = salvo_stream_wait_event(f->st, ev);
+    add(f, f->st, a, 10);
+    salvo_graph *g = NULL;
+    assert_int_equal(salvo_stream_end_capture(f->st, &g), SALVO_OK);
+    assert_int_equal(salvo_gate_raise(gate, 1), SALVO_OK); /* first: a failure must not hang */
+    assert_int_equal(waited, SALVO_ERROR_INVALID_STATE);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_wait_event(f->st2, ev), SALVO_OK); /* complete: fine */
+    assert_int_equal(salvo_graph_launch(g, f->st), SALVO_OK);
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    expect(a, 11);
+    salvo_graph_destroy(g);
+    salvo_event_destroy(ev);
+    salvo_gate_destroy(gate);
+    salvo_buffer_destroy(a);
+}
+
 static void test_refused_during_capture(void **state)
 {
     fixture *f = *state;
@@ -975,6 +1010,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_holds_follow_the_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wide_replay_ahead_orders_what_follows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_during_capture, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_own_event_outside_the_capture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
     };
     return lava_run_tests(tests);

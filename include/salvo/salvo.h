@@ -1423,7 +1423,9 @@ SALVO_API void salvo_event_destroy(salvo_event *event);
  * it). SALVO_ERROR_INVALID_STATE: an event recorded during a capture
  * that has ended (record it again on a stream), or one of another
  * capture than the stream's; on a capturing stream, an event recorded
- * outside the capture whose work is not complete. SALVO_ERROR_DEVICE_LOST
+ * outside the capture whose work is not complete, this same stream's
+ * included (the graph may be replayed on any stream, where nothing
+ * orders it after that work). SALVO_ERROR_DEVICE_LOST
  * once the device is lost. Where the
  * event's stream runs on another hardware queue, the wait goes into this
  * stream's next batch, which may wait for a free slot as a launch does

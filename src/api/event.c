@@ -311,8 +311,9 @@ salvo_status salvo_stream_wait_event(salvo_stream *st, salvo_event *ev)
             r = graph_capture_join_locked(gr, st); /* fork: it joins the capture */
         }
         /* else: in the same capture, ordered by capture order already */
-    } else if (st->capture && !ev->cancelled && ev->stream != &st->e &&
-               !queue_batch_done_locked(&dev->q, ev->serial)) {
+    } else if (st->capture && !ev->cancelled && !queue_batch_done_locked(&dev->q, ev->serial)) {
+        /* The stream's own earlier work too: the graph is replayed on any
+         * stream, where nothing orders it after that work. */
         r = DEV_FAIL(dev, SALVO_ERROR_INVALID_STATE,
                      "stream_wait_event: the stream is capturing (%s) and the event marks work "
                      "outside the capture that is not complete; a graph cannot wait for it",

@@ -4056,17 +4056,17 @@ static void exec_op(ctx *c, const op *o)
             break;
         }
         if (si->cap) {
-            /* A capturing stream waits only for what is complete, its own
-             * points, or an event never recorded or cancelled; else it is
-             * refused. Nothing is learnt about the order either way. */
-            bool must = !m->recorded || m->state == ES_CANCELLED || m->sid == sid;
+            /* A capturing stream waits only for what is complete or an
+             * event never recorded or cancelled (its own earlier points
+             * too are refused while not complete: a graph is replayed
+             * anywhere); else it is refused. Nothing is learnt about the
+             * order either way. */
+            bool must = !m->recorded || m->state == ES_CANCELLED;
             if (st == SALVO_OK || (st == SALVO_ERROR_INVALID_STATE && !must))
                 break;
             if (st == SALVO_ERROR_INVALID_STATE)
                 fail(c, "stream_wait_event on a capturing stream refused an event %s",
-                     !m->recorded ? "never recorded" : m->state == ES_CANCELLED
-                                                           ? "cancelled"
-                                                           : "of that stream");
+                     !m->recorded ? "never recorded" : "cancelled");
             else
                 outcome(c, "stream_wait_event on a capturing stream", st, F_DEVICE, lost_before);
             break;
