@@ -771,6 +771,78 @@ static void test_uniform_binding_limits(void **state)
     fx_close(&f, true);
 }
 
+/* A host read waits for gated work only where that work uses the buffer
+ * ("Gates and waits"): a read of buffer 1, its work done on stream 1,
+ * returns at once beside a gated batch on stream 0 that never touches it.
+ * It once timed out when the gated batch held a graph replay (a graph's
+ * buffers were not listed: any buffer), and when buffer 1's address had
+ * been taken (then every gated batch counted, not only those reaching
+ * memory through addresses). */
+static void test_read_beside_unrelated_gated_work(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    static const char bda[] =
+        "#version 450\n"
+        "#extension GL_EXT_buffer_reference : require\n"
+        "layout(local_size_x = 64) in;\n"
+        "layout(buffer_reference, std430) buffer Data { uint v[]; };\n"
+        "layout(push_constant) uniform P { Data d; uint n; uint add; } p;\n"
+        "void main() { uint i = gl_GlobalInvocationID.x; if (i < p.n) p.d.v[i] += p.add; }\n";
+    for (int how = 0; how < 2; how++) { /* a gated replay; an address taken */
+        fx f;
+        fx_open(&f, (fx_opts){.timeout_s = 0.2});
+        salvo_kernel *addr_add = NULL;
+        uint64_t address = 0;
+        if (how == 1) {
+            salvo_device_info info;
+            assert_int_equal(salvo_device_info_get(f.dev, &info), SALVO_OK);
+            salvo_kernel_desc kd = {.glsl = bda, .name = "bda_add"};
+            if (!info.features.buffer_device_address ||
+                salvo_kernel_create(f.dev, &kd, &addr_add) != SALVO_OK ||
+                salvo_buffer_address(f.buf[1], &address) != SALVO_OK) {
+                salvo_kernel_destroy(addr_add);
+                fx_close(&f, true);
+                continue; /* no buffer addresses here: the replay's case stands */
+            }
+        }
+        salvo_graph *g = NULL;
+        if (how == 0) {
+            assert_int_equal(salvo_stream_begin_capture(f.st[0]), SALVO_OK);
+            assert_int_equal(add(&f, 0, 0, 1), SALVO_OK);
+            assert_int_equal(salvo_stream_end_capture(f.st[0], &g), SALVO_OK);
+        }
+        assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+        assert_int_equal(how == 0 ? salvo_graph_launch(g, f.st[0]) : add(&f, 0, 0, 1), SALVO_OK);
+        assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+        if (how == 0) {
+            assert_int_equal(add(&f, 1, 1, 5), SALVO_OK);
+        } else {
+            struct {
+                uint64_t d;
+                uint32_t n, add;
+            } push = {address, N, 5};
+            uint32_t groups[3] = {N / 64, 1, 1};
+            assert_int_equal(salvo_launch(f.st[1], addr_add, groups, NULL, 0, &push, sizeof push),
+                             SALVO_OK);
+        }
+        assert_int_equal(salvo_stream_synchronize(f.st[1]), SALVO_OK);
+        uint32_t v[N];
+        salvo_status read = salvo_buffer_read(f.buf[1], 0, v, sizeof v);
+        assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK); /* first: never hang */
+        if (read != SALVO_OK)
+            fail_msg("%s: read beside unrelated gated work: %s: %s",
+                     how ? "address taken" : "gated replay", salvo_status_string(read),
+                     salvo_last_error());
+        assert_int_equal(v[7], 5);
+        assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+        expect_all(&f, 0, 1);
+        salvo_graph_destroy(g);
+        salvo_kernel_destroy(addr_add);
+        fx_close(&f, true);
+    }
+}
+
 int main(void)
 {
     lava_require_device();
@@ -807,6 +879,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_cancel_withdraws_nothing, arm, disarm),
         cmocka_unit_test_setup_teardown(test_failed_cancel_reports_dropped_launches, arm, disarm),
         cmocka_unit_test_setup_teardown(test_uniform_binding_limits, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_read_beside_unrelated_gated_work, arm, disarm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

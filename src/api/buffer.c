@@ -243,15 +243,14 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
     }
     /* Every batch that bound the buffer must be over before the host
      * touches it; with its address given out, also every batch with work
-     * that reaches memory through addresses. */
+     * that reaches memory through addresses. A gated batch is waited for
+     * only where it may use the buffer, and one with such work counts as
+     * using every buffer: the others (gated, using neither) are skipped
+     * still ("Gates and waits"). */
     uint64_t last = resource_last_use(&buf->res);
-    const accel_buffer *which = buf->ab;
-    if (atomic_load(&buf->address_taken) && dev->q.address_serial) {
-        if (dev->q.address_serial > last)
-            last = dev->q.address_serial;
-        which = NULL;
-    }
-    salvo_status r = transfer_settle_locked(&dev->q, which, last, to_host);
+    if (atomic_load(&buf->address_taken) && dev->q.address_serial > last)
+        last = dev->q.address_serial;
+    salvo_status r = transfer_settle_locked(&dev->q, buf->ab, last, to_host);
     if (r == SALVO_OK && !direct)
         r = transfer_staged_locked(&dev->q, buf->ab, offset, host, size, to_host, &imported);
     salvo_mutex_unlock(&dev->q.lock);

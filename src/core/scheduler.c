@@ -6,8 +6,22 @@
 
 #include <string.h>
 
+#include "core/graph.h"
 #include "core/timing.h"
 #include "core/wait.h"
+
+/* target among s's noted buffers (past the table: any). */
+static void note_buffer(slot *s, const void *target)
+{
+    uint32_t k = 0;
+    while (k < s->noted_count && s->noted_buffers[k] != target)
+        k++;
+    if (k == s->noted_count) {
+        if (k < SLOT_MAX_NOTED_BUFFERS)
+            s->noted_buffers[k] = target;
+        s->noted_count++;
+    }
+}
 
 /* The buffers st's open batch s binds, from its log, for a batch that
  * waits on a gate. */
@@ -21,27 +35,21 @@ static void note_buffers(stream_engine *st, slot *s)
         const batch_entry *e = batch_log_at(&st->log, o);
         if (!e)
             break;
-        /* A graph's buffers are not listed; a kernel using buffer
-         * addresses, or commands of the program's declaring nothing, may
-         * touch any: any. */
+        /* A kernel using buffer addresses, or commands of the program's
+         * declaring nothing, may touch any: any. So may a replay whose
+         * graph reaches memory through addresses or was planned again
+         * since (its buffers known to no one); else the graph's. */
         command c = batch_entry_command(e);
-        if (e->kind == COMMAND_GRAPH || command_touches_any(&c)) {
+        const engine_graph *g = e->kind == COMMAND_GRAPH ? c.object : NULL;
+        if (command_touches_any(&c) || (g && (g->addresses || !graph_replay_current(g, &c)))) {
             s->noted_count = SLOT_MAX_NOTED_BUFFERS + 1;
             break;
         }
+        for (uint32_t i = 0; g && i < g->touch_count; i++)
+            note_buffer(s, g->touch[i].buffer);
         const accel_bind *b = batch_entry_binds(e);
-        for (uint32_t i = 0; i < e->bind_count && s->noted_count <= SLOT_MAX_NOTED_BUFFERS;
-             i++) {
-            uint32_t k = 0;
-            const void *target = accel_bind_target(&b[i]);
-            while (k < s->noted_count && s->noted_buffers[k] != target)
-                k++;
-            if (k == s->noted_count) {
-                if (k < SLOT_MAX_NOTED_BUFFERS)
-                    s->noted_buffers[k] = target;
-                s->noted_count++; /* past the table: any */
-            }
-        }
+        for (uint32_t i = 0; !g && i < e->bind_count; i++)
+            note_buffer(s, accel_bind_target(&b[i]));
         o += e->size;
     }
 }
