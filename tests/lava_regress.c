@@ -843,6 +843,54 @@ static void test_read_beside_unrelated_gated_work(void **state)
     }
 }
 
+/* An image read or write that times out behind gated work on the image
+ * says so as the image's call (it once named buffer_read and "the buffer"
+ * whatever the object). */
+static void test_image_transfer_timeout_names_the_image(void **state)
+{
+    (void)state;
+    NAME_TEST();
+    fx f;
+    fx_open(&f, (fx_opts){.timeout_s = 0.2});
+    static const char src[] = "#version 450\nlayout(local_size_x = 1) in;\n"
+                              "layout(binding = 0, r32ui) uniform uimage2D img;\n"
+                              "void main() { imageStore(img, ivec2(0), uvec4(7u)); }\n";
+    salvo_kernel_desc kd = {.glsl = src, .name = "img_store"};
+    salvo_kernel *k = NULL;
+    salvo_image *img = NULL;
+    salvo_image_desc id = {SALVO_IMAGE_2D, SALVO_FORMAT_R32_UINT, 1, 1, 0, 0, 0};
+    if (salvo_kernel_create(f.dev, &kd, &k) != SALVO_OK ||
+        salvo_image_create(f.dev, &id, &img) != SALVO_OK) {
+        salvo_kernel_destroy(k);
+        fx_close(&f, true);
+        skip(); /* no runtime GLSL or no images here */
+    }
+    assert_int_equal(salvo_stream_wait_gate(f.st[0], f.gate[0], 1), SALVO_OK);
+    salvo_binding b = {.binding = 0, .image = img};
+    uint32_t groups[3] = {1, 1, 1};
+    assert_int_equal(salvo_launch(f.st[0], k, groups, &b, 1, NULL, 0), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(f.st[0]), SALVO_OK);
+    uint32_t v = 0;
+    char said[2][512];
+    salvo_status r[2];
+    r[0] = salvo_image_read(img, NULL, &v, sizeof v);
+    snprintf(said[0], sizeof said[0], "%s", salvo_last_error());
+    r[1] = salvo_image_write(img, NULL, &v, sizeof v);
+    snprintf(said[1], sizeof said[1], "%s", salvo_last_error());
+    assert_int_equal(salvo_gate_raise(f.gate[0], 1), SALVO_OK); /* first: never hang */
+    assert_int_equal(r[0], SALVO_ERROR_TIMEOUT);
+    assert_int_equal(r[1], SALVO_ERROR_TIMEOUT);
+    if (!strstr(said[0], "image_read: the work that uses the image") ||
+        !strstr(said[1], "image_write: the work that uses the image"))
+        fail_msg("said \"%s\" and \"%s\"", said[0], said[1]);
+    assert_int_equal(salvo_stream_synchronize(f.st[0]), SALVO_OK);
+    assert_int_equal(salvo_image_read(img, NULL, &v, sizeof v), SALVO_OK);
+    assert_int_equal(v, 7);
+    salvo_image_destroy(img);
+    salvo_kernel_destroy(k);
+    fx_close(&f, true);
+}
+
 int main(void)
 {
     lava_require_device();
@@ -880,6 +928,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_cancel_reports_dropped_launches, arm, disarm),
         cmocka_unit_test_setup_teardown(test_uniform_binding_limits, arm, disarm),
         cmocka_unit_test_setup_teardown(test_read_beside_unrelated_gated_work, arm, disarm),
+        cmocka_unit_test_setup_teardown(test_image_transfer_timeout_names_the_image, arm, disarm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

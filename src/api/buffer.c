@@ -250,7 +250,7 @@ static salvo_status transfer(salvo_buffer *buf, uint64_t offset, void *host_, ui
     uint64_t last = resource_last_use(&buf->res);
     if (atomic_load(&buf->address_taken) && dev->q.address_serial > last)
         last = dev->q.address_serial;
-    salvo_status r = transfer_settle_locked(&dev->q, buf->ab, last, to_host);
+    salvo_status r = transfer_settle_locked(&dev->q, buf->ab, last, to_host, false);
     if (r == SALVO_OK && !direct)
         r = transfer_staged_locked(&dev->q, buf->ab, offset, host, size, to_host, &imported);
     salvo_mutex_unlock(&dev->q.lock);

@@ -213,7 +213,7 @@ static salvo_status image_transfer(salvo_image *img, const salvo_image_region *r
                         "when the graph is replayed");
     }
     r = transfer_settle_locked(&dev->q, (const accel_buffer *)(const void *)img->ai,
-                               resource_last_use(&img->res), to_host);
+                               resource_last_use(&img->res), to_host, true);
     if (r == SALVO_OK)
         r = transfer_image_locked(&dev->q, img->ai, &box, img->texel, host, to_host, false);
     salvo_mutex_unlock(&dev->q.lock);

@@ -11,12 +11,13 @@
 #define VT(q) ((q)->acc->vt)
 #define SELF(q) ((q)->acc->self)
 
-/* A wait before a transfer ran out of time: nothing was copied. */
-static salvo_status not_done(queue *q, const char *what, bool to_host)
+/* A wait before a transfer of a buffer or an image (object) ran out of
+ * time: nothing was copied. */
+static salvo_status not_done(queue *q, const char *object, const char *what, bool to_host)
 {
     return QUEUE_FAIL(q, SALVO_ERROR_TIMEOUT,
-                    "%s: %s did not complete within the fence timeout; nothing was %s",
-                    to_host ? "buffer_read" : "buffer_write", what, to_host ? "read" : "written");
+                      "%s_%s: %s did not complete within the fence timeout; nothing was %s",
+                      object, to_host ? "read" : "write", what, to_host ? "read" : "written");
 }
 
 /* The queue staged copies go to: the copy engine's where there is one. */
@@ -244,7 +245,7 @@ salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset,
         }
     }
     if (r == SALVO_TIMEOUT)
-        r = not_done(q, "work ahead of it, held by a gate,", to_host);
+        r = not_done(q, "buffer", "work ahead of it, held by a gate,", to_host);
     if (r == SALVO_OK)
         r = staging_locked(q);
     uint64_t b = 0, e = 0;
@@ -271,14 +272,17 @@ salvo_status transfer_staged_locked(queue *q, accel_buffer *ab, uint64_t offset,
 }
 
 salvo_status transfer_settle_locked(queue *q, const accel_buffer *ab, uint64_t last_serial,
-                                    bool to_host)
+                                    bool to_host, bool image)
 {
     if (queue_is_lost(q))
         return queue_lost_error(q);
     if (last_serial == 0)
         return SALVO_OK;
     salvo_status r = sched_quiesce_for_locked(q, last_serial, ab);
-    return r == SALVO_TIMEOUT ? not_done(q, "the work that uses the buffer", to_host) : r;
+    if (r != SALVO_TIMEOUT)
+        return r;
+    return image ? not_done(q, "image", "the work that uses the image", to_host)
+                 : not_done(q, "buffer", "the work that uses the buffer", to_host);
 }
 
 /* ------------------------------------------------------------------ */

@@ -18,11 +18,12 @@
 
 #include "core/queue.h"
 
-/* Every batch up to last_serial (the last that used the buffer) complete,
- * before the host touches the buffer: SALVO_OK, DEVICE_LOST, or
- * SALVO_ERROR_TIMEOUT (nothing done) when the wait expired. */
+/* Every batch up to last_serial (the last that used the buffer, or the
+ * image: ab is then its accel_image) complete, before the host touches
+ * it: SALVO_OK, DEVICE_LOST, or SALVO_ERROR_TIMEOUT (nothing done) when
+ * the wait expired, its message naming the call (image_read, ...). */
 salvo_status transfer_settle_locked(queue *q, const accel_buffer *ab, uint64_t last_serial,
-                                    bool to_host) SALVO_REQUIRES(q->lock);
+                                    bool to_host, bool image) SALVO_REQUIRES(q->lock);
 /* host[0, size) -> ab[offset, +size) (to_host false) or back, through the
  * device; *imported: the bytes the device copied from or to the caller's
  * own pages. */
