@@ -738,6 +738,65 @@ static void streams_copy_into_their_own_layers(void **state)
     salvo_image_destroy(arr);
 }
 
+/* An array of samplers whose elements go with different textures: each
+ * element is checked against the texture it samples, not every texture
+ * the array meets (a linear sampler used only with a float texture was
+ * once refused for the uint texture its neighbour samples). */
+static void sampler_array_elements_checked_apart(void **state)
+{
+    fixture *f = *state;
+    static const char src[] =
+        "#version 450\nlayout(local_size_x = 1) in;\n"
+        "layout(binding = 0) uniform utexture2D t;\n"
+        "layout(binding = 1) uniform texture2D u;\n"
+        "layout(binding = 2) uniform sampler s[2];\n"
+        "layout(std430, binding = 3) buffer Out { float o[]; };\n"
+        "void main() {\n"
+        "  o[0] = float(texelFetch(usampler2D(t, s[0]), ivec2(0), 0).x);\n"
+        "  o[1] = texture(sampler2D(u, s[1]), vec2(0.5)).x;\n"
+        "}\n";
+    salvo_kernel_desc kd = {.glsl = src, .name = "two_samplers"};
+    salvo_kernel *k = NULL;
+    salvo_status r = salvo_kernel_create(f->dev, &kd, &k);
+    if (r == SALVO_ERROR_UNSUPPORTED)
+        skip(); /* no runtime GLSL */
+    assert_int_equal(r, SALVO_OK);
+    salvo_image *t = image(f, SALVO_IMAGE_2D, SALVO_FORMAT_R32_UINT, 1, 1, 1, 1);
+    salvo_image *u = image(f, SALVO_IMAGE_2D, SALVO_FORMAT_R32_FLOAT, 1, 1, 1, 1);
+    uint32_t nine = 9;
+    float quarter = 0.25f;
+    assert_int_equal(salvo_image_write(t, NULL, &nine, 4), SALVO_OK);
+    assert_int_equal(salvo_image_write(u, NULL, &quarter, 4), SALVO_OK);
+    salvo_sampler *nearest = NULL, *linear = NULL;
+    salvo_sampler_desc ld = {.filter = SALVO_FILTER_LINEAR};
+    assert_int_equal(salvo_sampler_create(f->dev, NULL, &nearest), SALVO_OK);
+    assert_int_equal(salvo_sampler_create(f->dev, &ld, &linear), SALVO_OK);
+    salvo_buffer *out = NULL;
+    assert_int_equal(salvo_buffer_create(f->dev, 8, SALVO_DOMAIN_HOST, &out), SALVO_OK);
+    salvo_binding b[5] = {{.binding = 0, .image = t},
+                          {.binding = 1, .image = u},
+                          {.binding = 2, .element = 0, .sampler = nearest},
+                          {.binding = 2, .element = 1, .sampler = linear},
+                          {.binding = 3, .buffer = out}};
+    uint32_t groups[3] = {1, 1, 1};
+    r = salvo_launch(f->st, k, groups, b, 5, NULL, 0);
+    if (r != SALVO_OK)
+        fail_msg("launch: %s: %s", salvo_status_string(r), salvo_last_error());
+    assert_int_equal(salvo_stream_synchronize(f->st), SALVO_OK);
+    float o[2];
+    assert_int_equal(salvo_buffer_read(out, 0, o, sizeof o), SALVO_OK);
+    assert_true(o[0] == 9.0f && o[1] == 0.25f);
+    /* The linear sampler where the uint texture is sampled: refused. */
+    b[2].sampler = linear;
+    assert_int_equal(salvo_launch(f->st, k, groups, b, 5, NULL, 0), SALVO_ERROR_INVALID_ARGUMENT);
+    salvo_buffer_destroy(out);
+    salvo_sampler_destroy(nearest);
+    salvo_sampler_destroy(linear);
+    salvo_image_destroy(t);
+    salvo_image_destroy(u);
+    salvo_kernel_destroy(k);
+}
+
 int main(void)
 {
     lava_require_device();
@@ -754,6 +813,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(image_create_calls_no_instance_function, lava_setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(image_arrays_in_small_pools, lava_setup, teardown),
+        cmocka_unit_test_setup_teardown(sampler_array_elements_checked_apart, lava_setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(streams_copy_into_their_own_layers, lava_setup,
                                         teardown),
     };

@@ -30,19 +30,24 @@ static salvo_status sampler_fits(salvo_device *dev, const salvo_kernel *k, const
 }
 
 /* The separate samplers against the textures the kernel samples them
- * with (reflect_module.pairs), every element of each: the checks a
- * combined image sampler gets in bind_image. */
+ * with (reflect_module.pairs), element with element where the kernel
+ * names them by constant indices, else every element of each: the checks
+ * a combined image sampler gets in bind_image. */
 static salvo_status pairs_fit(salvo_device *dev, const salvo_kernel *k, resource *const *held)
 {
     const reflect_module *m = &k->ek.refl;
     for (uint32_t p = 0; p < m->pair_count; p++)
         for (uint32_t t = 0; t < m->binding_count; t++) {
             const reflect_binding *tb = &m->bindings[t];
-            if (tb->binding != m->pairs[p].texture || tb->kind != SALVO_BINDING_SAMPLED_IMAGE)
+            const struct reflect_pair *pr = &m->pairs[p];
+            if (tb->binding != pr->texture || tb->kind != SALVO_BINDING_SAMPLED_IMAGE ||
+                (pr->texture_element != REFLECT_ANY_ELEMENT && tb->element != pr->texture_element))
                 continue;
             for (uint32_t s = 0; s < m->binding_count; s++) {
                 const reflect_binding *sb = &m->bindings[s];
-                if (sb->binding != m->pairs[p].sampler || sb->kind != SALVO_BINDING_SAMPLER)
+                if (sb->binding != pr->sampler || sb->kind != SALVO_BINDING_SAMPLER ||
+                    (pr->sampler_element != REFLECT_ANY_ELEMENT &&
+                     sb->element != pr->sampler_element))
                     continue;
                 char where[96];
                 snprintf(where, sizeof where, "binding %u (a sampler) with binding %u (a texture)",

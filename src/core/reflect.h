@@ -36,6 +36,7 @@ typedef struct reflect_binding {
 enum { REFLECT_TEXEL_FLOAT = 0, REFLECT_TEXEL_SINT = 1, REFLECT_TEXEL_UINT = 2 };
 
 enum {
+    REFLECT_ANY_ELEMENT = 0xFFFFFFFFu,
     REFLECT_MAX_PAIRS = 16,
     REFLECT_MAX_CAPABILITIES = 48,
     REFLECT_NAME_MAX = 64,
@@ -112,6 +113,9 @@ typedef struct reflect_module {
     uint32_t pair_count;
     struct reflect_pair {
         uint32_t texture, sampler;
+        /* The elements of arrays it samples with (0 where not an array):
+         * REFLECT_ANY_ELEMENT where the index is not a constant. */
+        uint32_t texture_element, sampler_element;
     } pairs[REFLECT_MAX_PAIRS];
     bool pairs_partial;
 } reflect_module;

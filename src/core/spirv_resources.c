@@ -548,10 +548,26 @@ static uint32_t variable_binding(const ctx *c, uint32_t var)
     return set == 0 ? binding : UINT32_MAX;
 }
 
-/* The binding value id was loaded from (through access chains and
- * copies), or UINT32_MAX where that is not plain to see. */
-static uint32_t loaded_binding(const ctx *c, uint32_t id)
+/* The value of integer constant id, or UINT32_MAX where it is none. */
+static uint32_t constant_value(const ctx *c, uint32_t id)
 {
+    for (uint32_t at = HEADER_WORDS; at < c->n; at += wc_of(c->w[at])) {
+        uint32_t op = op_of(c->w[at]), wc = wc_of(c->w[at]);
+        if (wc < 1 || at + wc > c->n || op == OP_FUNCTION)
+            break;
+        if (op == OP_CONSTANT && wc >= 4 && c->w[at + 2] == id)
+            return c->w[at + 3];
+    }
+    return UINT32_MAX;
+}
+
+/* The binding value id was loaded from (through access chains and
+ * copies), or UINT32_MAX where that is not plain to see; *element: the
+ * array element the chain nearest the variable picks (0 with none;
+ * REFLECT_ANY_ELEMENT where the index is not a constant). */
+static uint32_t loaded_binding(const ctx *c, uint32_t id, uint32_t *element)
+{
+    *element = 0;
     for (int step = 0; step < TRACE_STEPS_MAX; step++) {
         uint32_t at = defined_at(c, id, false);
         if (!at)
@@ -559,24 +575,26 @@ static uint32_t loaded_binding(const ctx *c, uint32_t id)
         uint32_t op = op_of(c->w[at]);
         if (op == OP_VARIABLE)
             return variable_binding(c, id);
+        if ((op == OP_ACCESS_CHAIN || op == OP_IN_BOUNDS_ACCESS_CHAIN) && wc_of(c->w[at]) >= 5)
+            *element = constant_value(c, c->w[at + 4]);
         id = c->w[at + 3]; /* the pointer loaded, the chain's base, the copied object */
     }
     return UINT32_MAX;
 }
 
-static void pair_add(reflect_module *out, uint32_t texture, uint32_t sampler)
+static void pair_add(reflect_module *out, struct reflect_pair p)
 {
-    if (texture == UINT32_MAX || sampler == UINT32_MAX) {
+    if (p.texture == UINT32_MAX || p.sampler == UINT32_MAX) {
         out->pairs_partial = true;
         return;
     }
     for (uint32_t i = 0; i < out->pair_count; i++)
-        if (out->pairs[i].texture == texture && out->pairs[i].sampler == sampler)
+        if (!memcmp(&out->pairs[i], &p, sizeof p))
             return;
     if (out->pair_count == REFLECT_MAX_PAIRS)
         out->pairs_partial = true;
     else
-        out->pairs[out->pair_count++] = (struct reflect_pair){texture, sampler};
+        out->pairs[out->pair_count++] = p;
 }
 
 static void sampled_images_in(const ctx *c, uint32_t from, uint32_t to, uint32_t *seen,
@@ -589,7 +607,10 @@ static void sampled_images_in(const ctx *c, uint32_t from, uint32_t to, uint32_t
             out->pairs_partial = true;
             return;
         }
-        pair_add(out, loaded_binding(c, c->w[at + 3]), loaded_binding(c, c->w[at + 4]));
+        struct reflect_pair p;
+        p.texture = loaded_binding(c, c->w[at + 3], &p.texture_element);
+        p.sampler = loaded_binding(c, c->w[at + 4], &p.sampler_element);
+        pair_add(out, p);
     }
 }
 
