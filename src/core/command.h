@@ -105,8 +105,12 @@ typedef struct command_image_pair {
 typedef struct command_graph {
     uint32_t parts;
     uint32_t nodes;
-    uint32_t plan; /* the graph's plan_number when it was made */
+    /* The graph's plan_number when it was made; 64 bits keep the
+     * pointers after the header aligned. */
+    uint64_t plan;
 } command_graph;
+_Static_assert(sizeof(command_graph) % sizeof(void *) == 0,
+               "the accel_cmd pointers after the header must stay aligned");
 typedef struct command_graph_node {
     const void *object;
     command_kind kind;

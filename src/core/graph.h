@@ -167,7 +167,7 @@ typedef struct engine_graph {
     uint32_t launch_count;
     /* Each plan a new number: a replay's payload made under another one
      * (kept by a batch's log) touches what no longer is in touch. */
-    uint32_t plan_number;
+    uint64_t plan_number;
     /* Each stream's last replay [lock]; replays so far. */
     graph_use *uses;
     uint32_t use_count;
