@@ -232,6 +232,49 @@ static void test_no_false_ordering(void **state)
 /* An event recorded on a gated stream and waited on by a stream on
  * another queue: the waiting batch runs only after the event's batch,
  * through the device (no host wait: the calls return at once). */
+/* The highest level the log was given, and how many messages. */
+static _Atomic int top_level = -1;
+static void note_level(void *user, salvo_log_level level, const char *file, int line,
+                       const char *message)
+{
+    (void)user;
+    (void)file;
+    (void)line;
+    (void)message;
+    if ((int)level > atomic_load(&top_level))
+        atomic_store(&top_level, (int)level);
+}
+
+/* SALVO_TIMEOUT is not an error (the header): a bounded wait that expires
+ * logs no error, though salvo_last_error() says what expired. It was
+ * once logged at the error level, and a program polling an event with
+ * short bounds saw an error line a poll. Errors still log as errors. */
+static void test_expired_wait_logs_no_error(void **state)
+{
+    (void)state;
+    env e;
+    open_fake(&e, 1, FAKE_COMPLETE_MANUAL, false);
+    open_device(&e, &(salvo_device_desc){.log = note_level});
+    salvo_event *ev = NULL;
+    assert_int_equal(salvo_event_create(e.dev, &ev), SALVO_OK);
+    assert_int_equal(launch(&e, 0, 0), SALVO_OK);
+    assert_int_equal(salvo_event_record(ev, e.st[0]), SALVO_OK);
+    assert_int_equal(salvo_stream_flush(e.st[0]), SALVO_OK);
+    atomic_store(&top_level, -1);
+    assert_int_equal(salvo_event_wait(ev, 1000), SALVO_TIMEOUT);
+    assert_true(atomic_load(&top_level) < SALVO_LOG_ERROR);
+    assert_true(strlen(salvo_last_error()) > 0);
+    uint32_t word;
+    assert_int_equal(salvo_buffer_read(e.buf[1], 1u << 20, &word, 4),
+                     SALVO_ERROR_INVALID_ARGUMENT); /* past the end */
+    assert_int_equal(atomic_load(&top_level), SALVO_LOG_ERROR);
+    fake_complete_all(e.f);
+    assert_int_equal(salvo_event_synchronize(ev), SALVO_OK);
+    salvo_event_destroy(ev);
+    fake_set_complete(e.f, FAKE_COMPLETE_AUTO);
+    close_env(&e);
+}
+
 static void test_event_wait_across_queues(void **state)
 {
     (void)state;
@@ -1899,6 +1942,7 @@ int main(void)
         cmocka_unit_test(test_high_priority_queue),
         cmocka_unit_test(test_no_false_ordering),
         cmocka_unit_test(test_event_wait_across_queues),
+        cmocka_unit_test(test_expired_wait_logs_no_error),
         cmocka_unit_test(test_event_point_keeps_out_later_waits),
         cmocka_unit_test(test_timeline_outlives_its_stream),
         cmocka_unit_test(test_wait_opens_after_owner_freed),

@@ -132,7 +132,11 @@ salvo_status salvo_fail_at(const salvo_log_sink *sink, const char *file, int lin
 {
     va_list ap;
     va_start(ap, fmt);
-    vformat_and_log(sink, SALVO_LOG_ERROR, file, line, last_error, sizeof last_error, fmt, ap);
+    /* A status that is no error (SALVO_TIMEOUT: a bounded wait expired)
+     * is said at the info level: a program that polls sees no error line
+     * a poll. salvo_last_error() says it all the same. */
+    vformat_and_log(sink, status < 0 ? SALVO_LOG_ERROR : SALVO_LOG_INFO, file, line, last_error,
+                    sizeof last_error, fmt, ap);
     va_end(ap);
     return status;
 }

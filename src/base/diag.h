@@ -3,7 +3,8 @@
  *
  * SALVO_FAIL(sink, status, fmt, ...) formats "file:line: reason" into this
  * thread's last-error buffer (salvo_last_error), passes the reason to the
- * sink's log callback at ERROR level, and evaluates to status. SALVO_LOG
+ * sink's log callback at ERROR level (INFO for a status that is no error,
+ * SALVO_TIMEOUT's), and evaluates to status. SALVO_LOG
  * passes the reason at the level given. The callback gets file (base name)
  * and line as arguments, never inside the message: a logger that prints
  * them prints them once. A sink without a callback (NULL, or fn NULL) is
